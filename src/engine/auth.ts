@@ -1,0 +1,54 @@
+/**
+ * Root-key authentication and permission checks (service-facts §2). A root key belongs to one
+ * workspace; `*` grants everything, otherwise a permission is held by its exact name, e.g.
+ * `api.*.create_key` or `api.api_123.create_key`.
+ */
+import type { EngineContext } from './context.js';
+import { type Result, fail, ok } from './errors.js';
+
+/** Who is calling: the workspace of the root key and what it may do. */
+export interface Caller {
+  workspaceId: string;
+  rootKeyId: string;
+  permissions: readonly string[];
+}
+
+/** Resolves a root key (the bearer token) to its caller; no key → 400, unknown key → 401. */
+export function authenticate(ctx: EngineContext, rootKey: string | undefined): Result<Caller> {
+  if (rootKey === undefined || rootKey === '') {
+    return fail(
+      'err:service:authentication:missing',
+      'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".',
+    );
+  }
+  const record = ctx.state.rootKeysByHash.get(ctx.sha256(rootKey));
+  if (record === undefined) {
+    return fail(
+      'err:service:authentication:key_not_found',
+      'The root key is not valid: it is unknown or was deleted. Check the key you send in the Authorization header.',
+    );
+  }
+  return ok({ workspaceId: record.workspaceId, rootKeyId: record.id, permissions: record.permissions });
+}
+
+/** True when the caller holds `*` or any of the given permission names. */
+export function hasPermission(caller: Caller, anyOf: readonly string[]): boolean {
+  for (const held of caller.permissions) {
+    if (held === '*' || anyOf.includes(held)) return true;
+  }
+  return false;
+}
+
+/** 403 naming the permission to grant, unless the caller holds one of `anyOf`. */
+export function requirePermission(caller: Caller, anyOf: readonly string[]): Result<void> {
+  if (hasPermission(caller, anyOf)) return ok(undefined);
+  return fail(
+    'err:service:authorization:insufficient_permissions',
+    `The root key lacks the permission for this operation; it needs ${anyOf.map((p) => `"${p}"`).join(' or ')}.`,
+  );
+}
+
+/** `api.*.<action>` or `api.<apiId>.<action>`. */
+export function apiPermission(apiId: string, action: string): string[] {
+  return [`api.*.${action}`, `api.${apiId}.${action}`];
+}

@@ -1,0 +1,129 @@
+import { type Result, fail, ok } from './errors.js';
+
+/** Milliseconds since the Unix epoch, UTC. */
+export type EpochMs = number;
+
+/** The engine's only source of time. Everything that depends on "now" reads it here. */
+export interface Clock {
+  now(): EpochMs;
+}
+
+export type ClockMode = 'manual' | 'system';
+
+/**
+ * A clock the simulator can move: it only ever goes forward (like Stripe's test clocks), so
+ * refill settlement and rate-limit windows never see time run backwards.
+ */
+export interface ControllableClock extends Clock {
+  readonly mode: ClockMode;
+  /** Moves the clock to `toMs`; refuses to go backwards. Returns the new time. */
+  set(toMs: EpochMs): Result<EpochMs>;
+  /** Moves the clock forward by `byMs` (≥ 0). Returns the new time. */
+  advance(byMs: number): Result<EpochMs>;
+  /** Puts the clock back where it started: the one backwards move, used by a full reset. */
+  resetToStart(): void;
+}
+
+function checkInstant(ms: number, what: string): string | undefined {
+  if (!Number.isSafeInteger(ms)) return `${what} must be a whole number of milliseconds, got ${String(ms)}.`;
+  if (ms < 0) return `${what} must not be before 1970-01-01T00:00:00Z, got ${ms}.`;
+  return undefined;
+}
+
+function backwards(nowMs: EpochMs, toMs: EpochMs): Result<never> {
+  return fail(
+    'err:service:application:invalid_input',
+    `The clock only moves forward: it is at ${nowMs} and ${toMs} is earlier. Use advance or a later instant.`,
+  );
+}
+
+/** A frozen clock that moves only when told to. The default for tests and embedded runs. */
+export class ManualClock implements ControllableClock {
+  readonly mode = 'manual' as const;
+  readonly #startMs: EpochMs;
+  #nowMs: EpochMs;
+
+  constructor(startMs: EpochMs) {
+    const problem = checkInstant(startMs, 'The start time');
+    if (problem !== undefined) throw new RangeError(problem);
+    this.#startMs = startMs;
+    this.#nowMs = startMs;
+  }
+
+  now(): EpochMs {
+    return this.#nowMs;
+  }
+
+  set(toMs: EpochMs): Result<EpochMs> {
+    const problem = checkInstant(toMs, 'The target time');
+    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    if (toMs < this.#nowMs) return backwards(this.#nowMs, toMs);
+    this.#nowMs = toMs;
+    return ok(toMs);
+  }
+
+  advance(byMs: number): Result<EpochMs> {
+    const problem = checkInstant(byMs, 'The step');
+    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    return this.set(this.#nowMs + byMs);
+  }
+
+  resetToStart(): void {
+    this.#nowMs = this.#startMs;
+  }
+}
+
+/**
+ * Real time plus an offset: runs on its own, and can be pushed forward while running (time
+ * travel). It never goes backwards, even if the real clock is stepped back (NTP): it then
+ * stands still until real time catches up.
+ */
+export class SystemClock implements ControllableClock {
+  readonly mode = 'system' as const;
+  readonly #readRealMs: () => EpochMs;
+  readonly #startOffsetMs: number;
+  #offsetMs: number;
+  #lastMs = 0;
+
+  /**
+   * @param readRealMs the real time source (the caller passes `Date.now`: the engine never reads it).
+   * @param startMs where the clock starts; defaults to real time.
+   */
+  constructor(readRealMs: () => EpochMs, startMs?: EpochMs) {
+    this.#readRealMs = readRealMs;
+    const realMs = readRealMs();
+    if (startMs !== undefined) {
+      const problem = checkInstant(startMs, 'The start time');
+      if (problem !== undefined) throw new RangeError(problem);
+    }
+    this.#startOffsetMs = startMs === undefined ? 0 : startMs - realMs;
+    this.#offsetMs = this.#startOffsetMs;
+  }
+
+  now(): EpochMs {
+    const ms = this.#readRealMs() + this.#offsetMs;
+    if (ms > this.#lastMs) this.#lastMs = ms;
+    return this.#lastMs;
+  }
+
+  set(toMs: EpochMs): Result<EpochMs> {
+    const problem = checkInstant(toMs, 'The target time');
+    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    const nowMs = this.now();
+    if (toMs < nowMs) return backwards(nowMs, toMs);
+    this.#offsetMs += toMs - nowMs;
+    this.#lastMs = toMs;
+    return ok(toMs);
+  }
+
+  advance(byMs: number): Result<EpochMs> {
+    const problem = checkInstant(byMs, 'The step');
+    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    return this.set(this.now() + byMs);
+  }
+
+  resetToStart(): void {
+    this.#offsetMs = this.#startOffsetMs;
+    this.#lastMs = 0;
+  }
+}

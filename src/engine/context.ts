@@ -1,0 +1,25 @@
+import type { Clock } from './clock.js';
+import type { Random } from './random.js';
+import type { EngineState } from './state.js';
+import { base58Encode } from './base58.js';
+
+/**
+ * Which behaviour to follow where the interface document and the production service differ
+ * (service-facts): 'interface' (the default) follows the document.
+ */
+export type Compat = 'interface' | 'production';
+
+/** What every operation is handed: the state and the injected time, randomness and hash. */
+export interface EngineContext {
+  state: EngineState;
+  clock: Clock;
+  random: Random;
+  compat: Compat;
+  /** SHA-256 as lowercase hex; pure TypeScript by default, the platform's where it is faster. */
+  sha256: (text: string) => string;
+}
+
+/** A new id `<prefix>_<base58 of 12 random bytes>`; reproducible from the seed. */
+export function newId(ctx: EngineContext, prefix: string): string {
+  return `${prefix}_${base58Encode(ctx.random.bytes(12))}`;
+}

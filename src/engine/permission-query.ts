@@ -1,0 +1,93 @@
+/**
+ * The permission query of keys.verifyKey (service-facts §5): permission names joined with AND
+ * and OR, with parentheses; AND binds tighter than OR; `*` is an ordinary character of a name.
+ *
+ *   query  := or
+ *   or     := and ("OR" and)*
+ *   and    := atom ("AND" atom)*
+ *   atom   := NAME | "(" or ")"
+ */
+import { type Result, invalid, ok } from './errors.js';
+
+export type PermissionQuery =
+  | { kind: 'name'; name: string }
+  | { kind: 'and' | 'or'; parts: PermissionQuery[] };
+
+const TOKEN = /\s*(\(|\)|[^\s()]+)/y;
+
+function tokenize(text: string): string[] | undefined {
+  const tokens: string[] = [];
+  TOKEN.lastIndex = 0;
+  let at = 0;
+  while (at < text.length) {
+    if (/^\s*$/.test(text.slice(at))) break;
+    TOKEN.lastIndex = at;
+    const match = TOKEN.exec(text);
+    if (match === null) return undefined;
+    tokens.push(match[1] ?? '');
+    at = TOKEN.lastIndex;
+  }
+  return tokens;
+}
+
+/** Parses a permission query; a syntax error is a 400 naming the problem. */
+export function parsePermissionQuery(text: string): Result<PermissionQuery> {
+  const tokens = tokenize(text) ?? [];
+  let pos = 0;
+  const problem = (message: string) =>
+    invalid('body.permissions', `The permission query is not valid: ${message}.`, 'Write names joined with AND / OR, e.g. "a.read AND (b.write OR c.write)".');
+
+  function parseOr(): PermissionQuery | string {
+    const parts: PermissionQuery[] = [];
+    for (;;) {
+      const part = parseAnd();
+      if (typeof part === 'string') return part;
+      parts.push(part);
+      if (tokens[pos] !== 'OR') break;
+      pos++;
+    }
+    return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'or', parts };
+  }
+  function parseAnd(): PermissionQuery | string {
+    const parts: PermissionQuery[] = [];
+    for (;;) {
+      const part = parseAtom();
+      if (typeof part === 'string') return part;
+      parts.push(part);
+      if (tokens[pos] !== 'AND') break;
+      pos++;
+    }
+    return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'and', parts };
+  }
+  function parseAtom(): PermissionQuery | string {
+    const token = tokens[pos];
+    if (token === undefined) return 'it ends where a permission name was expected';
+    if (token === 'AND' || token === 'OR') return `"${token}" stands where a permission name was expected`;
+    if (token === ')') return 'a ")" has no matching "("';
+    pos++;
+    if (token !== '(') return { kind: 'name', name: token };
+    const inner = parseOr();
+    if (typeof inner === 'string') return inner;
+    if (tokens[pos] !== ')') return 'a "(" is not closed';
+    pos++;
+    return inner;
+  }
+
+  if (tokens.length === 0) return problem('it is empty');
+  const query = parseOr();
+  if (typeof query === 'string') return problem(query);
+  if (pos < tokens.length) return problem(`"${tokens[pos] ?? ''}" is unexpected after a complete query (join names with AND or OR)`);
+  return ok(query);
+}
+
+/** Whether a key holding `held` satisfies the query. */
+export function satisfiesPermissionQuery(query: PermissionQuery, held: ReadonlySet<string> | readonly string[]): boolean {
+  switch (query.kind) {
+    case 'name':
+      return 'has' in held ? held.has(query.name) : held.includes(query.name);
+    case 'and':
+      return query.parts.every((part) => satisfiesPermissionQuery(part, held));
+    case 'or':
+      return query.parts.some((part) => satisfiesPermissionQuery(part, held));
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The production sliding-window rate limit (service-facts §8), built from two fixed windows
+ * aligned to the Unix epoch:
+ *
+ *   window  = floor(now / duration)
+ *   elapsed = (now − window·duration) / duration          (0 ≤ elapsed < 1)
+ *   used    = current + floor(previous · (1 − elapsed))
+ *
+ * A request of `cost` is denied when cost > 0 and used + cost > limit; otherwise `cost` is added
+ * to `current`. So the cost admitted inside any one window-aligned interval never exceeds the
+ * limit, while the previous window's weight fades out linearly. Cost 0 never fails.
+ *
+ * Reading is pure; only `commitWindow` writes, so a refused or rejected request changes nothing.
+ */
+import type { EpochMs } from './clock.js';
+import type { WindowCounter } from './state.js';
+
+/** The counter as seen at `nowMs`, before this request. */
+export interface WindowView {
+  key: string;
+  window: number;
+  current: number;
+  previous: number;
+  /** Weighted use of the sliding window. */
+  used: number;
+  /** Unix ms at which the current fixed window ends. */
+  resetAtMs: EpochMs;
+}
+
+export function windowCounterKey(scope: string, identifier: string, durationMs: number): string {
+  return `${scope}\0${identifier}\0${durationMs}`;
+}
+
+/** Reads a counter at `nowMs` without changing it. */
+export function readWindow(counters: ReadonlyMap<string, WindowCounter>, key: string, nowMs: EpochMs, durationMs: number): WindowView {
+  const window = Math.floor(nowMs / durationMs);
+  const stored = counters.get(key);
+  let current = 0;
+  let previous = 0;
+  if (stored !== undefined) {
+    if (stored.window === window) {
+      current = stored.current;
+      previous = stored.previous;
+    } else if (stored.window === window - 1) {
+      previous = stored.current;
+    }
+  }
+  const elapsed = (nowMs - window * durationMs) / durationMs;
+  const used = current + Math.floor(previous * (1 - elapsed));
+  return { key, window, current, previous, used, resetAtMs: (window + 1) * durationMs };
+}
+
+/** Whether `cost` more fits under `limit` given `used` (cost 0 always fits). */
+export function fitsWindow(used: number, cost: number, limit: number): boolean {
+  return cost === 0 || used + cost <= limit;
+}
+
+/** Adds `cost` to the current window of a counter read by `readWindow`. */
+export function commitWindow(counters: Map<string, WindowCounter>, view: WindowView, cost: number): void {
+  if (cost === 0) return;
+  const stored = counters.get(view.key);
+  if (stored === undefined) {
+    counters.set(view.key, { window: view.window, current: view.current + cost, previous: view.previous });
+    return;
+  }
+  stored.window = view.window;
+  stored.current = view.current + cost;
+  stored.previous = view.previous;
+}
+
+/**
+ * Decides several limits together, all or nothing: if any one is exceeded none consumes.
+ * Checks that share a counter see each other's cost, in order.
+ */
+export interface WindowCheck {
+  key: string;
+  limit: number;
+  durationMs: number;
+  cost: number;
+}
+
+export interface WindowDecision {
+  view: WindowView;
+  /** This check alone would be exceeded. */
+  exceeded: boolean;
+  /** What is left after this request (0 when exceeded or when the whole request was refused and it was at 0). */
+  remaining: number;
+}
+
+export function decideWindows(
+  counters: Map<string, WindowCounter>,
+  checks: readonly WindowCheck[],
+  nowMs: EpochMs,
+): { passed: boolean; decisions: WindowDecision[] } {
+  const pending = new Map<string, number>();
+  const views: WindowView[] = [];
+  const exceededFlags: boolean[] = [];
+  let passed = true;
+  for (const check of checks) {
+    const view = readWindow(counters, check.key, nowMs, check.durationMs);
+    const before = pending.get(check.key) ?? 0;
+    const exceeded = !fitsWindow(view.used + before, check.cost, check.limit);
+    if (exceeded) passed = false;
+    else pending.set(check.key, before + check.cost);
+    views.push(view);
+    exceededFlags.push(exceeded);
+  }
+  const decisions: WindowDecision[] = [];
+  const committed = new Map<string, number>();
+  for (const [i, check] of checks.entries()) {
+    const view = views[i] as WindowView;
+    const exceeded = exceededFlags[i] ?? false;
+    const sharedBefore = committed.get(check.key) ?? 0;
+    let remaining: number;
+    if (exceeded) {
+      remaining = 0;
+    } else if (passed) {
+      remaining = Math.max(0, check.limit - (view.used + sharedBefore + check.cost));
+      committed.set(check.key, sharedBefore + check.cost);
+    } else {
+      remaining = Math.max(0, check.limit - view.used);
+    }
+    decisions.push({ view, exceeded, remaining });
+  }
+  if (passed) {
+    // Re-read before each write so that checks sharing a counter accumulate.
+    for (const check of checks) commitWindow(counters, readWindow(counters, check.key, nowMs, check.durationMs), check.cost);
+  }
+  return { passed, decisions };
+}
