@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock, SystemClock } from '../../src/engine/index.js';
+import { errorCode, unwrap } from '../helpers/engine.js';
+
+describe('ManualClock', () => {
+  it('is frozen until moved, and moves only forward', () => {
+    const clock = new ManualClock(1_000);
+    expect(clock.now()).toBe(1_000);
+    expect(clock.now()).toBe(1_000);
+    expect(unwrap(clock.advance(500))).toBe(1_500);
+    expect(unwrap(clock.set(2_000))).toBe(2_000);
+    expect(unwrap(clock.set(2_000))).toBe(2_000);
+    expect(errorCode(clock.set(1_999))).toBe('err:service:application:invalid_input');
+    expect(errorCode(clock.advance(-1))).toBe('err:service:application:invalid_input');
+    expect(errorCode(clock.advance(0.5))).toBe('err:service:application:invalid_input');
+    expect(clock.now()).toBe(2_000);
+  });
+
+  it('goes back to its start only on resetToStart', () => {
+    const clock = new ManualClock(10);
+    unwrap(clock.advance(90));
+    clock.resetToStart();
+    expect(clock.now()).toBe(10);
+  });
+
+  it('refuses a start before the epoch or a fractional one', () => {
+    expect(() => new ManualClock(-1)).toThrow(RangeError);
+    expect(() => new ManualClock(1.5)).toThrow(RangeError);
+  });
+});
+
+describe('SystemClock', () => {
+  it('follows real time plus an offset and travels forward', () => {
+    let real = 5_000;
+    const clock = new SystemClock(() => real, 100_000);
+    expect(clock.now()).toBe(100_000);
+    real += 250;
+    expect(clock.now()).toBe(100_250);
+    expect(unwrap(clock.advance(86_400_000))).toBe(86_500_250);
+    real += 10;
+    expect(clock.now()).toBe(86_500_260);
+    expect(errorCode(clock.set(0))).toBe('err:service:application:invalid_input');
+  });
+
+  it('never runs backwards when the real clock is stepped back', () => {
+    let real = 10_000;
+    const clock = new SystemClock(() => real);
+    expect(clock.now()).toBe(10_000);
+    real = 9_000;
+    expect(clock.now()).toBe(10_000);
+    real = 10_500;
+    expect(clock.now()).toBe(10_500);
+  });
+
+  it('resetToStart restores the start offset', () => {
+    let real = 0;
+    const clock = new SystemClock(() => real, 1_000_000);
+    unwrap(clock.advance(5_000));
+    clock.resetToStart();
+    real = 7;
+    expect(clock.now()).toBe(1_000_007);
+  });
+});
