@@ -1,12 +1,13 @@
 /** The worked examples of the interface document, and the credit rules of service-facts §4 and §6. */
 import { describe, expect, it } from 'vitest';
+import type { CreditsInput } from '../../src/engine/index.js';
 import { errorCode, makeEngine, unwrap } from '../helpers/engine.js';
 
 const HOUR = 3_600_000;
 
-function limitedKey(credits: Parameters<ReturnType<typeof makeEngine>['engine']['keys']['createKey']>[1]['credits'], startMs?: number) {
+function limitedKey(credits: CreditsInput | undefined, startMs?: number) {
   const fx = makeEngine(startMs === undefined ? {} : { startMs });
-  const created = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits }));
+  const created = unwrap(fx.engine.keys.createKey(fx.rootKey, credits === undefined ? { apiId: fx.apiId } : { apiId: fx.apiId, credits }));
   const verify = (cost?: number) => unwrap(fx.engine.keys.verifyKey(undefined, cost === undefined ? { key: created.key } : { key: created.key, credits: { cost } }));
   const remaining = () => unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: created.keyId })).credits?.remaining;
   return { ...fx, ...created, verify, remaining };
