@@ -1,2 +1,3 @@
-/** keysim as a library: the engine today; `createSimulator` arrives with the HTTP simulator. */
+/** keysim as a library: the engine, and the simulator as a server for your own tests. */
 export * from './engine/index.js';
+export { createSimulator, type Simulator, type SimulatorOptions } from './http/index.js';

@@ -1,0 +1,167 @@
+/**
+ * The simulator's admin surface, `/_sim/*`: what production has no API for — the clock,
+ * fixtures (workspaces, root keys, namespaces, API and vault settings), reset and snapshots.
+ * Every call is a POST with a root key as bearer; it acts in that key's workspace.
+ */
+import type { ControllableClock, Result } from '../engine/index.js';
+import { invalid, ok } from '../engine/errors.js';
+import { asData, defineRoute, type Reply, type Route, type RouteContext } from './route.js';
+import {
+  apiConfigureRequest,
+  clockAdvanceRequest,
+  clockSetRequest,
+  clockView,
+  emptyRequest,
+  namespaceCreateRequest,
+  namespaceDeleteRequest,
+  restoreRequest,
+  rootKeyCreateRequest,
+  vaultConfigureRequest,
+  workspaceCreateRequest,
+} from './schemas/admin.js';
+import { boolean, object, string } from './schema.js';
+
+export function viewClock(clock: ControllableClock): { nowMs: number; iso: string; mode: string } {
+  const nowMs = clock.now();
+  return { nowMs, iso: new Date(nowMs).toISOString(), mode: clock.mode };
+}
+
+/** Parses `--start` / `to`: ISO-8601 (with a time zone or Z) or Unix ms. */
+export function parseInstant(value: string | number, location: string): Result<number> {
+  if (typeof value === 'number') return ok(value);
+  if (/^\d+$/.test(value)) return ok(Number(value));
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) {
+    return invalid(location, `"${value.slice(0, 64)}" is not an ISO-8601 instant or Unix ms.`, 'Use e.g. "2028-02-28T23:59:59.999Z" or 1835395199999.');
+  }
+  return ok(ms);
+}
+
+/** Runs `fn` with the caller's workspace. */
+function inWorkspace(ctx: RouteContext, rootKey: string | undefined, fn: (workspaceId: string) => Result<Reply>): Result<Reply> {
+  const caller = ctx.engine.admin.authenticate(rootKey);
+  return caller.ok ? fn(caller.value.workspaceId) : caller;
+}
+
+function clockAnswer(ctx: RouteContext, moved: Result<number>): Result<Reply> {
+  return moved.ok ? { ok: true, value: { data: viewClock(ctx.clock) } } : moved;
+}
+
+const common = { method: 'POST', style: 'v2', tag: 'simulator admin', input: 'body', auth: 'required' } as const;
+
+export const adminRoutes: Route[] = [
+  defineRoute({
+    ...common,
+    path: '/_sim/clock.get',
+    summary: 'Read the service clock.',
+    request: emptyRequest,
+    response: clockView,
+    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: viewClock(ctx.clock) } })),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/clock.set',
+    summary: 'Set the service clock (ISO-8601 or Unix ms); never backwards.',
+    request: clockSetRequest,
+    response: clockView,
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, () => {
+        const to = parseInstant(input.to, 'body.to');
+        return to.ok ? clockAnswer(ctx, ctx.clock.set(to.value)) : to;
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/clock.advance',
+    summary: 'Move the service clock forward by byMs.',
+    request: clockAdvanceRequest,
+    response: clockView,
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => clockAnswer(ctx, ctx.clock.advance(input.byMs))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/reset',
+    summary: 'Back to the start state: one workspace with the same root key, the clock at its start.',
+    request: emptyRequest,
+    response: clockView,
+    handle: (ctx, rootKey) =>
+      inWorkspace(ctx, rootKey, () => {
+        ctx.reset();
+        return { ok: true, value: { data: viewClock(ctx.clock) } };
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/namespaces.create',
+    summary: 'Create a rate-limit namespace (an existing name answers its id).',
+    request: namespaceCreateRequest,
+    response: object({ namespaceId: string() }),
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, (workspaceId) => {
+        const created = ctx.engine.admin.createNamespace(workspaceId, input.name);
+        return created.ok ? { ok: true, value: { data: { namespaceId: created.value.namespaceId } } } : created;
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/namespaces.delete',
+    summary: 'Delete a namespace; it answers 410 afterwards.',
+    request: namespaceDeleteRequest,
+    response: object({ namespaceId: string() }),
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.deleteNamespace(workspaceId, input.namespace))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/workspaces.create',
+    summary: 'Create another workspace with an all-powerful root key.',
+    request: workspaceCreateRequest,
+    response: object({ workspaceId: string(), rootKey: string() }),
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, () => {
+        const created = ctx.engine.admin.createWorkspace(input.name === undefined ? {} : { name: input.name });
+        return created.ok ? { ok: true, value: { data: { workspaceId: created.value.workspaceId, rootKey: created.value.rootKey } } } : created;
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/rootKeys.create',
+    summary: "Create a root key with the given permissions in the caller's workspace.",
+    request: rootKeyCreateRequest,
+    response: object({ rootKey: string() }),
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, (workspaceId) => {
+        const created = ctx.engine.admin.createRootKey(workspaceId, input.permissions);
+        return created.ok ? { ok: true, value: { data: { rootKey: created.value.rootKey } } } : created;
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/apis.configure',
+    summary: 'Switch key authentication and key encryption of an API (the 412 conditions).',
+    request: apiConfigureRequest,
+    response: object({ apiId: string(), keyAuth: boolean(), encryption: boolean() }),
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureApi(workspaceId, input))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/vault.configure',
+    summary: "Switch the workspace's vault (needed for recoverable keys).",
+    request: vaultConfigureRequest,
+    response: object({ enabled: boolean() }),
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/snapshot',
+    summary: 'The whole state as JSON (root keys and keys as hashes only).',
+    request: emptyRequest,
+    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.engine.snapshot() } })),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/restore',
+    summary: 'Replace the whole state with a snapshot; a bad snapshot changes nothing.',
+    request: restoreRequest,
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.engine.restore(input.snapshot))),
+  }),
+];

@@ -1,0 +1,6 @@
+export { createSimulator, nodeSha256, type Simulator, type SimulatorOptions } from './simulator.js';
+export { createSimulatorServer, type ServerOptions, type SimulatorServer } from './server.js';
+export { PROBLEMS, DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
+export { ROUTES } from './routes.js';
+export { parseInstant, viewClock } from './admin.js';
+export type { Route, RouteContext, Reply, Pagination } from './route.js';

@@ -1,0 +1,62 @@
+/** What one endpoint is: method, path, how it authenticates, its schemas and its handler. */
+import type { ControllableClock, Engine, EngineError, Result } from '../engine/index.js';
+import type { Schema } from './schema.js';
+
+/** `v2`: the `{ meta, data }` envelope; `v1`: direct objects and unstructured errors. */
+export type RouteStyle = 'v2' | 'v1';
+
+export interface Pagination {
+  hasMore: boolean;
+  cursor?: string;
+}
+
+/** What a handler answers: `data` (absent for deletes that return only `meta`) and pagination. */
+export interface Reply {
+  data?: unknown;
+  pagination?: Pagination;
+}
+
+/** What handlers may use besides their input. */
+export interface RouteContext {
+  engine: Engine;
+  clock: ControllableClock;
+  /** Back to the start state (admin surface). */
+  reset(): void;
+}
+
+export interface Route<I = unknown> {
+  method: 'GET' | 'POST';
+  path: string;
+  style: RouteStyle;
+  summary: string;
+  /** `required`: a root key must be sent; `optional`: verification works without one. */
+  auth: 'required' | 'optional';
+  /** Where the input comes from: the JSON body, or (v1 reads) the query string. */
+  input: 'body' | 'query';
+  request: Schema<I>;
+  /** The schema of `data`; undefined when the answer carries no data. */
+  response?: Schema<unknown>;
+  /** For the OpenAPI document. */
+  tag: string;
+  list?: boolean;
+  handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
+}
+
+/** Keeps the input type of a route's schema and handler tied together. */
+export function defineRoute<I>(route: Route<I>): Route {
+  return route as unknown as Route;
+}
+
+/** Wraps an engine result as `data`. */
+export function asData<T>(result: Result<T>): Result<Reply> {
+  return result.ok ? { ok: true, value: { data: result.value } } : result;
+}
+
+/** Answers only `meta` (identities.deleteIdentity). */
+export function asMetaOnly(result: Result<unknown>): Result<Reply> {
+  return result.ok ? { ok: true, value: {} } : result;
+}
+
+export function failure(error: EngineError): { ok: false; error: EngineError } {
+  return { ok: false, error };
+}

@@ -1,0 +1,252 @@
+/**
+ * One declaration per request and response body (DESIGN convention 5): a schema gives the
+ * TypeScript type (`Infer<typeof s>`), a validator that reports every violation with its
+ * location, and the JSON Schema that goes into the OpenAPI document the simulator serves.
+ * Deliberately small: exactly the shapes the service's interface needs.
+ */
+import type { FieldError, JsonObject } from '../engine/index.js';
+
+export type JsonSchema = { [key: string]: unknown };
+
+export interface Schema<T> {
+  /** Phantom field carrying the type; never set. */
+  readonly _type?: T;
+  /** Appends violations to `errors`; true when `value` conforms. */
+  check(value: unknown, location: string, errors: FieldError[]): boolean;
+  jsonSchema(): JsonSchema;
+}
+
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+/** Marks a property as optional (may be absent; never `undefined` once parsed from JSON). */
+export interface OptionalSchema<T> extends Schema<T> {
+  readonly optional: true;
+}
+
+type Shape = Record<string, Schema<unknown>>;
+type OptionalKeys<S extends Shape> = { [K in keyof S]: S[K] extends OptionalSchema<unknown> ? K : never }[keyof S];
+type RequiredKeys<S extends Shape> = Exclude<keyof S, OptionalKeys<S>>;
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+export type InferShape<S extends Shape> = Simplify<{ [K in RequiredKeys<S>]: Infer<S[K]> } & { [K in OptionalKeys<S>]?: Infer<S[K]> }>;
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'a non-finite number';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function push(errors: FieldError[], location: string, message: string, fix?: string): false {
+  errors.push(fix === undefined ? { location, message } : { location, message, fix });
+  return false;
+}
+
+export interface StringOptions {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: RegExp;
+  /** Shown in the error when the pattern fails, e.g. "letters, digits and _". */
+  patternHint?: string;
+  description?: string;
+}
+
+export function string(options: StringOptions = {}): Schema<string> {
+  return {
+    check(value, location, errors) {
+      if (typeof value !== 'string') return push(errors, location, `must be a string, got ${describeType(value)}`);
+      if (options.minLength !== undefined && value.length < options.minLength) {
+        return push(errors, location, `must be at least ${options.minLength} character${options.minLength === 1 ? '' : 's'} long`);
+      }
+      if (options.maxLength !== undefined && value.length > options.maxLength) {
+        return push(errors, location, `must be at most ${options.maxLength} characters long, got ${value.length}`);
+      }
+      if (options.pattern !== undefined && !options.pattern.test(value)) {
+        return push(errors, location, `must match ${options.patternHint ?? options.pattern.source}`);
+      }
+      return true;
+    },
+    jsonSchema() {
+      const s: JsonSchema = { type: 'string' };
+      if (options.minLength !== undefined) s.minLength = options.minLength;
+      if (options.maxLength !== undefined) s.maxLength = options.maxLength;
+      if (options.pattern !== undefined) s.pattern = options.pattern.source;
+      if (options.description !== undefined) s.description = options.description;
+      return s;
+    },
+  };
+}
+
+export interface IntegerOptions {
+  minimum?: number;
+  maximum?: number;
+  description?: string;
+}
+
+export function integer(options: IntegerOptions = {}): Schema<number> {
+  const minimum = options.minimum ?? Number.MIN_SAFE_INTEGER;
+  const maximum = options.maximum ?? Number.MAX_SAFE_INTEGER;
+  return {
+    check(value, location, errors) {
+      if (typeof value !== 'number' || !Number.isInteger(value)) return push(errors, location, `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`);
+      if (value < minimum) return push(errors, location, `must be ≥ ${minimum}, got ${value}`);
+      if (value > maximum) return push(errors, location, `must be ≤ ${maximum}, got ${value}`);
+      return true;
+    },
+    jsonSchema() {
+      const s: JsonSchema = { type: 'integer', format: 'int64' };
+      if (options.minimum !== undefined) s.minimum = options.minimum;
+      if (options.maximum !== undefined) s.maximum = options.maximum;
+      if (options.description !== undefined) s.description = options.description;
+      return s;
+    },
+  };
+}
+
+export function boolean(description?: string): Schema<boolean> {
+  return {
+    check: (value, location, errors) => typeof value === 'boolean' || push(errors, location, `must be a boolean, got ${describeType(value)}`),
+    jsonSchema: () => (description === undefined ? { type: 'boolean' } : { type: 'boolean', description }),
+  };
+}
+
+export function literals<const L extends readonly string[]>(values: L, description?: string): Schema<L[number]> {
+  return {
+    check(value, location, errors) {
+      if (typeof value === 'string' && values.includes(value)) return true;
+      return push(errors, location, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got ${typeof value === 'string' ? `"${value.slice(0, 50)}"` : describeType(value)}`);
+    },
+    jsonSchema: () => (description === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], description }),
+  };
+}
+
+export function nullable<T>(inner: Schema<T>): Schema<T | null> {
+  return {
+    check: (value, location, errors) => value === null || inner.check(value, location, errors),
+    jsonSchema: () => ({ ...inner.jsonSchema(), nullable: true }),
+  };
+}
+
+export function optional<T>(inner: Schema<T>): OptionalSchema<T> {
+  return { optional: true, check: inner.check, jsonSchema: inner.jsonSchema };
+}
+
+export interface ArrayOptions {
+  minItems?: number;
+  maxItems?: number;
+  description?: string;
+}
+
+export function array<T>(item: Schema<T>, options: ArrayOptions = {}): Schema<T[]> {
+  return {
+    check(value, location, errors) {
+      if (!Array.isArray(value)) return push(errors, location, `must be an array, got ${describeType(value)}`);
+      if (options.minItems !== undefined && value.length < options.minItems) return push(errors, location, `must have at least ${options.minItems} item(s)`);
+      if (options.maxItems !== undefined && value.length > options.maxItems) return push(errors, location, `must have at most ${options.maxItems} items, got ${value.length}`);
+      let ok = true;
+      for (let i = 0; i < value.length; i++) {
+        // Cap the number of reported violations so a huge bad array cannot blow up the answer.
+        if (errors.length >= 50) return false;
+        ok = item.check(value[i], `${location}[${i}]`, errors) && ok;
+      }
+      return ok;
+    },
+    jsonSchema() {
+      const s: JsonSchema = { type: 'array', items: item.jsonSchema() };
+      if (options.minItems !== undefined) s.minItems = options.minItems;
+      if (options.maxItems !== undefined) s.maxItems = options.maxItems;
+      if (options.description !== undefined) s.description = options.description;
+      return s;
+    },
+  };
+}
+
+export interface ObjectSchema<S extends Shape> extends Schema<InferShape<S>> {
+  readonly shape: S;
+}
+
+/** A closed object: unknown properties are violations (they are usually typos). */
+export function object<S extends Shape>(shape: S, description?: string): ObjectSchema<S> {
+  const keys = Object.keys(shape);
+  return {
+    shape,
+    check(value, location, errors) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return push(errors, location, `must be an object, got ${describeType(value)}`);
+      const record = value as Record<string, unknown>;
+      let ok = true;
+      for (const key of keys) {
+        const schema = shape[key] as Schema<unknown>;
+        const present = Object.hasOwn(record, key) && record[key] !== undefined;
+        if (!present) {
+          if (!('optional' in schema)) ok = push(errors, `${location}.${key}`, 'is required');
+          continue;
+        }
+        ok = schema.check(record[key], `${location}.${key}`, errors) && ok;
+      }
+      for (const key of Object.keys(record)) {
+        if (!Object.hasOwn(shape, key)) {
+          ok = push(errors, `${location}.${key.slice(0, 100)}`, 'is not a known field', `Remove it; the known fields are ${keys.join(', ') || 'none'}.`);
+        }
+        if (errors.length >= 50) return false;
+      }
+      return ok;
+    },
+    jsonSchema() {
+      const properties: Record<string, JsonSchema> = {};
+      const required: string[] = [];
+      for (const key of keys) {
+        const schema = shape[key] as Schema<unknown>;
+        properties[key] = schema.jsonSchema();
+        if (!('optional' in schema)) required.push(key);
+      }
+      const s: JsonSchema = { type: 'object', properties, additionalProperties: false };
+      if (required.length > 0) s.required = required;
+      if (description !== undefined) s.description = description;
+      return s;
+    },
+  };
+}
+
+/**
+ * Free-form JSON metadata: any object, bounded in depth so that no request can exhaust the
+ * stack. (A value parsed from JSON is JSON by construction, so only the depth is checked.)
+ */
+export function jsonObject(maxDepth = 32, description = 'Free-form JSON metadata.'): Schema<JsonObject> {
+  const depthOf = (value: unknown, depth: number): number => {
+    if (depth > maxDepth || typeof value !== 'object' || value === null) return depth;
+    let deepest = depth;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      deepest = Math.max(deepest, depthOf(child, depth + 1));
+      if (deepest > maxDepth) break;
+    }
+    return deepest;
+  };
+  return {
+    check(value, location, errors) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return push(errors, location, `must be an object, got ${describeType(value)}`);
+      if (depthOf(value, 1) > maxDepth) return push(errors, location, `is nested deeper than ${maxDepth} levels`);
+      return true;
+    },
+    jsonSchema: () => ({ type: 'object', additionalProperties: true, description }),
+  };
+}
+
+/** One of several schemas (tried in order; violations of the closest are reported). */
+export function oneOf<A, B>(a: Schema<A>, b: Schema<B>, description?: string): Schema<A | B> {
+  return {
+    check(value, location, errors) {
+      const first: FieldError[] = [];
+      if (a.check(value, location, first)) return true;
+      const second: FieldError[] = [];
+      if (b.check(value, location, second)) return true;
+      errors.push(...(first.length <= second.length ? first : second));
+      return false;
+    },
+    jsonSchema: () => (description === undefined ? { oneOf: [a.jsonSchema(), b.jsonSchema()] } : { oneOf: [a.jsonSchema(), b.jsonSchema()], description }),
+  };
+}
+
+/** Validates `value`; on failure returns every violation. */
+export function validate<T>(schema: Schema<T>, value: unknown, location = 'body'): { ok: true; value: T } | { ok: false; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  return schema.check(value, location, errors) ? { ok: true, value: value as T } : { ok: false, errors };
+}

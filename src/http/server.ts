@@ -1,0 +1,257 @@
+/**
+ * The simulator's HTTP binding on node:http. One pipeline for every route:
+ * route (404/405) → body within the limit (413) → JSON content type and syntax (400) →
+ * Authorization header (400) → schema (400, every violation) → engine → envelope.
+ * Route handlers never build error bodies: an engine error code maps to status and title in
+ * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
+ */
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { EngineError, FieldError } from '../engine/index.js';
+import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readBody } from './body.js';
+import { DEFAULT_ERRORS_URL, PROBLEMS, errorTypeUrl, v1ErrorCode } from './problems.js';
+import { openApiDocument } from './openapi.js';
+import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
+import { ROUTES, routeTable } from './routes.js';
+import { validate } from './schema.js';
+
+export interface ServerOptions {
+  /** Largest accepted body; default 10 MiB. */
+  maxBodyBytes?: number;
+  /** Base of the error `type` URLs. */
+  errorsUrl?: string;
+  /** Check every answer against its response schema (tests turn this on; a mismatch is a 500). */
+  validateResponses?: boolean;
+  /** Version shown in the OpenAPI document. */
+  version?: string;
+  /** Where unexpected errors are logged; default stderr. */
+  log?: (line: string) => void;
+}
+
+/** An error as the wire shows it: engine errors and the transport's own (404 route, 405). */
+interface Problem {
+  status: number;
+  title: string;
+  /** `err:service:<category>:<name>` */
+  identifier: string;
+  detail: string;
+  errors?: FieldError[];
+}
+
+function fromEngine(error: EngineError): Problem {
+  const { status, title } = PROBLEMS[error.code];
+  return error.errors === undefined
+    ? { status, title, identifier: error.code, detail: error.detail }
+    : { status, title, identifier: error.code, detail: error.detail, errors: error.errors };
+}
+
+function invalidInput(detail: string, errors: FieldError[]): Problem {
+  return fromEngine({ code: 'err:service:application:invalid_input', detail, errors });
+}
+
+function styleOf(path: string): RouteStyle {
+  return path.startsWith('/v1/') ? 'v1' : 'v2';
+}
+
+function send(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': status === 429 ? 'application/problem+json' : 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...extraHeaders,
+  });
+  res.end(text);
+}
+
+/** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
+function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
+  if (header === undefined) return { ok: true, token: undefined };
+  const match = /^Bearer +(\S+) *$/.exec(header);
+  if (match === null) {
+    return {
+      ok: false,
+      problem: fromEngine({
+        code: 'err:service:authentication:malformed',
+        detail: 'The Authorization header must be "Bearer <ROOT_KEY>".',
+      }),
+    };
+  }
+  return { ok: true, token: match[1] };
+}
+
+export interface SimulatorServer {
+  server: Server;
+  /** The OpenAPI document served at GET /openapi.json. */
+  openApi: unknown;
+}
+
+export function createSimulatorServer(ctx: RouteContext, options: ServerOptions = {}): SimulatorServer {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const table = routeTable(ROUTES);
+  const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
+  const openApiText = JSON.stringify(openApi);
+
+  function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}): void {
+    if (style === 'v1') {
+      send(res, problem.status, { error: { code: v1ErrorCode(problem.status), message: problem.detail, requestId } }, headers);
+      return;
+    }
+    const error: Record<string, unknown> = {
+      title: problem.title,
+      detail: problem.detail,
+      status: problem.status,
+      type: errorTypeUrl(problem.identifier, errorsUrl),
+    };
+    // 400 answers always carry the list of violations, possibly empty.
+    if (problem.status === 400 || problem.errors !== undefined) error.errors = problem.errors ?? [];
+    send(res, problem.status, { meta: { requestId }, error }, headers);
+  }
+
+  function sendReply(res: ServerResponse, route: Route, requestId: string, reply: Reply): void {
+    if (options.validateResponses === true && route.response !== undefined) {
+      const checked = validate(route.response, reply.data, 'response.data');
+      if (!checked.ok) throw new Error(`response of ${route.path} does not match its schema: ${JSON.stringify(checked.errors)}`);
+    }
+    if (route.style === 'v1') {
+      send(res, 200, reply.data ?? {});
+      return;
+    }
+    const body: Record<string, unknown> = { meta: { requestId } };
+    if (reply.data !== undefined) body.data = reply.data;
+    if (reply.pagination !== undefined) body.pagination = reply.pagination;
+    send(res, 200, body);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const queryAt = rawUrl.indexOf('?');
+    const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
+    const method = req.method ?? 'GET';
+
+    if (path === '/_sim/health' && (method === 'GET' || method === 'HEAD')) {
+      send(res, 200, { status: 'ok', clock: ctx.clock.now() });
+      return;
+    }
+    if (path === '/openapi.json' && method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openApiText) });
+      res.end(openApiText);
+      return;
+    }
+    const style = styleOf(path);
+    const candidates = table.get(path);
+    if (candidates === undefined) {
+      req.resume();
+      sendProblem(res, style, requestId, {
+        status: 404,
+        title: 'Not Found',
+        identifier: 'err:service:application:route_not_found',
+        detail: `No operation at ${method} ${path.slice(0, 200)}. The operations are listed in GET /openapi.json.`,
+      });
+      return;
+    }
+    const route = candidates.find((r) => r.method === method);
+    if (route === undefined) {
+      req.resume();
+      const allowed = candidates.map((r) => r.method).join(', ');
+      sendProblem(
+        res,
+        style,
+        requestId,
+        { status: 405, title: 'Method Not Allowed', identifier: 'err:service:application:method_not_allowed', detail: `${path} accepts ${allowed}, not ${method}.` },
+        { allow: allowed },
+      );
+      return;
+    }
+
+    let input: unknown;
+    if (route.input === 'query') {
+      req.resume();
+      input = Object.fromEntries(new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)));
+    } else {
+      const body = await readBody(req, maxBodyBytes);
+      if (!body.ok) {
+        if (body.reason === 'aborted') return;
+        res.on('finish', () => req.destroy());
+        sendProblem(res, style, requestId, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${maxBodyBytes} bytes.` }), {
+          connection: 'close',
+        });
+        return;
+      }
+      const adminEmpty = path.startsWith('/_sim/') && body.text.trim() === '';
+      if (adminEmpty) {
+        input = {};
+      } else {
+        if (!isJsonContentType(req.headers['content-type'])) {
+          sendProblem(
+            res,
+            style,
+            requestId,
+            invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
+              { location: 'header.content-type', message: `must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}` },
+            ]),
+          );
+          return;
+        }
+        try {
+          input = JSON.parse(body.text);
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : 'not JSON';
+          sendProblem(res, style, requestId, invalidInput(`The request body is not valid JSON: ${reason.slice(0, 200)}`, [{ location: 'body', message: 'is not valid JSON' }]));
+          return;
+        }
+      }
+    }
+
+    const auth = bearer(req.headers.authorization);
+    if (!auth.ok) {
+      sendProblem(res, style, requestId, auth.problem);
+      return;
+    }
+    if (route.auth === 'required' && auth.token === undefined) {
+      sendProblem(
+        res,
+        style,
+        requestId,
+        fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' }),
+      );
+      return;
+    }
+
+    const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
+    if (!checked.ok) {
+      const first = checked.errors[0];
+      const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
+      sendProblem(res, style, requestId, invalidInput(summary, checked.errors));
+      return;
+    }
+
+    const result = route.handle(ctx, auth.token, checked.value);
+    if (!result.ok) {
+      sendProblem(res, style, requestId, fromEngine(result.error));
+      return;
+    }
+    sendReply(res, route, requestId, result.value);
+  }
+
+  const server = createServer((req, res) => {
+    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    res.setHeader('x-request-id', requestId);
+    handle(req, res, requestId).catch((error: unknown) => {
+      // A bug, not bad input: log it (never secrets: only the path and the error) and answer 500.
+      log(`keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendProblem(res, styleOf(req.url ?? ''), requestId, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }));
+    });
+  });
+  // A malformed request line or headers: answer 400 instead of dropping the socket silently.
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  return { server, openApi };
+}
