@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EXIT } from './exit-codes.js';
+import { serveCommand } from './commands/serve.js';
 
 function packageVersion(): string {
   const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -16,20 +17,18 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Status: the engine (the whole service as a model on a movable clock) is in place.\n' +
-        'The commands serve, run, list, report and check arrive with the next issues (see README.md).',
+        'Today: `serve` runs the simulator. The load runner (run, list, report) and the\n' +
+        'history checker (check) arrive with the next issues (see README.md).',
     )
+    .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
-    .check((args) => {
-      if (args._.length === 0) return true;
-      return `Unknown command "${String(args._[0])}": this version of keysim has no commands yet (see --help).`;
-    })
     .version(packageVersion())
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(0)
+    .demandCommand(1, 'Name a command: serve (see --help).')
+    .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.
       if (error instanceof Error && error.name !== 'YError') throw error;

@@ -1,0 +1,88 @@
+/** `keysim serve`: the simulator as a standalone server. */
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { createSimulator, parseInstant } from '../../http/index.js';
+import { EXIT } from '../exit-codes.js';
+
+interface ServeArgs {
+  host: string;
+  port: number;
+  rootKey?: string;
+  clock: 'system' | 'manual';
+  start?: string;
+  seed: number;
+  compat: 'interface' | 'production';
+  maxBodyBytes: number;
+  errorsUrl?: string;
+}
+
+export const serveCommand: CommandModule<object, ServeArgs> = {
+  command: 'serve',
+  describe: 'Run the simulator as an HTTP server (v1 and v2 API, admin surface under /_sim)',
+  builder: (y: Argv) =>
+    y
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+      .option('port', { type: 'number', default: 8787, describe: 'Port to listen on (0 = a free port)' })
+      .option('root-key', { type: 'string', describe: 'Root key of the start workspace (or set KEYSIM_ROOT_KEY); default: a generated one, printed' })
+      .option('clock', { choices: ['system', 'manual'] as const, default: 'system' as const, describe: 'system: real time plus an offset; manual: frozen until moved' })
+      .option('start', { type: 'string', describe: 'Where the clock starts: ISO-8601 (e.g. 2028-02-28T23:59:59Z) or Unix ms; default now' })
+      .option('seed', { type: 'number', default: 1, describe: 'Seed of every generated id and key' })
+      .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
+      .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
+      .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
+      .check((args) => {
+        if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
+        if (!Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
+        const maxBody = Number(args.maxBodyBytes);
+        if (!Number.isInteger(maxBody) || maxBody < 1) return '--max-body-bytes must be a positive integer.';
+        if (args.start !== undefined) {
+          const start = parseInstant(args.start, '--start');
+          if (!start.ok) return `--start: ${start.error.detail}`;
+        }
+        return true;
+      })
+      .example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day')
+      .example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app') as unknown as Argv<ServeArgs>,
+  handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
+    const fromEnv = process.env.KEYSIM_ROOT_KEY;
+    const rootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+    const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
+    let sim;
+    try {
+      sim = await createSimulator({
+        host: args.host,
+        port: args.port,
+        clock: args.clock,
+        seed: args.seed,
+        compat: args.compat,
+        maxBodyBytes: args.maxBodyBytes,
+        ...(rootKey === undefined ? {} : { rootKey }),
+        ...(start?.ok === true ? { startMs: start.value } : {}),
+        ...(args.errorsUrl === undefined ? {} : { errorsUrl: args.errorsUrl }),
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const hint = code === 'EADDRINUSE' ? ` Port ${args.port} is taken: choose another with --port, or --port 0 for a free one.` : '';
+      process.stderr.write(`keysim serve: cannot start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
+      process.exit(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? EXIT.usage : EXIT.failure);
+    }
+    const out = process.stdout;
+    out.write(`keysim simulator listening on ${sim.url}\n`);
+    out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${args.seed}\n`);
+    if (rootKey === undefined) out.write(`  root key (generated; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
+    out.write('  OpenAPI document: GET /openapi.json; admin: POST /_sim/*; Ctrl-C stops.\n');
+
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      out.write(`keysim simulator: ${signal}, stopping\n`);
+      sim.close().then(
+        () => process.exit(EXIT.ok),
+        () => process.exit(EXIT.failure),
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    await new Promise<never>(() => undefined);
+  },
+};
