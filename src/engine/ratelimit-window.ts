@@ -31,6 +31,19 @@ export function windowCounterKey(scope: string, identifier: string, durationMs: 
   return `${scope}\0${identifier}\0${durationMs}`;
 }
 
+/**
+ * floor(previous · (1 − elapsed)) computed exactly: previous · remainingMs / durationMs in
+ * integers. In floating point 5 · (1 − 0.8) is 0.999…, which would floor to 0 and admit one
+ * request too many; BigInt takes over where the product would pass 2^53.
+ */
+function previousWeight(previous: number, remainingMs: number, durationMs: number): number {
+  if (previous === 0) return 0;
+  const product = previous * remainingMs;
+  // `%` is exact on safe integers, and dividing an exact multiple cannot round.
+  if (Number.isSafeInteger(product)) return (product - (product % durationMs)) / durationMs;
+  return Number((BigInt(previous) * BigInt(remainingMs)) / BigInt(durationMs));
+}
+
 /** Reads a counter at `nowMs` without changing it. */
 export function readWindow(counters: ReadonlyMap<string, WindowCounter>, key: string, nowMs: EpochMs, durationMs: number): WindowView {
   const window = Math.floor(nowMs / durationMs);
@@ -45,8 +58,7 @@ export function readWindow(counters: ReadonlyMap<string, WindowCounter>, key: st
       previous = stored.current;
     }
   }
-  const elapsed = (nowMs - window * durationMs) / durationMs;
-  const used = current + Math.floor(previous * (1 - elapsed));
+  const used = current + previousWeight(previous, durationMs - (nowMs - window * durationMs), durationMs);
   return { key, window, current, previous, used, resetAtMs: (window + 1) * durationMs };
 }
 
