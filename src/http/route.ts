@@ -39,6 +39,11 @@ export interface Route<I = unknown> {
   /** For the OpenAPI document. */
   tag: string;
   list?: boolean;
+  /**
+   * Errors of this route are sent as `application/problem+json` (besides 429, which always is).
+   * The official SDK types identities.deleteIdentity's errors only with that content type.
+   */
+  problemJsonErrors?: boolean;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
 }
 

@@ -53,10 +53,10 @@ function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
 }
 
-function send(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void {
+function send(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}, problemJson = false): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
-    'content-type': status === 429 ? 'application/problem+json' : 'application/json',
+    'content-type': problemJson || status === 429 ? 'application/problem+json' : 'application/json',
     'content-length': Buffer.byteLength(text),
     ...extraHeaders,
   });
@@ -93,7 +93,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
   const openApiText = JSON.stringify(openApi);
 
-  function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}): void {
+  function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}, route?: Route): void {
     if (style === 'v1') {
       send(res, problem.status, { error: { code: v1ErrorCode(problem.status), message: problem.detail, requestId } }, headers);
       return;
@@ -106,7 +106,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     };
     // 400 answers always carry the list of violations, possibly empty.
     if (problem.status === 400 || problem.errors !== undefined) error.errors = problem.errors ?? [];
-    send(res, problem.status, { meta: { requestId }, error }, headers);
+    send(res, problem.status, { meta: { requestId }, error }, headers, route?.problemJsonErrors === true);
   }
 
   function sendReply(res: ServerResponse, route: Route, requestId: string, reply: Reply): void {
@@ -165,6 +165,9 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       return;
     }
 
+    // From here on errors follow the route's conventions (e.g. problem+json on deleteIdentity).
+    const reject = (problem: Problem, headers: Record<string, string> = {}) => sendProblem(res, style, requestId, problem, headers, route);
+
     let input: unknown;
     if (route.input === 'query') {
       req.resume();
@@ -174,9 +177,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       if (!body.ok) {
         if (body.reason === 'aborted') return;
         res.on('finish', () => req.destroy());
-        sendProblem(res, style, requestId, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${maxBodyBytes} bytes.` }), {
-          connection: 'close',
-        });
+        reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${maxBodyBytes} bytes.` }), { connection: 'close' });
         return;
       }
       const adminEmpty = path.startsWith('/_sim/') && body.text.trim() === '';
@@ -184,21 +185,16 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
         input = {};
       } else {
         if (!isJsonContentType(req.headers['content-type'])) {
-          sendProblem(
-            res,
-            style,
-            requestId,
-            invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
+          reject(invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
               { location: 'header.content-type', message: `must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}` },
-            ]),
-          );
+            ]));
           return;
         }
         try {
           input = JSON.parse(body.text);
         } catch (error) {
           const reason = error instanceof Error ? error.message : 'not JSON';
-          sendProblem(res, style, requestId, invalidInput(`The request body is not valid JSON: ${reason.slice(0, 200)}`, [{ location: 'body', message: 'is not valid JSON' }]));
+          reject(invalidInput(`The request body is not valid JSON: ${reason.slice(0, 200)}`, [{ location: 'body', message: 'is not valid JSON' }]));
           return;
         }
       }
@@ -206,16 +202,11 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
 
     const auth = bearer(req.headers.authorization);
     if (!auth.ok) {
-      sendProblem(res, style, requestId, auth.problem);
+      reject(auth.problem);
       return;
     }
     if (route.auth === 'required' && auth.token === undefined) {
-      sendProblem(
-        res,
-        style,
-        requestId,
-        fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' }),
-      );
+      reject(fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' }));
       return;
     }
 
@@ -223,13 +214,13 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     if (!checked.ok) {
       const first = checked.errors[0];
       const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
-      sendProblem(res, style, requestId, invalidInput(summary, checked.errors));
+      reject(invalidInput(summary, checked.errors));
       return;
     }
 
     const result = route.handle(ctx, auth.token, checked.value);
     if (!result.ok) {
-      sendProblem(res, style, requestId, fromEngine(result.error));
+      reject(fromEngine(result.error));
       return;
     }
     sendReply(res, route, requestId, result.value);

@@ -55,6 +55,7 @@ export const identityRoutes = [
     path: '/v2/identities.deleteIdentity',
     summary: 'Delete an identity permanently (answers only meta).',
     request: identityRequest,
+    problemJsonErrors: true,
     handle: ({ engine }, rootKey, input) => asMetaOnly(engine.identities.deleteIdentity(rootKey, input)),
   }),
 ];
