@@ -59,4 +59,4 @@ export {
   type OverrideView,
   type SetOverrideInput,
 } from './ratelimit.js';
-export { readWindow, fitsWindow, type WindowView } from './ratelimit-window.js';
+export { readWindow, fitsWindow, decideWindows, windowCounterKey, type WindowCheck, type WindowView } from './ratelimit-window.js';

@@ -8,6 +8,7 @@ import { invalid, ok } from '../engine/errors.js';
 import { asData, defineRoute, type Reply, type Route, type RouteContext } from './route.js';
 import {
   apiConfigureRequest,
+  apiRateLimitRequest,
   clockAdvanceRequest,
   clockSetRequest,
   clockView,
@@ -19,7 +20,7 @@ import {
   vaultConfigureRequest,
   workspaceCreateRequest,
 } from './schemas/admin.js';
-import { boolean, object, string } from './schema.js';
+import { boolean, integer, nullable, object, string } from './schema.js';
 
 export function viewClock(clock: ControllableClock): { nowMs: number; iso: string; mode: string } {
   const nowMs = clock.now();
@@ -149,6 +150,19 @@ export const adminRoutes: Route[] = [
     request: vaultConfigureRequest,
     response: object({ enabled: boolean() }),
     handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/apiRateLimit.set',
+    summary: "Limit the simulator's own API per root key (429 beyond); limit null removes it. Reset removes it too.",
+    request: apiRateLimitRequest,
+    response: object({ limit: nullable(integer()), durationMs: nullable(integer()) }),
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, () => {
+        ctx.apiRateLimit.set(input.limit === null ? null : { limit: input.limit, durationMs: input.durationMs ?? 1000 });
+        const config = ctx.apiRateLimit.config;
+        return { ok: true, value: { data: { limit: config?.limit ?? null, durationMs: config?.durationMs ?? null } } };
+      }),
   }),
   defineRoute({
     ...common,

@@ -1,6 +1,7 @@
 /** What one endpoint is: method, path, how it authenticates, its schemas and its handler. */
 import type { ControllableClock, Engine, EngineError, Result } from '../engine/index.js';
 import type { Schema } from './schema.js';
+import type { ApiRateLimiter } from './api-rate-limit.js';
 
 /** `v2`: the `{ meta, data }` envelope; `v1`: direct objects and unstructured errors. */
 export type RouteStyle = 'v2' | 'v1';
@@ -20,6 +21,8 @@ export interface Reply {
 export interface RouteContext {
   engine: Engine;
   clock: ControllableClock;
+  /** The optional rate limit on the simulator's own API (429s). */
+  apiRateLimit: ApiRateLimiter;
   /** Back to the start state (admin surface). */
   reset(): void;
 }

@@ -5,7 +5,7 @@
  * Route handlers never build error bodies: an engine error code maps to status and title in
  * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { EngineError, FieldError } from '../engine/index.js';
 import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readBody } from './body.js';
@@ -16,6 +16,8 @@ import { ROUTES, routeTable } from './routes.js';
 import { validate } from './schema.js';
 
 export interface ServerOptions {
+  /** SHA-256 hex, to key the API rate limit by root key without keeping it; default node:crypto's. */
+  sha256?: (text: string) => string;
   /** Largest accepted body; default 10 MiB. */
   maxBodyBytes?: number;
   /** Base of the error `type` URLs. */
@@ -88,6 +90,7 @@ export interface SimulatorServer {
 export function createSimulatorServer(ctx: RouteContext, options: ServerOptions = {}): SimulatorServer {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
+  const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('hex'));
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const table = routeTable(ROUTES);
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
@@ -203,6 +206,16 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     const auth = bearer(req.headers.authorization);
     if (!auth.ok) {
       reject(auth.problem);
+      return;
+    }
+    // The admin surface is never limited: it is how a test gets out of a 429.
+    if (!path.startsWith('/_sim/') && !ctx.apiRateLimit.admit(auth.token === undefined ? '' : sha256(auth.token), ctx.clock.now())) {
+      reject({
+        status: 429,
+        title: 'Too Many Requests',
+        identifier: 'err:service:ratelimit:too_many_requests',
+        detail: 'This root key has exceeded the API rate limit set with /_sim/apiRateLimit.set; retry in the next window.',
+      });
       return;
     }
     if (route.auth === 'required' && auth.token === undefined) {

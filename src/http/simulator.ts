@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
 import { type ServerOptions, createSimulatorServer } from './server.js';
+import { ApiRateLimiter } from './api-rate-limit.js';
 
 export interface SimulatorOptions extends ServerOptions {
   /** Default 127.0.0.1: the simulator is for this machine unless told otherwise. */
@@ -59,13 +60,15 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     return created.value;
   };
   const initial = start(options.rootKey);
+  const apiRateLimit = new ApiRateLimiter();
   const reset = () => {
+    apiRateLimit.set(null);
     engine.reset();
     clock.resetToStart();
     start(initial.rootKey);
   };
 
-  const { server } = createSimulatorServer({ engine, clock, reset }, { ...options, version: options.version ?? packageVersion() });
+  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit }, { sha256: nodeSha256, ...options, version: options.version ?? packageVersion() });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

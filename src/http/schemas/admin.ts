@@ -1,4 +1,4 @@
-import { boolean, integer, jsonObject, object, oneOf, optional, string } from '../schema.js';
+import { boolean, integer, jsonObject, nullable, object, oneOf, optional, string } from '../schema.js';
 import { permissionList } from './common.js';
 
 export const emptyRequest = object({});
@@ -21,4 +21,8 @@ export const apiConfigureRequest = object({
   encryption: optional(boolean('Whether the API supports key encryption (recoverable keys).')),
 });
 export const vaultConfigureRequest = object({ enabled: boolean('Whether the workspace vault is set up.') });
+export const apiRateLimitRequest = object({
+  limit: nullable(integer({ minimum: 1, description: 'Requests per window per root key; null removes the limit.' })),
+  durationMs: optional(integer({ minimum: 1, maximum: 86_400_000, description: 'Window length on the service clock; default 1000.' })),
+});
 export const restoreRequest = object({ snapshot: jsonObject(16, 'A snapshot taken by /_sim/snapshot.') });
