@@ -21,6 +21,8 @@ export interface RateLimitView {
   autoApply: boolean;
 }
 
+const NO_RATE_LIMITS: RateLimitRecord[] = [];
+
 /** Checks a list of limits (names unique, limit ≥ 1, duration 1000..2 592 000 000 ms). */
 export function checkRateLimits(inputs: readonly RateLimitInput[], location: string): Result<void> {
   const seen = new Set<string>();
@@ -42,6 +44,8 @@ export function checkRateLimits(inputs: readonly RateLimitInput[], location: str
  * clients holding the id keep working across updates.
  */
 export function buildRateLimits(ctx: EngineContext, inputs: readonly RateLimitInput[], previous: readonly RateLimitRecord[]): RateLimitRecord[] {
+  // Most keys have none: share one empty list (records replace their lists, never mutate them).
+  if (inputs.length === 0) return NO_RATE_LIMITS;
   return inputs.map((input) => ({
     id: previous.find((r) => r.name === input.name)?.id ?? newId(ctx, 'rl'),
     name: input.name,

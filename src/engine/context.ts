@@ -19,7 +19,7 @@ export interface EngineContext {
   sha256: (text: string) => string;
 }
 
-/** A new id `<prefix>_<base58 of 12 random bytes>`; reproducible from the seed. */
+/** A new id `<prefix>_<base58 of 12 random bytes>` (a flat string); reproducible from the seed. */
 export function newId(ctx: EngineContext, prefix: string): string {
-  return `${prefix}_${base58Encode(ctx.random.bytes(12))}`;
+  return base58Encode(ctx.random.bytes(12), `${prefix}_`);
 }

@@ -3,6 +3,7 @@ import { type EngineContext, newId } from './context.js';
 import { type Caller, apiPermission, authenticate, requirePermission } from './auth.js';
 import { type Result, fail, invalid, ok } from './errors.js';
 import { base58Encode } from './base58.js';
+import { flatString } from './flat-string.js';
 import {
   type RefillInput,
   type RefillView,
@@ -170,8 +171,7 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   }
 
   // Everything is checked: from here on the request succeeds, so ids and key material may be drawn.
-  const material = base58Encode(ctx.random.bytes(byteLength));
-  const plaintext = input.prefix === undefined ? material : `${input.prefix}_${material}`;
+  const plaintext = base58Encode(ctx.random.bytes(byteLength), input.prefix === undefined ? '' : `${input.prefix}_`);
   let identityId: string | null = null;
   if (input.externalId !== undefined) {
     identityId = (identityByExternalId(ctx, caller.value.workspaceId, input.externalId) ?? insertIdentity(ctx, caller.value.workspaceId, input.externalId, null, [])).id;
@@ -181,7 +181,8 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
     apiId: api.value.id,
     workspaceId: caller.value.workspaceId,
     hash: ctx.sha256(plaintext),
-    start: plaintext.slice(0, (input.prefix === undefined ? 0 : input.prefix.length + 1) + 4),
+    // Flat, so that the stored prefix does not keep the plaintext alive (see flat-string.ts).
+    start: flatString(plaintext.slice(0, (input.prefix === undefined ? 0 : input.prefix.length + 1) + 4)),
     name: input.name ?? null,
     meta: input.meta ?? null,
     permissions: input.permissions === undefined ? EMPTY : [...new Set(input.permissions)],

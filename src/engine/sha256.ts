@@ -15,13 +15,14 @@ const K = new Int32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 const H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+const HEX_CODES = Array.from('0123456789abcdef', (ch) => ch.charCodeAt(0));
 
 // Scratch buffers reused across calls: the engine is synchronous, so there is no reentrancy.
 // Non-null assertions below index fixed-size typed arrays within their bounds.
 const W = new Int32Array(64);
 const H = new Int32Array(8);
 const SHORT = new Uint8Array(128);
+const OUT = new Uint8Array(64);
 
 /** Writes `text` as UTF-8 followed by SHA-256 padding; returns the padded message. */
 function pad(text: string): Uint8Array {
@@ -108,10 +109,10 @@ export function sha256Hex(text: string): string {
   const message = pad(text);
   H.set(H0);
   for (let offset = 0; offset < message.length; offset += 64) compress(message, offset);
-  let out = '';
+  // One flat string from char codes: a hash is kept per key, and `+=` would store a rope.
   for (let i = 0; i < 8; i++) {
     const word = H[i]!;
-    out += HEX[word >>> 24]! + HEX[(word >>> 16) & 0xff]! + HEX[(word >>> 8) & 0xff]! + HEX[word & 0xff]!;
+    for (let nibble = 0; nibble < 8; nibble++) OUT[i * 8 + nibble] = HEX_CODES[(word >>> (28 - nibble * 4)) & 0xf]!;
   }
-  return out;
+  return String.fromCharCode.apply(null, OUT as unknown as number[]);
 }

@@ -55,7 +55,7 @@ export function createRootKey(
   if (!checked.ok) return checked;
   const plain = checkRootKeyPlaintext(ctx, plaintext);
   if (!plain.ok) return plain;
-  const rootKey = plaintext ?? `root_${base58Encode(ctx.random.bytes(24))}`;
+  const rootKey = plaintext ?? base58Encode(ctx.random.bytes(24), 'root_');
   const hash = ctx.sha256(rootKey);
   const id = newId(ctx, 'rk');
   ctx.state.rootKeysByHash.set(hash, { id, hash, workspaceId, permissions: [...permissions], createdAt: ctx.clock.now() });

@@ -1,0 +1,60 @@
+/**
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock]`).
+ *
+ * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
+ * runs in a fresh child process; figures are medians of several runs with ratios against a
+ * baseline measured in the same run, because the machine is shared and noisy. The exit code is
+ * non-zero only when a benchmark fails to run, never because of a timing.
+ */
+import { describeMachine, machine, oneLineMachine } from './machine.js';
+import { type SummaryRow, markdownTable, secondsSince } from './stats.js';
+import { verifyReport } from './verify-throughput.js';
+import { memoryReport } from './memory.js';
+import { clockReport } from './clock-advance.js';
+
+type Section = 'verify' | 'memory' | 'clock';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock'];
+
+const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
+const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
+if (unknownArgs.length > 0) {
+  console.error(`unknown argument(s): ${unknownArgs.join(' ')}; expected any of ${SECTIONS.join(', ')}`);
+  process.exit(2);
+}
+const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.includes(s)) : SECTIONS;
+
+/** The whole run should stay under three minutes even on a busy machine. */
+const BUDGET_MS = 170_000;
+const startedAt = Date.now();
+
+const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow[] }>> = {
+  verify: verifyReport,
+  // Leave time for the clock section (~10–30 s) inside the overall budget.
+  memory: () => memoryReport({ defaultRuns: 3, nodeRuns: 1, finishBy: startedAt + BUDGET_MS - (selected.includes('clock') ? 35_000 : 0) }),
+  clock: clockReport,
+};
+
+const started = process.hrtime.bigint();
+const m = machine();
+console.log('keysim benchmarks: figures are printed, never asserted; "meets target" is information only.\n');
+console.log(describeMachine(m));
+
+const summary: SummaryRow[] = [];
+let failed = false;
+for (const section of selected) {
+  console.error(`\n[${section}] running…`);
+  try {
+    const report = await reports[section]();
+    console.log(`\n${report.text}`);
+    summary.push(...report.summary);
+  } catch (error) {
+    failed = true;
+    console.log(`\n[${section}] did not run: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+console.log('\nFor the README:\n');
+console.log(markdownTable(['figure', 'median', 'target'], summary.map((r) => [r.figure, r.median, r.target])));
+console.log(`\nMeasured on ${oneLineMachine(m)}; medians of several runs on a shared machine (\`npm run bench\`).`);
+console.error(`\nbench finished in ${secondsSince(started).toFixed(0)} s`);
+if (failed) process.exitCode = 1;
