@@ -3,7 +3,7 @@
  * either SHA-256 the engine can use (its own pure-TypeScript one, or the platform's).
  */
 import { hash } from 'node:crypto';
-import { Engine, ManualClock, type Result, sha256Hex } from '../src/engine/index.js';
+import { Engine, ManualClock, type Result, sha256Base64Url } from '../src/engine/index.js';
 
 /** 'ts': the engine's default pure-TypeScript SHA-256; 'node': node:crypto, as the HTTP server injects it. */
 export type HashVariant = 'ts' | 'node';
@@ -25,10 +25,10 @@ export function isHashVariant(value: string | undefined): value is HashVariant {
 }
 
 /** The platform SHA-256, exactly as the HTTP server passes it to the engine. */
-export const nodeSha256 = (text: string): string => hash('sha256', text, 'hex');
+export const nodeSha256 = (text: string): string => hash('sha256', text, 'base64url');
 
 export function sha256Of(variant: HashVariant): (text: string) => string {
-  return variant === 'ts' ? sha256Hex : nodeSha256;
+  return variant === 'ts' ? sha256Base64Url : nodeSha256;
 }
 
 /** 2027-01-15T12:00:00Z, the same start as the tests. */

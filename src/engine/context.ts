@@ -15,7 +15,7 @@ export interface EngineContext {
   clock: Clock;
   random: Random;
   compat: Compat;
-  /** SHA-256 as lowercase hex; pure TypeScript by default, the platform's where it is faster. */
+  /** SHA-256 as unpadded base64url; pure TypeScript by default, the platform's where it is faster. */
   sha256: (text: string) => string;
 }
 

@@ -7,7 +7,7 @@ import type { ControllableClock, Clock } from './clock.js';
 import { type Compat, type EngineContext } from './context.js';
 import { type Result, ok } from './errors.js';
 import { Random } from './random.js';
-import { sha256Hex } from './sha256.js';
+import { sha256Base64Url } from './sha256.js';
 import { emptyState } from './state.js';
 import { authenticate, type Caller } from './auth.js';
 import { type ConfigureApiInput, type CreateWorkspaceInput, configureApi, configureVault, createApi, createRootKey, createWorkspace } from './workspace.js';
@@ -23,7 +23,10 @@ export interface EngineOptions {
   seed?: number;
   /** 'interface' (default) follows the interface document; 'production' the production service. */
   compat?: Compat;
-  /** SHA-256 as lowercase hex. Defaults to the engine's own; the server passes node:crypto's, which is faster. */
+  /**
+   * SHA-256 as unpadded base64url (how key and root-key hashes are stored). Defaults to the
+   * engine's own; the server passes node:crypto's, which is faster and gives the same strings.
+   */
   sha256?: (text: string) => string;
 }
 
@@ -56,7 +59,7 @@ export class Engine {
       clock: options.clock,
       random: new Random(this.seed),
       compat: this.compat,
-      sha256: options.sha256 ?? sha256Hex,
+      sha256: options.sha256 ?? sha256Base64Url,
     };
   }
 

@@ -1,7 +1,7 @@
 export { Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { type Clock, type ClockMode, type ControllableClock, type EpochMs, ManualClock, SystemClock } from './clock.js';
 export { Random } from './random.js';
-export { sha256Hex } from './sha256.js';
+export { sha256Base64Url, sha256Hex } from './sha256.js';
 export { base58Encode, BASE58_ALPHABET } from './base58.js';
 export { type Compat } from './context.js';
 export { ERROR_CODES, type EngineError, type ErrorCode, type FieldError, type Result } from './errors.js';

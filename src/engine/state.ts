@@ -57,7 +57,7 @@ export interface KeyRecord {
   id: string;
   apiId: string;
   workspaceId: string;
-  /** SHA-256 of the key material, hex. */
+  /** SHA-256 of the key material, unpadded base64url. */
   hash: string;
   /** The first characters of the key, safe to show. */
   start: string;

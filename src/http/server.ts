@@ -16,7 +16,7 @@ import { ROUTES, routeTable } from './routes.js';
 import { validate } from './schema.js';
 
 export interface ServerOptions {
-  /** SHA-256 hex, to key the API rate limit by root key without keeping it; default node:crypto's. */
+  /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
   sha256?: (text: string) => string;
   /** Largest accepted body; default 10 MiB. */
   maxBodyBytes?: number;
@@ -90,7 +90,7 @@ export interface SimulatorServer {
 export function createSimulatorServer(ctx: RouteContext, options: ServerOptions = {}): SimulatorServer {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
-  const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('hex'));
+  const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('base64url'));
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const table = routeTable(ROUTES);
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');

@@ -38,7 +38,7 @@ export interface Simulator {
 }
 
 /** The platform's SHA-256: about twice as fast as the engine's own, and gives the same hashes. */
-export const nodeSha256 = (text: string): string => hash('sha256', text, 'hex');
+export const nodeSha256 = (text: string): string => hash('sha256', text, 'base64url');
 
 function packageVersion(): string {
   try {

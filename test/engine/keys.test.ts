@@ -13,7 +13,7 @@ describe('keys.createKey', () => {
     for (const ch of material ?? '') expect(BASE58_ALPHABET).toContain(ch);
     const snapshot = JSON.stringify(fx.engine.snapshot());
     expect(snapshot).not.toContain(created.key);
-    expect(snapshot).toContain(createHash('sha256').update(created.key).digest('hex'));
+    expect(snapshot).toContain(createHash('sha256').update(created.key).digest('base64url'));
     const view = unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: created.keyId }));
     expect(view.start).toBe(created.key.slice(0, 'sk_live_'.length + 4));
     expect(created.key.startsWith(view.start)).toBe(true);

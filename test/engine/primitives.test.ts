@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BASE58_ALPHABET, Random, base58Encode, sha256Hex } from '../../src/engine/index.js';
+import { BASE58_ALPHABET, Random, base58Encode, sha256Base64Url, sha256Hex } from '../../src/engine/index.js';
 import { assertProperty } from '../helpers/property.js';
 
 describe('sha256Hex', () => {
@@ -24,6 +24,18 @@ describe('sha256Hex', () => {
       const text = 'k'.repeat(length);
       expect(sha256Hex(text)).toBe(createHash('sha256').update(text).digest('hex'));
     }
+  });
+});
+
+describe('sha256Base64Url', () => {
+  it('agrees with node:crypto base64url digests on any string', () => {
+    expect(sha256Base64Url('abc')).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+    assertProperty(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 150 }), (text) => {
+        expect(sha256Base64Url(text)).toBe(createHash('sha256').update(text, 'utf8').digest('base64url'));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
