@@ -24,9 +24,13 @@ export interface ControllableClock extends Clock {
   resetToStart(): void;
 }
 
+/** The last instant a JavaScript Date can show (+275760-09-13): beyond it nothing can be dated. */
+export const MAX_INSTANT_MS = 8.64e15;
+
 function checkInstant(ms: number, what: string): string | undefined {
   if (!Number.isSafeInteger(ms)) return `${what} must be a whole number of milliseconds, got ${String(ms)}.`;
   if (ms < 0) return `${what} must not be before 1970-01-01T00:00:00Z, got ${ms}.`;
+  if (ms > MAX_INSTANT_MS) return `${what} must not be after ${MAX_INSTANT_MS} ms (+275760-09-13, the last instant a date can show), got ${ms}.`;
   return undefined;
 }
 

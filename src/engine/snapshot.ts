@@ -65,9 +65,56 @@ export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
   });
 }
 
-const RECORD_LISTS = ['workspaces', 'rootKeys', 'apis', 'keys', 'identities', 'namespaces', 'overrides'] as const;
+// Field checks of every record, so that a restored snapshot can never make a later request fail:
+// a wrong type would surface as a 500 long after the restore answered 200.
+type FieldCheck = (value: unknown) => boolean;
+const str: FieldCheck = (v) => typeof v === 'string';
+const bool: FieldCheck = (v) => typeof v === 'boolean';
+const int = (min = 0): FieldCheck => (v) => Number.isSafeInteger(v) && (v as number) >= min;
+const orNull = (check: FieldCheck): FieldCheck => (v) => v === null || check(v);
+const strings: FieldCheck = (v) => Array.isArray(v) && v.every(str);
+const object: FieldCheck = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const shape = (fields: Record<string, FieldCheck>): FieldCheck => (v) => object(v) && Object.entries(fields).every(([k, check]) => check((v as Record<string, unknown>)[k]));
+const rateLimit = shape({ id: str, name: str, limit: int(1), durationMs: int(1), autoApply: bool });
+const rateLimits: FieldCheck = (v) => Array.isArray(v) && v.every(rateLimit);
+const refill = shape({
+  interval: (v) => v === 'daily' || v === 'monthly',
+  amount: int(1),
+  refillDay: orNull((v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 31),
+});
 
-/** Checks the outline of a snapshot (not every field of every record) and rebuilds a state from it. */
+const RECORD_FIELDS = {
+  workspaces: { id: str, name: str, vaultEnabled: bool, createdAt: int() },
+  rootKeys: { id: str, hash: str, workspaceId: str, permissions: strings, createdAt: int() },
+  apis: { id: str, workspaceId: str, name: str, keyAuth: bool, encryption: bool, createdAt: int() },
+  keys: {
+    id: str,
+    apiId: str,
+    workspaceId: str,
+    hash: str,
+    start: str,
+    name: orNull(str),
+    meta: orNull(object),
+    permissions: strings,
+    roles: strings,
+    expiresAtMs: orNull(int()),
+    enabled: bool,
+    createdAt: int(),
+    identityId: orNull(str),
+    remaining: orNull(int()),
+    refill: orNull(refill),
+    nextRefillAtMs: orNull(int()),
+    ratelimits: rateLimits,
+    recoverablePlaintext: orNull(str),
+  },
+  identities: { id: str, workspaceId: str, externalId: str, meta: orNull(object), ratelimits: rateLimits, createdAt: int() },
+  namespaces: { id: str, workspaceId: str, name: str, createdAt: int(), deletedAt: orNull(int()) },
+  overrides: { id: str, namespaceId: str, identifier: str, limit: int(0), durationMs: int(1), createdAt: int() },
+} satisfies Record<string, Record<string, FieldCheck>>;
+const RECORD_LISTS = Object.keys(RECORD_FIELDS) as Array<keyof typeof RECORD_FIELDS>;
+const windowCounter = shape({ window: int(), current: int(), previous: int() });
+
+/** Checks every field of every record and rebuilds a state from the snapshot. */
 export function stateFromSnapshot(value: unknown): Result<{ state: EngineState; snapshot: EngineSnapshot }> {
   if (typeof value !== 'object' || value === null) return invalid('body.snapshot', 'A snapshot is a JSON object taken by /_sim/snapshot.');
   const s = value as Partial<EngineSnapshot>;
@@ -77,13 +124,25 @@ export function stateFromSnapshot(value: unknown): Result<{ state: EngineState; 
   for (const list of RECORD_LISTS) {
     const records: unknown = s[list];
     if (!Array.isArray(records)) return invalid(`body.snapshot.${list}`, `The snapshot has no list "${list}".`);
+    const fields: Record<string, FieldCheck> = RECORD_FIELDS[list];
     for (const [i, record] of records.entries()) {
-      if (typeof record !== 'object' || record === null || typeof (record as { id?: unknown }).id !== 'string') {
-        return invalid(`body.snapshot.${list}[${i}]`, 'Each record must be an object with a string id.');
+      if (!object(record)) return invalid(`body.snapshot.${list}[${i}]`, 'Each record must be an object.');
+      for (const [field, check] of Object.entries(fields)) {
+        if (!check((record as Record<string, unknown>)[field])) {
+          return invalid(`body.snapshot.${list}[${i}].${field}`, `The field "${field}" of a record in "${list}" is missing or of the wrong type.`);
+        }
       }
     }
   }
+  if ((s.rootKeys ?? []).length === 0) {
+    return invalid('body.snapshot.rootKeys', 'The snapshot has no root key: restoring it would lock every client out.');
+  }
   if (!Array.isArray(s.windows)) return invalid('body.snapshot.windows', 'The snapshot has no list "windows".');
+  for (const [i, entry] of s.windows.entries()) {
+    if (!Array.isArray(entry) || entry.length !== 2 || !str(entry[0]) || !windowCounter(entry[1])) {
+      return invalid(`body.snapshot.windows[${i}]`, 'Each window is [key, { window, current, previous }].');
+    }
+  }
   const rs = s.randomState;
   if (!Array.isArray(rs) || rs.length !== 4 || !rs.every((n) => Number.isInteger(n))) {
     return invalid('body.snapshot.randomState', 'The snapshot has no valid randomState.');

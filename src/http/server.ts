@@ -68,7 +68,8 @@ function send(res: ServerResponse, status: number, body: unknown, extraHeaders: 
 /** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
 function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
   if (header === undefined) return { ok: true, token: undefined };
-  const match = /^Bearer +(\S+) *$/.exec(header);
+  // The scheme is case-insensitive (RFC 9110 §11.1).
+  const match = /^Bearer +(\S+) *$/i.exec(header);
   if (match === null) {
     return {
       ok: false,
@@ -133,13 +134,22 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
     const method = req.method ?? 'GET';
 
-    if (path === '/_sim/health' && (method === 'GET' || method === 'HEAD')) {
-      send(res, 200, { status: 'ok', clock: ctx.clock.now() });
-      return;
-    }
-    if (path === '/openapi.json' && method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openApiText) });
-      res.end(openApiText);
+    if (path === '/_sim/health' || path === '/openapi.json') {
+      req.resume();
+      if (method !== 'GET' && method !== 'HEAD') {
+        sendProblem(
+          res,
+          'v2',
+          requestId,
+          { status: 405, title: 'Method Not Allowed', identifier: 'err:service:application:method_not_allowed', detail: `${path} accepts GET, not ${method}.` },
+          { allow: 'GET, HEAD' },
+        );
+      } else if (path === '/_sim/health') {
+        send(res, 200, { status: 'ok', clock: ctx.clock.now() });
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(openApiText) });
+        res.end(openApiText);
+      }
       return;
     }
     const style = styleOf(path);
@@ -252,10 +262,30 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       sendProblem(res, styleOf(req.url ?? ''), requestId, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }));
     });
   });
-  // A malformed request line or headers: answer 400 instead of dropping the socket silently.
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
+  // A request node:http cannot parse (malformed, or headers beyond its size limit): answer the
+  // error envelope with a request id instead of dropping the socket or sending an empty 400.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    const status = tooLarge ? 431 : 400;
+    const title = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+    const body = JSON.stringify({
+      meta: { requestId },
+      error: {
+        title,
+        detail: tooLarge ? 'The request line or headers are larger than the server accepts.' : 'The request could not be parsed as HTTP.',
+        status,
+        type: errorTypeUrl(tooLarge ? 'err:service:bad_request:request_headers_too_large' : 'err:service:application:invalid_input', errorsUrl),
+        errors: [],
+      },
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   return { server, openApi };
 }
