@@ -1,14 +1,28 @@
 /** Named exit codes: thresholds failed and invariants violated are distinct from bad input. */
 export const EXIT = {
   ok: 0,
-  /** A bug or an unexpected failure. */
+  /** A bug or an unexpected failure (including a scenario that could not set up). */
   failure: 1,
   /** Bad flags, an unknown command or scenario: the message names the valid choices. */
   usage: 2,
+  /** The target did not answer (or refused the root key) before the run: no report was written. */
+  targetUnreachable: 3,
   /** A per-response or end-of-run check failed. */
   checkFailed: 98,
   /** A threshold such as `p99(keys.verifyKey) < 20ms` failed. */
   thresholdFailed: 99,
   /** A credit or rate-limit invariant was violated. */
   invariantViolated: 100,
+  /** Stopped by SIGINT: a partial report marked interrupted was written. */
+  interrupted: 130,
 } as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A usage error: the CLI prints the message (and help) and exits with EXIT.usage. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

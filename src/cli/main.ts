@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 /** The `keysim` command line. Thin: each command is one module that wires the layers together. */
-import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { EXIT } from './exit-codes.js';
+import { keysimVersion } from '../version.js';
 import { serveCommand } from './commands/serve.js';
-
-function packageVersion(): string {
-  const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-}
+import { runCommandModule } from './commands/run.js';
+import { listCommandModule } from './commands/list.js';
+import { reportCommandModule } from './commands/report.js';
+import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
   await yargs(argv)
@@ -17,17 +16,20 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Today: `serve` runs the simulator. The load runner (run, list, report) and the\n' +
-        'history checker (check) arrive with the next issues (see README.md).',
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 98 check failed,\n' +
+        '99 threshold failed, 130 interrupted (see README.md).',
     )
+    .command(runCommandModule)
+    .command(listCommandModule)
+    .command(reportCommandModule)
     .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
-    .version(packageVersion())
+    .version(keysimVersion())
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report or serve (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.
@@ -41,5 +43,5 @@ export async function main(argv: string[]): Promise<void> {
 
 main(hideBin(process.argv)).catch((error: unknown) => {
   process.stderr.write(`keysim: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(EXIT.failure);
+  process.exit(error instanceof UsageError ? EXIT.usage : EXIT.failure);
 });

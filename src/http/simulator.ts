@@ -3,11 +3,11 @@
  * in the documented start state (one workspace whose root key has every permission).
  */
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
 import { type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
+import { keysimVersion } from '../version.js';
 
 export interface SimulatorOptions extends ServerOptions {
   /** Default 127.0.0.1: the simulator is for this machine unless told otherwise. */
@@ -40,15 +40,6 @@ export interface Simulator {
 /** The platform's SHA-256: about twice as fast as the engine's own, and gives the same hashes. */
 export const nodeSha256 = (text: string): string => hash('sha256', text, 'base64url');
 
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const startMs = options.startMs ?? Date.now();
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(Date.now, startMs) : new ManualClock(startMs);
@@ -68,7 +59,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     start(initial.rootKey);
   };
 
-  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit }, { sha256: nodeSha256, ...options, version: options.version ?? packageVersion() });
+  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

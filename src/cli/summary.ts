@@ -1,0 +1,33 @@
+/** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
+import type { RunReport } from '../report/model.js';
+
+const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
+const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+
+export function renderSummary(report: RunReport): string {
+  const lines: string[] = [];
+  const status = report.status === 'completed' ? '' : ` — ${report.status.toUpperCase()}`;
+  lines.push(`${report.scenario.name}${status}: ${report.totals.requests} requests in ${(report.measuredMs / 1000).toFixed(1)} s (${report.totals.ratePerSec}/s), ${report.totals.errors} errors, ${report.totals.late} late, ${report.totals.dropped} dropped`);
+  const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p99 uncorr.', 'outcomes'];
+  const rows = [...report.operations, ...(report.operations.length > 1 ? [report.overall] : [])].map((o) => {
+    const outcomes = [
+      ...Object.entries(o.codes).map(([k, v]) => `${k} ${v}`),
+      ...(o.ratelimit.allowed + o.ratelimit.denied > 0 ? [`allowed ${o.ratelimit.allowed}`, `denied ${o.ratelimit.denied}`] : []),
+      ...Object.entries(o.statuses)
+        .filter(([s]) => s !== '200')
+        .map(([s, n]) => `HTTP ${s} ${n}`),
+      ...Object.entries(o.transportErrors)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`),
+    ].join(', ');
+    const c = o.latency.corrected;
+    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), ms(c.p99), ms(c.max), ms(o.latency.uncorrected.p99), outcomes];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < 8)).join('  ').trimEnd();
+  lines.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line));
+  for (const check of report.checks) lines.push(`${check.passed ? 'pass' : 'FAIL'}  check ${check.name}: ${check.detail}`);
+  for (const t of report.thresholds) lines.push(`${t.passed ? 'pass' : 'FAIL'}  threshold ${t.expression}: ${t.detail}`);
+  for (const note of report.notes) lines.push(`note  ${note}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,231 @@
+/**
+ * The open model (wrk2-style): requests are started at their planned times whatever the server
+ * does, over a fixed set of connections. A request waits in our own queue until a connection is
+ * free, so two latencies exist:
+ *   corrected   = completion − intended send time (what a user arriving on schedule experiences);
+ *   uncorrected = completion − the moment a connection took it (what most load tools report).
+ * When the server stalls, the queue grows and the corrected figure shows it; the uncorrected one
+ * hides it (coordinated omission).
+ * A send is "late" when the generator itself enqueued it more than `lateThresholdMs` after its
+ * intended time (the generator's event loop could not keep up); it is "dropped" when the queue
+ * bound was reached or the run was stopped before it could be sent.
+ */
+import { performance } from 'node:perf_hooks';
+import { Client } from 'undici';
+import { intendedOffsetMs, type PlannedPhase } from './plan.js';
+import type { Recorder } from './recorder.js';
+import type { ApiResponse, RequestSpec } from './scenario.js';
+import { classifyTransportError } from './transport-error.js';
+
+export interface OpenModelOptions {
+  url: string;
+  rootKey: string;
+  connections: number;
+  pipelining: number;
+  timeoutMs: number;
+  /** Enqueued later than this after the intended time → counted late. Default 10 ms. */
+  lateThresholdMs?: number;
+  /** Queue bound; beyond it planned sends are dropped (and counted). Default 100 000. */
+  maxQueue?: number;
+}
+
+/** What the executor needs per request: the request and how to check its answer. */
+export interface PlannedRequest {
+  /** The API operation (`keys.verifyKey`): figures are kept per operation. */
+  operation: string;
+  /** The mix entry's name, for check-failure messages. */
+  label: string;
+  spec: RequestSpec;
+  check: ((response: ApiResponse) => string | undefined) | undefined;
+}
+
+export interface PhaseOutcome {
+  sent: number;
+  late: number;
+  dropped: number;
+}
+
+interface Pending {
+  intendedMs: number;
+  request: PlannedRequest;
+  body: string;
+}
+
+export class OpenModelExecutor {
+  readonly #options: Required<OpenModelOptions>;
+  readonly #clients: Client[];
+  readonly #inFlight: number[];
+  #stopped = false;
+
+  constructor(options: OpenModelOptions) {
+    this.#options = { lateThresholdMs: 10, maxQueue: 100_000, ...options };
+    this.#clients = Array.from(
+      { length: options.connections },
+      () =>
+        new Client(options.url, {
+          pipelining: options.pipelining,
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+          connectTimeout: Math.min(options.timeoutMs, 10_000),
+          keepAliveTimeout: 30_000,
+        }),
+    );
+    this.#inFlight = this.#clients.map(() => 0);
+  }
+
+  /** Stops starting requests (SIGINT); the running phase resolves once in-flight ones settle. */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /**
+   * Runs one phase: request i is due at `phaseStartMs + i·1000/rate` on the monotonic clock;
+   * `next(random)` builds it (in order, so a seed reproduces the sequence).
+   */
+  runPhase(phase: PlannedPhase, phaseStartMs: number, next: () => PlannedRequest, recorder: Recorder): Promise<PhaseOutcome> {
+    const { lateThresholdMs, maxQueue, pipelining, rootKey } = this.#options;
+    const queue: Pending[] = [];
+    let head = 0;
+    let index = 0;
+    let inFlightTotal = 0;
+    const outcome: PhaseOutcome = { sent: 0, late: 0, dropped: 0 };
+    const headersWithRoot = { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` };
+    const headersAnonymous = { 'content-type': 'application/json' };
+
+    return new Promise<PhaseOutcome>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      let finished = false;
+
+      const finishIfDone = () => {
+        if (finished) return;
+        const planDone = index >= phase.count || this.#stopped;
+        if (planDone && head >= queue.length && inFlightTotal === 0) {
+          finished = true;
+          if (timer !== undefined) clearTimeout(timer);
+          resolve(outcome);
+        }
+      };
+
+      const send = (slot: number, pending: Pending) => {
+        const client = this.#clients[slot] as Client;
+        this.#inFlight[slot] = (this.#inFlight[slot] ?? 0) + 1;
+        inFlightTotal++;
+        outcome.sent++;
+        const sentMs = performance.now();
+        const { request } = pending;
+        client
+          .request({
+            path: `/v2/${request.spec.op}`,
+            method: 'POST',
+            headers: request.spec.auth === 'none' ? headersAnonymous : headersWithRoot,
+            body: pending.body,
+          })
+          .then(async (res) => {
+            const text = await res.body.text();
+            const doneMs = performance.now();
+            let body: unknown;
+            try {
+              body = text === '' ? undefined : JSON.parse(text);
+            } catch {
+              body = undefined;
+            }
+            const failure = request.check?.({ status: res.statusCode, body });
+            if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
+            recorder.record({
+              operation: request.operation,
+              intendedMs: pending.intendedMs,
+              sentMs,
+              doneMs,
+              status: res.statusCode,
+              transportError: undefined,
+              body,
+              checkFailed: failure !== undefined,
+              warmup: phase.warmup,
+            });
+          })
+          .catch((error: unknown) => {
+            recorder.record({
+              operation: request.operation,
+              intendedMs: pending.intendedMs,
+              sentMs,
+              doneMs: performance.now(),
+              status: undefined,
+              transportError: classifyTransportError(error),
+              body: undefined,
+              checkFailed: false,
+              warmup: phase.warmup,
+            });
+          })
+          .finally(() => {
+            this.#inFlight[slot] = (this.#inFlight[slot] ?? 1) - 1;
+            inFlightTotal--;
+            dispatch();
+            finishIfDone();
+          });
+      };
+
+      const dispatch = () => {
+        if (this.#stopped && head < queue.length) {
+          outcome.dropped += queue.length - head;
+          queue.length = 0;
+          head = 0;
+        }
+        if (head >= queue.length) return;
+        for (let slot = 0; slot < this.#clients.length && head < queue.length; slot++) {
+          while ((this.#inFlight[slot] ?? 0) < pipelining && head < queue.length) {
+            const pending = queue[head] as Pending;
+            queue[head] = undefined as never;
+            head++;
+            send(slot, pending);
+          }
+        }
+        // Compact the consumed front of the queue now and then.
+        if (head > 4096 && head * 2 > queue.length) {
+          queue.splice(0, head);
+          head = 0;
+        }
+      };
+
+      const tick = () => {
+        timer = undefined;
+        const now = performance.now();
+        if (this.#stopped) {
+          outcome.dropped += phase.count - index + (queue.length - head);
+          index = phase.count;
+          queue.length = 0;
+          head = 0;
+          finishIfDone();
+          return;
+        }
+        while (index < phase.count) {
+          const intendedMs = phaseStartMs + intendedOffsetMs(index, phase.rate);
+          if (intendedMs > now) break;
+          index++;
+          if (now - intendedMs > lateThresholdMs) outcome.late++;
+          if (queue.length - head >= maxQueue) {
+            outcome.dropped++;
+            continue;
+          }
+          const request = next();
+          queue.push({ intendedMs, request, body: JSON.stringify(request.spec.body) });
+        }
+        dispatch();
+        if (index < phase.count) {
+          const wait = phaseStartMs + intendedOffsetMs(index, phase.rate) - performance.now();
+          timer = setTimeout(tick, Math.max(0, Math.min(wait, 50)));
+        }
+        finishIfDone();
+      };
+
+      tick();
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#clients.map((client) => client.destroy().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The load plan, a pure function of the settings (DESIGN convention 9): in the open model every
+ * request of a phase has an intended send time, evenly spaced at the phase's rate —
+ * request i of a phase of rate r starts at i · 1000 / r ms. Latency is later measured from this
+ * intended time, not from when the request actually left, so a stalled server shows up in the
+ * percentiles instead of silently slowing the generator down (coordinated omission, as in wrk2).
+ * Times are computed on demand, so a ten-million-request plan costs no memory.
+ */
+
+export interface PlannedPhase {
+  name: string;
+  /** Offset of the phase's first intended send from the start of the run, ms. */
+  startMs: number;
+  durationMs: number;
+  /** Requests per second. */
+  rate: number;
+  /** round(rate · duration): the exact number of sends the phase plans. */
+  count: number;
+  warmup: boolean;
+}
+
+export interface PhaseInput {
+  name: string;
+  durationMs: number;
+  rate: number;
+  warmup: boolean;
+}
+
+/** The number of requests a phase plans: round(rate × duration in seconds). */
+export function plannedCount(rate: number, durationMs: number): number {
+  if (!(rate > 0) || !(durationMs > 0)) return 0;
+  return Math.round((rate * durationMs) / 1000);
+}
+
+/** Intended send time of request `index` of a phase, in ms from the phase's start. */
+export function intendedOffsetMs(index: number, rate: number): number {
+  return (index * 1000) / rate;
+}
+
+/** Lays phases end to end. */
+export function planPhases(phases: readonly PhaseInput[]): PlannedPhase[] {
+  let startMs = 0;
+  return phases.map((phase) => {
+    const planned: PlannedPhase = { ...phase, startMs, count: plannedCount(phase.rate, phase.durationMs) };
+    startMs += phase.durationMs;
+    return planned;
+  });
+}
+
+/** Parses a duration such as `30s`, `500ms`, `2m`, `1h`, or a bare number of seconds. */
+export function parseDurationMs(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (match === null) return undefined;
+  const value = Number(match[1]);
+  const unit = match[2] ?? 's';
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+  const ms = Math.round(value * factor);
+  return Number.isFinite(ms) ? ms : undefined;
+}

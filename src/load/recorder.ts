@@ -1,0 +1,204 @@
+/**
+ * Accumulates the outcome of every request into flat-memory figures: per operation, two HDR
+ * histograms (corrected: from the intended send time; uncorrected: from the actual send), HTTP
+ * statuses, verification codes, rate-limit allow/deny, transport errors; and a per-second
+ * timeline whose percentiles are computed when a second is closed, so memory does not grow with
+ * the number of requests.
+ */
+import type { OperationStats, TimelinePoint, TransportErrorKind } from '../report/model.js';
+import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from './histogram.js';
+
+export interface Sample {
+  operation: string;
+  /** Intended send, actual send and completion, ms on the run's monotonic clock. */
+  intendedMs: number;
+  sentMs: number;
+  doneMs: number;
+  /** HTTP status, or undefined after a transport error. */
+  status: number | undefined;
+  transportError: TransportErrorKind | undefined;
+  /** Parsed JSON body of the answer (undefined if none). */
+  body: unknown;
+  checkFailed: boolean;
+  /** Warm-up requests are sent but not counted. */
+  warmup: boolean;
+}
+
+interface OperationAccumulator {
+  corrected: Histogram;
+  uncorrected: Histogram;
+  statuses: Map<number, number>;
+  codes: Map<string, number>;
+  allowed: number;
+  denied: number;
+  transportErrors: Record<TransportErrorKind, number>;
+  checkFailures: number;
+  requests: number;
+}
+
+interface SecondAccumulator {
+  requests: number;
+  errors: number;
+  latency: Histogram;
+}
+
+function increment<K>(map: Map<K, number>, key: K): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+/** The outcome fields of an answer that the report breaks down. */
+function outcomeOf(operation: string, body: unknown): { code?: string; allowed?: boolean } {
+  if (typeof body !== 'object' || body === null) return {};
+  const data = (body as { data?: unknown }).data;
+  if (typeof data !== 'object' || data === null) return {};
+  const d = data as Record<string, unknown>;
+  if (operation === 'keys.verifyKey' && typeof d.code === 'string') return { code: d.code };
+  if (operation === 'ratelimit.limit' && typeof d.success === 'boolean') return { allowed: d.success };
+  if (operation === 'ratelimit.multiLimit' && typeof d.passed === 'boolean') return { allowed: d.passed };
+  return {};
+}
+
+export class Recorder {
+  readonly #operations = new Map<string, OperationAccumulator>();
+  readonly #seconds = new Map<number, SecondAccumulator>();
+  readonly #timeline: TimelinePoint[] = [];
+  /** Monotonic ms at which the measured part began: second 0 of the timeline. */
+  #measuredFromMs = 0;
+  #frozen = false;
+  #errors = 0;
+  #requests = 0;
+  #checkFailures = 0;
+  /** The first few failed checks, for the report's notes. */
+  readonly checkFailureExamples: string[] = [];
+
+  /** Second 0 of the timeline (the start of the first measured phase). */
+  startMeasuring(ms: number): void {
+    this.#measuredFromMs = ms;
+  }
+
+  /** Ignores everything recorded from now on (after a stop, answers cut short are not figures). */
+  freeze(): void {
+    this.#frozen = true;
+  }
+
+  get requests(): number {
+    return this.#requests;
+  }
+
+  get errors(): number {
+    return this.#errors;
+  }
+
+  get checkFailures(): number {
+    return this.#checkFailures;
+  }
+
+  noteCheckFailure(message: string): void {
+    if (this.checkFailureExamples.length < 10) this.checkFailureExamples.push(message);
+  }
+
+  record(sample: Sample): void {
+    if (sample.warmup || this.#frozen) return;
+    let acc = this.#operations.get(sample.operation);
+    if (acc === undefined) {
+      acc = {
+        corrected: newHistogram(),
+        uncorrected: newHistogram(),
+        statuses: new Map(),
+        codes: new Map(),
+        allowed: 0,
+        denied: 0,
+        transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
+        checkFailures: 0,
+        requests: 0,
+      };
+      this.#operations.set(sample.operation, acc);
+    }
+    acc.requests++;
+    this.#requests++;
+    const correctedMs = sample.doneMs - sample.intendedMs;
+    recordMs(acc.corrected, correctedMs);
+    recordMs(acc.uncorrected, sample.doneMs - sample.sentMs);
+    const isError = sample.transportError !== undefined || (sample.status !== undefined && sample.status >= 500);
+    if (sample.transportError !== undefined) acc.transportErrors[sample.transportError]++;
+    if (sample.status !== undefined) {
+      increment(acc.statuses, sample.status);
+      const outcome = outcomeOf(sample.operation, sample.body);
+      if (outcome.code !== undefined) increment(acc.codes, outcome.code);
+      if (outcome.allowed === true) acc.allowed++;
+      if (outcome.allowed === false) acc.denied++;
+    }
+    if (sample.checkFailed) {
+      acc.checkFailures++;
+      this.#checkFailures++;
+    }
+    if (isError) this.#errors++;
+
+    const second = Math.max(0, Math.floor((sample.doneMs - this.#measuredFromMs) / 1000));
+    let bucket = this.#seconds.get(second);
+    if (bucket === undefined) {
+      bucket = { requests: 0, errors: 0, latency: newHistogram() };
+      this.#seconds.set(second, bucket);
+      // Seconds two behind the newest can no longer change much: close them to keep memory flat.
+      for (const [s] of this.#seconds) if (s < second - 2) this.#closeSecond(s);
+    }
+    bucket.requests++;
+    if (isError) bucket.errors++;
+    recordMs(bucket.latency, correctedMs);
+  }
+
+  #closeSecond(second: number): void {
+    const bucket = this.#seconds.get(second);
+    if (bucket === undefined) return;
+    const p = percentilesMs(bucket.latency);
+    this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99 });
+    this.#seconds.delete(second);
+  }
+
+  /** The latency so far over all operations (for progress lines). */
+  p99SoFarMs(): number {
+    return percentilesMs(mergeHistograms([...this.#operations.values()].map((a) => a.corrected))).p99;
+  }
+
+  /** The figures of the measured part; `measuredMs` is its wall duration. */
+  finish(measuredMs: number): { operations: OperationStats[]; overall: OperationStats; timeline: TimelinePoint[] } {
+    for (const second of [...this.#seconds.keys()]) this.#closeSecond(second);
+    this.#timeline.sort((a, b) => a.second - b.second);
+    const seconds = Math.max(measuredMs / 1000, 1e-9);
+    const stats = (operation: string, acc: OperationAccumulator): OperationStats => ({
+      operation,
+      requests: acc.requests,
+      ratePerSec: Math.round((acc.requests / seconds) * 100) / 100,
+      latency: { corrected: percentilesMs(acc.corrected), uncorrected: percentilesMs(acc.uncorrected) },
+      histograms: { corrected: encodeHistogram(acc.corrected), uncorrected: encodeHistogram(acc.uncorrected) },
+      statuses: Object.fromEntries([...acc.statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
+      codes: Object.fromEntries([...acc.codes].sort((a, b) => b[1] - a[1])),
+      ratelimit: { allowed: acc.allowed, denied: acc.denied },
+      transportErrors: { ...acc.transportErrors },
+      checkFailures: acc.checkFailures,
+    });
+    const operations = [...this.#operations].sort((a, b) => a[0].localeCompare(b[0])).map(([op, acc]) => stats(op, acc));
+    const all = [...this.#operations.values()];
+    const merged: OperationAccumulator = {
+      corrected: mergeHistograms(all.map((a) => a.corrected)),
+      uncorrected: mergeHistograms(all.map((a) => a.uncorrected)),
+      statuses: new Map(),
+      codes: new Map(),
+      allowed: 0,
+      denied: 0,
+      transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
+      checkFailures: 0,
+      requests: 0,
+    };
+    for (const acc of all) {
+      for (const [k, v] of acc.statuses) merged.statuses.set(k, (merged.statuses.get(k) ?? 0) + v);
+      for (const [k, v] of acc.codes) merged.codes.set(k, (merged.codes.get(k) ?? 0) + v);
+      merged.allowed += acc.allowed;
+      merged.denied += acc.denied;
+      for (const kind of Object.keys(merged.transportErrors) as TransportErrorKind[]) merged.transportErrors[kind] += acc.transportErrors[kind];
+      merged.checkFailures += acc.checkFailures;
+      merged.requests += acc.requests;
+    }
+    return { operations, overall: stats('all', merged), timeline: [...this.#timeline] };
+  }
+}

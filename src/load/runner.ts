@@ -1,0 +1,321 @@
+/**
+ * Runs one scenario against one target and returns its report:
+ * reachability → fixtures → phases (each planned, then executed) → end-of-run checks →
+ * thresholds → cleanup. The caller writes the report; nothing here prints secrets.
+ */
+import { cpus, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Random } from '../engine/index.js';
+import { type CheckResult, type OperationStats, type PhaseReport, REPORT_SCHEMA, REPORT_VERSION, type RunReport } from '../report/model.js';
+import { weightedPicker } from './distributions.js';
+import { OpenModelExecutor, type PlannedRequest } from './open-model.js';
+import { planPhases } from './plan.js';
+import { Recorder } from './recorder.js';
+import type { LoadSettings, MixEntry, Operation, PhaseSpec, RunResults, Scenario, ScenarioContext } from './scenario.js';
+import { ServiceCallError, httpJsonClient, serviceApi, simulatorAdmin } from './service-api.js';
+import type { Target } from './target.js';
+import { type Threshold, evaluateThresholds } from './thresholds.js';
+import { classifyTransportError } from './transport-error.js';
+import { runClosedPhase } from './closed-model.js';
+
+export const LATE_THRESHOLD_MS = 10;
+
+/** The target did not answer before the run: no report is written. */
+export class TargetUnreachableError extends Error {
+  constructor(url: string, reason: string) {
+    super(`The target ${url} is not reachable: ${reason}. Check the URL (and that the service runs), then try again.`);
+    this.name = 'TargetUnreachableError';
+  }
+}
+
+/** The scenario could not set up or run: a clear message, no figures. */
+export class ScenarioFailedError extends Error {
+  constructor(scenario: string, stage: string, cause: unknown) {
+    super(`Scenario "${scenario}" failed during ${stage}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'ScenarioFailedError';
+  }
+}
+
+export interface ProgressSnapshot {
+  phase: string;
+  elapsedMs: number;
+  /** Planned duration of all phases, ms. */
+  totalMs: number;
+  requests: number;
+  /** Completed requests per second over the last interval. */
+  rps: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface RunOptions {
+  scenario: Scenario<unknown>;
+  target: Target;
+  settings: LoadSettings;
+  seed: number;
+  thresholds: readonly Threshold[];
+  /** Keep what the scenario created on a live target. */
+  keep: boolean;
+  /** Aborting stops the load within ~2 s; the report is marked interrupted. */
+  signal?: AbortSignal;
+  /** Called about once a second during the load. */
+  onProgress?: (progress: ProgressSnapshot) => void;
+  /** A line for the log (never a secret). */
+  log?: (line: string) => void;
+  keysimVersion: string;
+  /** For the run tag; default now. */
+  now?: () => Date;
+}
+
+/** Checks that the target answers and that the root key is accepted, before anything is created. */
+async function checkReachable(target: Target, timeoutMs: number): Promise<void> {
+  const client = httpJsonClient(target, Math.min(timeoutMs, 10_000));
+  try {
+    const res = await client.post('/v2/identities.listIdentities', { limit: 1 }, 'root');
+    if (res.status === 401 || (res.status === 400 && JSON.stringify(res.body).includes('authentication'))) {
+      throw new TargetUnreachableError(target.url, 'it refused the root key (check KEYSIM_ROOT_KEY)');
+    }
+    if (res.status >= 500) throw new TargetUnreachableError(target.url, `it answered ${res.status}`);
+  } catch (error) {
+    if (error instanceof TargetUnreachableError) throw error;
+    throw new TargetUnreachableError(target.url, `${classifyTransportError(error)} (${error instanceof Error ? error.message : String(error)})`);
+  } finally {
+    await client.close();
+  }
+}
+
+function defaultPhases<F>(settings: LoadSettings): Array<PhaseSpec<F>> {
+  const phases: Array<PhaseSpec<F>> = [];
+  if (settings.warmupMs > 0) phases.push({ name: 'warm-up', durationMs: settings.warmupMs, warmup: true });
+  phases.push({ name: 'load', durationMs: settings.durationMs });
+  return phases;
+}
+
+function environment(version: string): RunReport['environment'] {
+  const cpu = cpus();
+  return {
+    keysimVersion: version,
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    cpus: cpu.length,
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+    totalMemoryBytes: totalmem(),
+  };
+}
+
+export async function runScenario(options: RunOptions): Promise<RunReport> {
+  const { scenario, target, settings, seed } = options;
+  const log = options.log ?? (() => undefined);
+  const now = options.now ?? (() => new Date());
+  const startedAt = now();
+  const runId = `${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${seed}`;
+
+  await checkReachable(target, settings.timeoutMs);
+
+  const client = httpJsonClient(target, settings.timeoutMs);
+  const cleanups: Array<() => Promise<void>> = [];
+  const ctx: ScenarioContext = {
+    api: serviceApi(client),
+    admin: target.clockControl ? simulatorAdmin(client) : undefined,
+    target: { kind: target.kind, url: target.url },
+    random: new Random(seed),
+    tag: `keysim-${runId}`,
+    settings,
+    log,
+    onCleanup: (fn) => cleanups.push(fn),
+  };
+  const notes: string[] = [];
+  const recorder = new Recorder();
+  let executor: OpenModelExecutor | undefined;
+  let interrupted = false;
+  const onAbort = () => {
+    interrupted = true;
+    executor?.stop();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    let fixtures: unknown;
+    try {
+      fixtures = await scenario.setup(ctx);
+    } catch (error) {
+      throw new ScenarioFailedError(scenario.name, 'setup', error instanceof ServiceCallError ? error.message : error);
+    }
+
+    const specs = scenario.phases?.(ctx, fixtures) ?? defaultPhases<unknown>(settings);
+    const planned = planPhases(specs.map((p) => ({ name: p.name, durationMs: p.durationMs, rate: p.rate ?? settings.rate, warmup: p.warmup === true })));
+    const totalMs = planned.reduce((sum, p) => sum + p.durationMs, 0);
+    const phaseReports: PhaseReport[] = [];
+    let late = 0;
+    let dropped = 0;
+    let measuredMs = 0;
+    let measuringStarted = false;
+    const runStartMs = performance.now();
+
+    if (settings.model === 'open') {
+      executor = new OpenModelExecutor({
+        url: target.url,
+        rootKey: target.rootKey,
+        connections: settings.connections,
+        pipelining: settings.pipelining,
+        timeoutMs: settings.timeoutMs,
+        lateThresholdMs: LATE_THRESHOLD_MS,
+      });
+    }
+
+    let lastRequests = 0;
+    let lastProgressMs = performance.now();
+    let currentPhase = '';
+    const progressTimer = setInterval(() => {
+      const t = performance.now();
+      const requests = recorder.requests;
+      options.onProgress?.({
+        phase: currentPhase,
+        elapsedMs: t - runStartMs,
+        totalMs,
+        requests,
+        rps: ((requests - lastRequests) * 1000) / Math.max(1, t - lastProgressMs),
+        p99Ms: recorder.p99SoFarMs(),
+        errors: recorder.errors,
+      });
+      lastRequests = requests;
+      lastProgressMs = t;
+    }, 1000);
+    progressTimer.unref();
+
+    try {
+      for (const [i, phase] of planned.entries()) {
+        if (interrupted) break;
+        const spec = specs[i] as PhaseSpec<unknown>;
+        currentPhase = phase.name;
+        try {
+          await spec.before?.(ctx, fixtures);
+        } catch (error) {
+          throw new ScenarioFailedError(scenario.name, `the "before" step of phase "${phase.name}"`, error);
+        }
+        const clockFrom = ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
+        const mix: ReadonlyArray<MixEntry<unknown>> = spec.mix ?? scenario.mix;
+        const pick = weightedPicker(mix);
+        const next = (): PlannedRequest => {
+          const entry = pick(ctx.random);
+          const request = entry.build(fixtures, ctx.random);
+          const check = entry.check;
+          // Figures are kept per API operation (what thresholds name); the entry's name labels check failures.
+          return {
+            operation: request.op,
+            label: entry.name ?? request.op,
+            spec: request,
+            check: check === undefined ? undefined : (response) => check(response, fixtures),
+          };
+        };
+        const phaseStartMs = performance.now();
+        if (!phase.warmup && !measuringStarted) {
+          recorder.startMeasuring(phaseStartMs);
+          measuringStarted = true;
+        }
+        log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
+        if (executor !== undefined) {
+          const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder);
+          if (!phase.warmup) {
+            late += outcome.late;
+            dropped += outcome.dropped;
+          }
+        } else {
+          await runClosedPhase({ target, settings, phase, next, recorder, signal: options.signal });
+        }
+        const phaseEndMs = performance.now();
+        if (!phase.warmup) measuredMs += phaseEndMs - phaseStartMs;
+        const clockTo = ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
+        phaseReports.push({
+          name: phase.name,
+          startMs: Math.round(phaseStartMs - runStartMs),
+          durationMs: Math.round(phaseEndMs - phaseStartMs),
+          rate: settings.model === 'open' ? phase.rate : settings.connections,
+          warmup: phase.warmup,
+          ...(clockFrom === undefined ? {} : { serviceClockFrom: clockFrom }),
+          ...(clockTo === undefined ? {} : { serviceClockTo: clockTo }),
+        });
+      }
+    } finally {
+      clearInterval(progressTimer);
+      if (interrupted) recorder.freeze();
+      await executor?.close();
+    }
+
+    const figures = recorder.finish(measuredMs);
+    const byOp = new Map(figures.operations.map((o) => [o.operation, o]));
+    const results: RunResults = {
+      operations: figures.operations,
+      overall: figures.overall,
+      totals: { requests: recorder.requests, errors: recorder.errors, ratePerSec: figures.overall.ratePerSec, late, lateThresholdMs: LATE_THRESHOLD_MS, dropped },
+      operation: (op: Operation): OperationStats | undefined => byOp.get(op),
+    };
+
+    const checks: CheckResult[] = [];
+    if (recorder.checkFailures > 0) {
+      checks.push({
+        name: 'per-response checks',
+        passed: false,
+        detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
+      });
+    } else if (recorder.requests > 0) {
+      checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed` });
+    }
+    if (interrupted) {
+      notes.push('Interrupted (SIGINT): the figures cover only what ran; end-of-run checks were skipped.');
+    } else if (scenario.finish !== undefined) {
+      try {
+        checks.push(...(await scenario.finish(ctx, fixtures, results)));
+      } catch (error) {
+        checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    }
+    if (dropped > 0) notes.push(`${dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
+    if (late > 0) notes.push(`${late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`);
+
+    const withoutThresholds: Omit<RunReport, 'thresholds'> = {
+      schema: REPORT_SCHEMA,
+      version: REPORT_VERSION,
+      scenario: { name: scenario.name, description: scenario.description },
+      status: interrupted ? 'interrupted' : 'completed',
+      seed,
+      startedAt: startedAt.toISOString(),
+      finishedAt: now().toISOString(),
+      measuredMs: Math.round(measuredMs),
+      target: { kind: target.kind, url: target.url },
+      settings: {
+        model: settings.model,
+        rate: settings.rate,
+        connections: settings.connections,
+        pipelining: settings.pipelining,
+        durationMs: settings.durationMs,
+        warmupMs: settings.warmupMs,
+        timeoutMs: settings.timeoutMs,
+      },
+      environment: environment(options.keysimVersion),
+      phases: phaseReports,
+      totals: results.totals,
+      overall: figures.overall,
+      operations: figures.operations,
+      timeline: figures.timeline,
+      checks,
+      notes,
+    };
+    return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    if (target.kind === 'live' && !options.keep) {
+      for (const cleanup of cleanups.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    } else if (target.kind === 'live' && cleanups.length > 0) {
+      log(`--keep: left ${cleanups.length} created resources in place (their names start with ${ctx.tag}).`);
+    }
+    await client.close();
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The target's public API and the simulator's admin surface over undici, for fixtures and checks
+ * (the measured load goes through open-model.ts / closed-model.ts instead). Error messages name
+ * the operation and the service's detail — never the root key.
+ */
+import { Agent, request } from 'undici';
+import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from './scenario.js';
+
+export interface TargetCredentials {
+  /** Base URL without credentials, e.g. http://127.0.0.1:8787. */
+  url: string;
+  rootKey: string;
+}
+
+/** A failed fixture or admin call: what was called and what the service said. */
+export class ServiceCallError extends Error {
+  constructor(
+    readonly path: string,
+    readonly status: number,
+    detail: string,
+  ) {
+    super(`${path} answered ${status}: ${detail}`);
+    this.name = 'ServiceCallError';
+  }
+}
+
+function detailOf(body: unknown): string {
+  if (typeof body === 'object' && body !== null && 'error' in body) {
+    const error = (body as { error: unknown }).error;
+    if (typeof error === 'object' && error !== null) {
+      const e = error as { detail?: unknown; message?: unknown };
+      if (typeof e.detail === 'string') return e.detail;
+      if (typeof e.message === 'string') return e.message;
+    }
+  }
+  return JSON.stringify(body)?.slice(0, 300) ?? 'no body';
+}
+
+export interface HttpJsonClient {
+  post(path: string, body: unknown, auth: 'root' | 'none'): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): HttpJsonClient {
+  const dispatcher = new Agent({ connections: 16, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  return {
+    async post(path, body, auth) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
+      const res = await request(`${target.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.statusCode, body: parsed };
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+export function serviceApi(client: HttpJsonClient): ServiceApi {
+  return {
+    call: (op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }) => client.post(`/v2/${op}`, body, options?.auth ?? 'root'),
+    async data<T>(op: Operation, body: unknown): Promise<T> {
+      const res = await client.post(`/v2/${op}`, body, 'root');
+      if (res.status !== 200) throw new ServiceCallError(`/v2/${op}`, res.status, detailOf(res.body));
+      return (res.body as { data: T }).data;
+    },
+  };
+}
+
+export function simulatorAdmin(client: HttpJsonClient): SimulatorAdmin {
+  const call = async <T>(op: string, body: unknown): Promise<T> => {
+    const res = await client.post(`/_sim/${op}`, body, 'root');
+    if (res.status !== 200) throw new ServiceCallError(`/_sim/${op}`, res.status, detailOf(res.body));
+    return (res.body as { data: T }).data;
+  };
+  return {
+    clockNow: async () => (await call<{ nowMs: number }>('clock.get', {})).nowMs,
+    clockSet: async (to) => (await call<{ nowMs: number }>('clock.set', { to })).nowMs,
+    clockAdvance: async (byMs) => (await call<{ nowMs: number }>('clock.advance', { byMs })).nowMs,
+    createNamespace: async (name) => (await call<{ namespaceId: string }>('namespaces.create', { name })).namespaceId,
+    deleteNamespace: async (name) => {
+      await call('namespaces.delete', { namespace: name });
+    },
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Threshold expressions, checked against a finished report:
+ *
+ *   p99(keys.verifyKey) < 20ms     latency percentile of one operation (p50 p90 p99 p999 max mean)
+ *   p99 < 50ms                     … of all operations together (corrected latency)
+ *   errors == 0                    transport errors and 5xx
+ *   rate(VALID) > 0.9              share of verifications answered VALID (any verification code),
+ *   rate(200) >= 0.99              share of answers with that HTTP status,
+ *   rate(allowed) > 0.5            share of rate-limit checks admitted (or denied)
+ *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0
+ *
+ * Operators: < <= > >= == !=. Latency units: us, ms (default), s.
+ */
+import type { RunReport, ThresholdResult } from '../report/model.js';
+
+type Comparator = '<' | '<=' | '>' | '>=' | '==' | '!=';
+
+export interface Threshold {
+  expression: string;
+  metric: string;
+  argument: string | undefined;
+  comparator: Comparator;
+  /** In ms for latencies; a plain number otherwise. */
+  value: number;
+}
+
+const LATENCY = new Set(['p50', 'p90', 'p99', 'p999', 'max', 'mean']);
+const COUNTS = new Set(['errors', 'requests', 'rps', 'late', 'dropped', 'checks']);
+const PATTERN = /^\s*([a-z0-9]+)\s*(?:\(\s*([^()\s]+)\s*\))?\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*(us|µs|ms|s)?\s*$/i;
+
+export type ParsedThreshold = { ok: true; threshold: Threshold } | { ok: false; error: string };
+
+export function parseThreshold(expression: string): ParsedThreshold {
+  const match = PATTERN.exec(expression);
+  const usage = 'Write e.g. "p99(keys.verifyKey) < 20ms", "errors == 0" or "rate(VALID) > 0.9".';
+  if (match === null) return { ok: false, error: `The threshold "${expression}" is not understood. ${usage}` };
+  const metric = (match[1] ?? '').toLowerCase();
+  const argument = match[2];
+  const comparator = match[3] as Comparator;
+  let value = Number(match[4]);
+  const unit = match[5]?.toLowerCase();
+  if (LATENCY.has(metric)) {
+    value = unit === 's' ? value * 1000 : unit === 'us' || unit === 'µs' ? value / 1000 : value;
+  } else if (unit !== undefined) {
+    return { ok: false, error: `The threshold "${expression}" gives a unit to "${metric}", which is not a latency.` };
+  } else if (metric === 'rate') {
+    if (argument === undefined) return { ok: false, error: `rate() needs an outcome, e.g. rate(VALID) or rate(200). ${usage}` };
+  } else if (!COUNTS.has(metric)) {
+    return { ok: false, error: `Unknown metric "${metric}" in "${expression}": use p50 p90 p99 p999 max mean, rate(…), ${[...COUNTS].join(' ')}.` };
+  } else if (argument !== undefined && metric !== 'errors' && metric !== 'requests' && metric !== 'rps') {
+    return { ok: false, error: `"${metric}" takes no argument in "${expression}".` };
+  }
+  return { ok: true, threshold: { expression: expression.trim(), metric, argument, comparator, value } };
+}
+
+function compare(actual: number, comparator: Comparator, expected: number): boolean {
+  switch (comparator) {
+    case '<':
+      return actual < expected;
+    case '<=':
+      return actual <= expected;
+    case '>':
+      return actual > expected;
+    case '>=':
+      return actual >= expected;
+    case '==':
+      return actual === expected;
+    case '!=':
+      return actual !== expected;
+  }
+}
+
+/** The measured value a threshold compares, or a reason why there is none. */
+function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | string {
+  const stats = t.argument === undefined || t.metric === 'rate' ? report.overall : report.operations.find((o) => o.operation === t.argument);
+  if (stats === undefined) return `no requests of ${t.argument ?? '?'} were measured`;
+  if (LATENCY.has(t.metric)) {
+    if (stats.latency.corrected.count === 0) return 'no latency was measured';
+    return stats.latency.corrected[t.metric as 'p50'];
+  }
+  switch (t.metric) {
+    case 'errors':
+      return t.argument === undefined ? report.totals.errors : Object.values(stats.transportErrors).reduce((a, b) => a + b, 0) + Object.entries(stats.statuses).filter(([s]) => Number(s) >= 500).reduce((a, [, n]) => a + n, 0);
+    case 'requests':
+      return stats.requests;
+    case 'rps':
+      return stats.ratePerSec;
+    case 'late':
+      return report.totals.late;
+    case 'dropped':
+      return report.totals.dropped;
+    case 'checks':
+      return report.overall.checkFailures + report.checks.filter((c) => !c.passed).length;
+    case 'rate': {
+      const arg = t.argument ?? '';
+      const all = report.operations;
+      if (/^\d{3}$/.test(arg)) {
+        const total = report.overall.requests;
+        return total === 0 ? 'no requests were measured' : (report.overall.statuses[arg] ?? 0) / total;
+      }
+      if (arg.toLowerCase() === 'allowed' || arg.toLowerCase() === 'denied') {
+        const { allowed, denied } = report.overall.ratelimit;
+        return allowed + denied === 0 ? 'no rate-limit checks were measured' : (arg.toLowerCase() === 'allowed' ? allowed : denied) / (allowed + denied);
+      }
+      const codes = all.reduce((sum, o) => sum + Object.values(o.codes).reduce((a, b) => a + b, 0), 0);
+      if (codes === 0) return 'no verifications were measured';
+      return all.reduce((sum, o) => sum + (o.codes[arg.toUpperCase()] ?? 0), 0) / codes;
+    }
+    default:
+      return `unknown metric ${t.metric}`;
+  }
+}
+
+const shown = (t: Threshold, value: number) => (LATENCY.has(t.metric) ? `${Math.round(value * 1000) / 1000} ms` : t.metric === 'rate' ? value.toFixed(4) : String(value));
+
+export function evaluateThresholds(thresholds: readonly Threshold[], report: Omit<RunReport, 'thresholds'>): ThresholdResult[] {
+  return thresholds.map((t) => {
+    const actual = measure(t, report);
+    if (typeof actual === 'string') return { expression: t.expression, passed: false, actual: null, detail: actual };
+    const passed = compare(actual, t.comparator, t.value);
+    return { expression: t.expression, passed, actual, detail: `measured ${shown(t, actual)}` };
+  });
+}
