@@ -6,7 +6,7 @@
  * the number of requests.
  */
 import type { OperationStats, TimelinePoint, TransportErrorKind } from '../report/model.js';
-import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from './histogram.js';
+import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from '../report/histogram.js';
 
 export interface Sample {
   operation: string;

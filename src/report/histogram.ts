@@ -4,7 +4,7 @@
  * whatever the number of requests, and histograms from several workers or runs merge exactly.
  */
 import * as hdr from 'hdr-histogram-js';
-import type { Percentiles } from '../report/model.js';
+import type { Percentiles } from './model.js';
 
 export type Histogram = hdr.Histogram;
 

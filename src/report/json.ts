@@ -1,0 +1,247 @@
+/**
+ * `report.json`: the run report as stable, pretty JSON, and the reader that checks a file is a
+ * report this keysim understands before anything trusts its contents.
+ *
+ * One outline of {@link RunReport} drives both directions: the writer emits fields in its order
+ * (records sorted by key) so two equal reports give the same bytes, and the reader checks every
+ * field against it. The outline is typed against the model, so a field added to `RunReport`
+ * without being added here is a compile error.
+ */
+import {
+  REPORT_SCHEMA,
+  REPORT_VERSION,
+  type CheckResult,
+  type OperationStats,
+  type Percentiles,
+  type PhaseReport,
+  type RunReport,
+  type ThresholdResult,
+  type TimelinePoint,
+  type TransportErrorKind,
+} from './model.js';
+import { compareKeys } from './format.js';
+
+type Shape =
+  | { kind: 'string'; pattern?: RegExp; patternName?: string }
+  | { kind: 'number'; min?: number }
+  | { kind: 'boolean' }
+  | { kind: 'literal'; values: ReadonlyArray<string | number> }
+  | { kind: 'nullable'; of: Shape }
+  | { kind: 'array'; of: Shape }
+  | { kind: 'record'; of: Shape }
+  | { kind: 'object'; fields: Readonly<Record<string, Shape>>; optional: ReadonlySet<string> };
+
+const str: Shape = { kind: 'string' };
+const num: Shape = { kind: 'number' };
+const count: Shape = { kind: 'number', min: 0 };
+const bool: Shape = { kind: 'boolean' };
+const base64: Shape = { kind: 'string', pattern: /^[A-Za-z0-9+/=]*$/, patternName: 'base64' };
+const oneOf = (...values: ReadonlyArray<string | number>): Shape => ({ kind: 'literal', values });
+const arrayOf = (of: Shape): Shape => ({ kind: 'array', of });
+const recordOf = (of: Shape): Shape => ({ kind: 'record', of });
+const nullable = (of: Shape): Shape => ({ kind: 'nullable', of });
+
+/** An object outline with exactly the keys of `T` (checked by the compiler). */
+function object<T>(fields: { [K in keyof T]-?: Shape }, optional: ReadonlyArray<keyof T & string> = []): Shape {
+  return { kind: 'object', fields: fields as Record<string, Shape>, optional: new Set(optional) };
+}
+
+const percentilesShape = object<Percentiles>({ p50: num, p90: num, p99: num, p999: num, max: num, mean: num, count });
+
+const operationShape = object<OperationStats>({
+  operation: str,
+  requests: count,
+  ratePerSec: num,
+  latency: object<OperationStats['latency']>({ corrected: percentilesShape, uncorrected: percentilesShape }),
+  histograms: object<OperationStats['histograms']>({ corrected: base64, uncorrected: base64 }),
+  statuses: recordOf(count),
+  codes: recordOf(count),
+  ratelimit: object<OperationStats['ratelimit']>({ allowed: count, denied: count }),
+  transportErrors: object<Record<TransportErrorKind, number>>({ timeout: count, reset: count, refused: count, other: count }),
+  checkFailures: count,
+});
+
+const reportShape = object<RunReport>({
+  schema: oneOf(REPORT_SCHEMA),
+  version: oneOf(REPORT_VERSION),
+  scenario: object<RunReport['scenario']>({ name: str, description: str }),
+  status: oneOf('completed', 'interrupted', 'failed'),
+  seed: num,
+  startedAt: str,
+  finishedAt: str,
+  measuredMs: count,
+  target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str }),
+  settings: object<RunReport['settings']>({
+    model: oneOf('open', 'closed'),
+    rate: count,
+    connections: count,
+    pipelining: count,
+    durationMs: count,
+    warmupMs: count,
+    timeoutMs: count,
+  }),
+  environment: object<RunReport['environment']>({
+    keysimVersion: str,
+    node: str,
+    platform: str,
+    arch: str,
+    cpus: count,
+    cpuModel: str,
+    totalMemoryBytes: count,
+  }),
+  phases: arrayOf(
+    object<PhaseReport>(
+      { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str },
+      ['serviceClockFrom', 'serviceClockTo'],
+    ),
+  ),
+  totals: object<RunReport['totals']>({ requests: count, errors: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }),
+  overall: operationShape,
+  operations: arrayOf(operationShape),
+  timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
+  checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
+  thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, actual: nullable(num), detail: str })),
+  notes: arrayOf(str),
+});
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Rebuilds `value` with object keys in outline order (unknown keys after, sorted) and record keys sorted. */
+function canonical(value: unknown, shape: Shape): unknown {
+  switch (shape.kind) {
+    case 'nullable':
+      return value === null ? null : canonical(value, shape.of);
+    case 'array':
+      return Array.isArray(value) ? value.map((item) => canonical(item, shape.of)) : value;
+    case 'record': {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(value).sort(compareKeys)) out[key] = canonical(value[key], shape.of);
+      return out;
+    }
+    case 'object': {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [key, fieldShape] of Object.entries(shape.fields)) {
+        if (key in value && value[key] !== undefined) out[key] = canonical(value[key], fieldShape);
+      }
+      for (const key of Object.keys(value).sort()) if (!(key in shape.fields)) out[key] = value[key];
+      return out;
+    }
+    default:
+      return value;
+  }
+}
+
+/**
+ * The report as pretty JSON (two-space indent, trailing newline). Stable: fields in the model's
+ * order and count records sorted by key, so equal reports give identical text whatever order
+ * their records were filled in.
+ */
+export function renderJson(report: RunReport): string {
+  return `${JSON.stringify(canonical(report, reportShape), null, 2)}\n`;
+}
+
+const MAX_ISSUES = 12;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing (missing)';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value);
+  return `${typeof value} ${text.length > 40 ? `${text.slice(0, 37)}...` : text}`;
+}
+
+function validate(value: unknown, shape: Shape, path: string, issues: string[]): void {
+  if (issues.length >= MAX_ISSUES) return;
+  const fail = (expected: string) => {
+    issues.push(`${path}: expected ${expected}, got ${describe(value)}`);
+  };
+  switch (shape.kind) {
+    case 'string':
+      if (typeof value !== 'string') fail('a string');
+      else if (shape.pattern !== undefined && !shape.pattern.test(value)) fail(`a ${shape.patternName ?? 'matching'} string`);
+      return;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) fail('a number');
+      else if (shape.min !== undefined && value < shape.min) fail(`a number >= ${shape.min}`);
+      return;
+    case 'boolean':
+      if (typeof value !== 'boolean') fail('true or false');
+      return;
+    case 'literal':
+      if (!shape.values.some((allowed) => allowed === value)) fail(`one of ${shape.values.map((v) => JSON.stringify(v)).join(', ')}`);
+      return;
+    case 'nullable':
+      if (value !== null) validate(value, shape.of, path, issues);
+      return;
+    case 'array':
+      if (!Array.isArray(value)) return fail('an array');
+      value.forEach((item, i) => validate(item, shape.of, `${path}[${i}]`, issues));
+      return;
+    case 'record':
+      if (!isPlainObject(value)) return fail('an object');
+      for (const [key, item] of Object.entries(value)) validate(item, shape.of, `${path}[${JSON.stringify(key)}]`, issues);
+      return;
+    case 'object':
+      if (!isPlainObject(value)) return fail('an object');
+      for (const [key, fieldShape] of Object.entries(shape.fields)) {
+        const fieldPath = path === '' ? key : `${path}.${key}`;
+        if (!(key in value)) {
+          if (!shape.optional.has(key)) issues.push(`${fieldPath}: missing`);
+        } else {
+          validate(value[key], fieldShape, fieldPath, issues);
+        }
+        if (issues.length >= MAX_ISSUES) return;
+      }
+      return;
+  }
+}
+
+export type ParseReportResult = { ok: true; report: RunReport } | { ok: false; error: string };
+
+/**
+ * Reads a `report.json`: checks it is JSON, a keysim run report (`schema`), of the version this
+ * keysim reads, and that every field has the model's type. The error names each offending field
+ * by its path (`operations[0].latency.corrected.p99: expected a number, got string "fast"`).
+ */
+export function parseReport(text: string): ParseReportResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, error: `not a keysim report: the file is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (!isPlainObject(value)) {
+    return { ok: false, error: `not a keysim report: expected a JSON object, got ${describe(value)}` };
+  }
+  if (value['schema'] !== REPORT_SCHEMA) {
+    return {
+      ok: false,
+      error: `not a keysim report: expected "schema": ${JSON.stringify(REPORT_SCHEMA)}, got ${describe(value['schema'])}`,
+    };
+  }
+  const version = value['version'];
+  if (version !== REPORT_VERSION) {
+    const newer = typeof version === 'number' && version > REPORT_VERSION;
+    return {
+      ok: false,
+      error:
+        `unsupported report version: got ${describe(version)}, this keysim reads version ${REPORT_VERSION}` +
+        (newer ? ' (the report was written by a newer keysim; upgrade keysim to read it)' : ''),
+    };
+  }
+  const issues: string[] = [];
+  validate(value, reportShape, '', issues);
+  if (issues.length > 0) {
+    const more = issues.length >= MAX_ISSUES ? `\n  (stopped after ${MAX_ISSUES} problems)` : '';
+    return {
+      ok: false,
+      error: `invalid keysim report (version ${REPORT_VERSION}): ${issues.length === 1 ? '1 problem' : `${issues.length} problems`}\n  - ${issues.join('\n  - ')}${more}`,
+    };
+  }
+  return { ok: true, report: value as unknown as RunReport };
+}

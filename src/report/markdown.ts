@@ -1,0 +1,290 @@
+/**
+ * `report.md`: the run as GitHub-flavoured Markdown tables, short enough to paste into a pull
+ * request. Every string that comes from the report is untrusted and escaped, so a scenario name
+ * or a note can neither break a table nor inject markup.
+ */
+import type { OperationStats, Percentiles, RunReport, TransportErrorKind } from './model.js';
+import {
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMsValue,
+  formatPercent,
+  formatRate,
+  formatValue,
+  sortedCounts,
+  sumCounts,
+  unionKeys,
+} from './format.js';
+
+const TRANSPORT_KINDS: readonly TransportErrorKind[] = ['timeout', 'reset', 'refused', 'other'];
+
+/**
+ * Escapes text for inline Markdown: a backslash before every character that could start
+ * emphasis, code, a link, HTML or a table cell; line breaks become spaces so a value always
+ * stays on its line (and in its cell).
+ */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ').replace(/[\\`*_[\]<>#|~]/g, (ch) => `\\${ch}`);
+}
+
+/** Like {@link escapeMarkdown}, for text that starts a line: a leading list or heading marker is escaped too. */
+function escapeMarkdownBlock(text: string): string {
+  return escapeMarkdown(text).replace(/^(\s*)(?:([-+=])|(\d+)(?=[.)]))/, (_m, space: string, marker: string | undefined, digits: string | undefined) =>
+    marker !== undefined ? `${space}\\${marker}` : `${space}${digits ?? ''}\\`,
+  );
+}
+
+function row(cells: readonly string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A table; `align` per column: 'l' or 'r'. Cells must already be escaped. */
+function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>, align: string): string {
+  const rule = header.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
+  return [row(header), row(rule), ...rows.map(row)].join('\n');
+}
+
+const mark = (passed: boolean) => (passed ? '✅' : '❌');
+
+function statusLine(report: RunReport): string {
+  const failedThresholds = report.thresholds.filter((t) => !t.passed).length;
+  const failedChecks = report.checks.filter((c) => !c.passed).length;
+  const parts: string[] = [];
+  parts.push(
+    report.status === 'completed' ? '**Status:** ✅ completed' : report.status === 'interrupted' ? '**Status:** ⚠️ **INTERRUPTED**' : '**Status:** ❌ **FAILED**',
+  );
+  parts.push(
+    report.thresholds.length === 0
+      ? '**Thresholds:** none'
+      : `**Thresholds:** ${mark(failedThresholds === 0)} ${report.thresholds.length - failedThresholds}/${report.thresholds.length} passed`,
+  );
+  parts.push(
+    report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
+  );
+  return parts.join(' · ');
+}
+
+function banner(report: RunReport): string[] {
+  if (report.status === 'interrupted') {
+    return [
+      '> [!WARNING]',
+      `> **INTERRUPTED** — the run was stopped before its end; the figures cover only the ${formatDuration(report.measuredMs)} that were measured, and ${formatCount(report.totals.dropped)} planned sends were never made.`,
+      '',
+    ];
+  }
+  if (report.status === 'failed') {
+    return ['> [!CAUTION]', '> **FAILED** — the run could not go on; see the notes below. The figures are partial or empty.', ''];
+  }
+  return [];
+}
+
+function environmentLine(env: RunReport['environment']): string {
+  return [
+    `keysim ${escapeMarkdown(env.keysimVersion)}`,
+    `Node ${escapeMarkdown(env.node)}`,
+    `${escapeMarkdown(env.platform)}/${escapeMarkdown(env.arch)}`,
+    `${formatCount(env.cpus)} × ${escapeMarkdown(env.cpuModel)}`,
+    formatBytes(env.totalMemoryBytes),
+  ].join(' · ');
+}
+
+function settingsLine(report: RunReport): string {
+  const s = report.settings;
+  const load = s.model === 'open' ? `open model, ${formatRate(s.rate)} req/s intended` : `closed model`;
+  return `${load} · ${formatCount(s.connections)} connections · pipelining ${formatCount(s.pipelining)} · timeout ${formatDuration(s.timeoutMs)}`;
+}
+
+function overview(report: RunReport): string {
+  const rows: Array<[string, string]> = [
+    ['Scenario', escapeMarkdown(report.scenario.name)],
+    ['Status', report.status === 'completed' ? 'completed' : `**${report.status.toUpperCase()}**`],
+    ['Seed', escapeMarkdown(String(report.seed))],
+    ['Target', `${report.target.kind} · ${escapeMarkdown(report.target.url)}`],
+    ['Load', settingsLine(report)],
+    [
+      'Duration',
+      `${formatDuration(report.measuredMs)} measured (planned ${formatDuration(report.settings.durationMs)}, warm-up ${formatDuration(report.settings.warmupMs)})`,
+    ],
+    ['Started → finished', `${escapeMarkdown(report.startedAt)} → ${escapeMarkdown(report.finishedAt)}`],
+    ['Environment', environmentLine(report.environment)],
+  ];
+  return table(['Run', ''], rows, 'll');
+}
+
+function totals(report: RunReport): string {
+  const t = report.totals;
+  return table(
+    ['Requests', 'Errors', 'Rate (req/s)', `Late sends (> ${formatValue(t.lateThresholdMs)} ms)`, 'Dropped sends'],
+    [
+      [
+        formatCount(t.requests),
+        `${formatCount(t.errors)} (${formatPercent(t.errors, t.requests)})`,
+        formatRate(t.ratePerSec),
+        `${formatCount(t.late)} (${formatPercent(t.late, t.requests + t.dropped)})`,
+        `${formatCount(t.dropped)} (${formatPercent(t.dropped, t.requests + t.dropped)})`,
+      ],
+    ],
+    'rrrrr',
+  );
+}
+
+function latencyRow(name: string, op: OperationStats): string[] {
+  const c = op.latency.corrected;
+  return [
+    name,
+    formatCount(op.requests),
+    formatRate(op.ratePerSec),
+    ...[c.p50, c.p90, c.p99, c.p999, c.max].map((v) => (c.count > 0 ? formatMsValue(v) : '–')),
+    op.latency.uncorrected.count > 0 ? formatMsValue(op.latency.uncorrected.p99) : '–',
+  ];
+}
+
+function latency(report: RunReport): string {
+  const rows = report.operations.map((op) => latencyRow(escapeMarkdown(op.operation), op));
+  rows.push(latencyRow('**all**', report.overall).map((cell, i) => (i === 0 ? cell : `**${cell}**`)));
+  return table(['Operation', 'Requests', 'Rate (req/s)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'p99 uncorrected'], rows, 'lrrrrrrrr');
+}
+
+function distribution(report: RunReport): string {
+  const line = (label: string, p: Percentiles) => [
+    label,
+    ...[p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => (p.count > 0 ? formatMsValue(v) : '–')),
+    formatCount(p.count),
+  ];
+  return table(
+    ['All operations (ms)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'samples'],
+    [line('corrected (from intended send)', report.overall.latency.corrected), line('uncorrected (from actual send)', report.overall.latency.uncorrected)],
+    'lrrrrrrr',
+  );
+}
+
+/** A wide table: one row per operation with a non-zero count, one column per key. */
+function countTable(report: RunReport, title: string, pick: (op: OperationStats) => Record<string, number>, empty: string): string {
+  const ops = report.operations.filter((op) => sumCounts(pick(op)) > 0);
+  if (ops.length === 0) return `**${title}:** ${empty}`;
+  const keys = unionKeys(ops.map(pick));
+  const rows = ops.map((op) => {
+    const counts = new Map(sortedCounts(pick(op)));
+    return [escapeMarkdown(op.operation), ...keys.map((k) => formatCount(counts.get(k) ?? 0))];
+  });
+  return `**${title}**\n\n${table(['Operation', ...keys.map(escapeMarkdown)], rows, `l${'r'.repeat(keys.length)}`)}`;
+}
+
+function outcomes(report: RunReport): string[] {
+  const sections: string[] = [];
+  sections.push(countTable(report, 'HTTP statuses', (op) => op.statuses, 'no HTTP answers.'));
+  sections.push(countTable(report, 'Verification codes', (op) => op.codes, 'no verifications.'));
+  const limited = report.operations.filter((op) => op.ratelimit.allowed + op.ratelimit.denied > 0);
+  sections.push(
+    limited.length === 0
+      ? '**Rate limit:** no rate-limit decisions.'
+      : `**Rate limit**\n\n${table(
+          ['Operation', 'Allowed', 'Denied', 'Denied %'],
+          limited.map((op) => [
+            escapeMarkdown(op.operation),
+            formatCount(op.ratelimit.allowed),
+            formatCount(op.ratelimit.denied),
+            formatPercent(op.ratelimit.denied, op.ratelimit.allowed + op.ratelimit.denied),
+          ]),
+          'lrrr',
+        )}`,
+  );
+  const failing = report.operations.filter((op) => TRANSPORT_KINDS.some((k) => op.transportErrors[k] > 0));
+  sections.push(
+    failing.length === 0
+      ? '**Transport errors:** none.'
+      : `**Transport errors**\n\n${table(
+          ['Operation', ...TRANSPORT_KINDS],
+          failing.map((op) => [escapeMarkdown(op.operation), ...TRANSPORT_KINDS.map((k) => formatCount(op.transportErrors[k]))]),
+          'lrrrr',
+        )}`,
+  );
+  const checkFailures = report.operations.filter((op) => op.checkFailures > 0);
+  if (checkFailures.length > 0) {
+    sections.push(
+      `**Responses failing the scenario's check**\n\n${table(
+        ['Operation', 'Responses', 'Share'],
+        checkFailures.map((op) => [escapeMarkdown(op.operation), formatCount(op.checkFailures), formatPercent(op.checkFailures, op.requests)]),
+        'lrr',
+      )}`,
+    );
+  }
+  return sections;
+}
+
+function thresholdsAndChecks(report: RunReport): string[] {
+  const out: string[] = [];
+  out.push(
+    report.thresholds.length === 0
+      ? '**Thresholds:** none defined.'
+      : `**Thresholds**\n\n${table(
+          ['', 'Threshold', 'Actual', 'Detail'],
+          report.thresholds.map((t) => [
+            mark(t.passed),
+            escapeMarkdown(t.expression),
+            t.actual === null ? 'no data' : formatValue(t.actual),
+            escapeMarkdown(t.detail),
+          ]),
+          'llrl',
+        )}`,
+  );
+  out.push(
+    report.checks.length === 0
+      ? '**Checks:** none run.'
+      : `**Checks**\n\n${table(
+          ['', 'Check', 'Detail'],
+          report.checks.map((c) => [mark(c.passed), escapeMarkdown(c.name), escapeMarkdown(c.detail)]),
+          'lll',
+        )}`,
+  );
+  return out;
+}
+
+function phases(report: RunReport): string {
+  if (report.phases.length === 0) return '_No phases ran._';
+  return table(
+    ['Phase', 'Start', 'Duration', 'Rate', 'Warm-up', 'Service clock'],
+    report.phases.map((p) => [
+      escapeMarkdown(p.name),
+      `+${formatDuration(p.startMs)}`,
+      formatDuration(p.durationMs),
+      report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} connections`,
+      p.warmup ? 'yes' : 'no',
+      p.serviceClockFrom === undefined && p.serviceClockTo === undefined
+        ? '–'
+        : `${escapeMarkdown(p.serviceClockFrom ?? '?')} → ${escapeMarkdown(p.serviceClockTo ?? '?')}`,
+    ]),
+    'lrrrll',
+  );
+}
+
+/** The run report as Markdown: a pure function of the report (the CLI writes the file). */
+export function renderMarkdown(report: RunReport): string {
+  const title = report.status === 'completed' ? '' : ` — ${report.status === 'interrupted' ? '⚠️ INTERRUPTED' : '❌ FAILED'}`;
+  const lines: string[] = [`# keysim run: ${escapeMarkdown(report.scenario.name)}${title}`, '', ...banner(report)];
+  if (report.scenario.description.trim() !== '') lines.push(escapeMarkdownBlock(report.scenario.description), '');
+  lines.push(statusLine(report), '', overview(report), '');
+  lines.push('## Totals', '', totals(report), '');
+  lines.push(
+    '## Latency (ms)',
+    '',
+    'Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send.',
+    '',
+    latency(report),
+    '',
+    distribution(report),
+    '',
+  );
+  lines.push('## Outcomes', '');
+  for (const section of outcomes(report)) lines.push(section, '');
+  lines.push('## Thresholds and checks', '');
+  for (const section of thresholdsAndChecks(report)) lines.push(section, '');
+  lines.push('## Phases', '', phases(report), '');
+  if (report.notes.length > 0) {
+    lines.push('## Notes', '');
+    for (const note of report.notes) lines.push(`- ${escapeMarkdownBlock(note)}`);
+    lines.push('');
+  }
+  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}
