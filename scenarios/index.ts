@@ -1,0 +1,23 @@
+/** The scenarios `keysim run` and `keysim list` know, by name; `mixed` runs when none is named. */
+import type { Scenario } from '../src/load/scenario.js';
+import creditsDrain from './credits-drain.js';
+import identitiesCrud from './identities-crud.js';
+import mixed from './mixed.js';
+import planChange from './plan-change.js';
+import ratelimitWindowEdge from './ratelimit-window-edge.js';
+import refillMonthEnd from './refill-month-end.js';
+import smoke from './smoke.js';
+import verifyHotKeys from './verify-hot-keys.js';
+
+export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
+  smoke,
+  'verify-hot-keys': verifyHotKeys,
+  'credits-drain': creditsDrain,
+  'refill-month-end': refillMonthEnd,
+  'ratelimit-window-edge': ratelimitWindowEdge,
+  'identities-crud': identitiesCrud,
+  'plan-change': planChange,
+  mixed,
+};
+
+export const DEFAULT_SCENARIO = 'mixed';

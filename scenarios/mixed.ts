@@ -1,0 +1,213 @@
+/**
+ * mixed: a production-like blend — mostly verifications (Zipf-skewed over the keys, each key
+ * owned by an identity), some rate-limit checks per user, credit top-ups, identity reads and the
+ * odd page of identities. A few of the hottest keys have small balances, so USAGE_EXCEEDED occurs
+ * (only for them); the others have balances no run can spend.
+ *
+ * The answers cannot all be predicted under concurrency, so the checks are invariants: the right
+ * key and owner, VALID or (small keys only) USAGE_EXCEEDED, consistent rate-limit figures. At the
+ * end the credits are accounted for exactly: what all keys lost, less the top-ups, is the number of
+ * VALID answers. The warm-up verifies at cost 0 and makes no top-ups, so that holds for the
+ * measured figures alone.
+ *
+ * The default scenario of `keysim run`: its default run (2 s warm-up + 12 s at 300 requests/s)
+ * takes about 15 s with setup and cleanup.
+ */
+import { zipfSampler } from '../src/load/distributions.js';
+import type { Random } from '../src/engine/index.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import {
+  type CreatedKey,
+  SETUP_CONCURRENCY,
+  ascendingIds,
+  checkResult,
+  codeCount,
+  createIdentity,
+  createKey,
+  createTaggedApi,
+  ensureNamespace,
+  inParallel,
+  isInt,
+  isRecord,
+  okData,
+  okList,
+  paginationProblem,
+  sameJson,
+  shown,
+  statusCount,
+  transportErrors,
+  unexpectedCodes,
+} from './support/common.js';
+
+const KEYS = 300;
+const USERS = 100;
+/** Ranks (by popularity) of the keys with a small balance. */
+const SMALL_RANKS = new Set([1, 4, 9]);
+const SMALL_BALANCE = 40;
+const LARGE_BALANCE = 10_000_000;
+const TOP_UP = 5;
+const USER_LIMIT = { limit: 50, duration: 1_000 };
+
+interface MixedKey extends CreatedKey {
+  initial: number;
+  owner: string;
+}
+
+interface MixedFixtures {
+  /** Index = popularity rank. */
+  keys: MixedKey[];
+  byId: Map<string, MixedKey>;
+  smallKeys: MixedKey[];
+  users: Array<{ id: string; externalId: string; n: number }>;
+  namespace: string;
+  pickKey: (random: Random) => number;
+  pickUser: (random: Random) => number;
+}
+
+function verifyEntry(cost: number): MixEntry<MixedFixtures> {
+  return {
+    name: cost === 0 ? 'verifyKey (cost 0)' : 'verifyKey',
+    weight: 80,
+    build: (f, random) => ({ op: 'keys.verifyKey', body: { key: (f.keys[f.pickKey(random)] as MixedKey).key, credits: { cost } } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      const key = typeof d.keyId === 'string' ? f.byId.get(d.keyId) : undefined;
+      if (key === undefined) return `keyId ${String(d.keyId)} is not one of the run's keys`;
+      if (!isRecord(d.identity) || d.identity.externalId !== key.owner) return `identity ${JSON.stringify(d.identity)}, expected owner ${key.owner}`;
+      if (!isInt(d.credits) || d.credits < 0) return `credits ${String(d.credits)}`;
+      if (d.code === 'VALID' && d.valid === true) return undefined;
+      if (d.code === 'USAGE_EXCEEDED' && d.valid === false && key.initial === SMALL_BALANCE && d.credits < Math.max(cost, 1)) return undefined;
+      return `expected VALID${key.initial === SMALL_BALANCE ? ' or USAGE_EXCEEDED' : ''}, got ${shown(r)}`;
+    },
+  };
+}
+
+const limitEntry: MixEntry<MixedFixtures> = {
+  name: 'ratelimit.limit per user',
+  weight: 10,
+  build: (f, random) => ({
+    op: 'ratelimit.limit',
+    body: { namespace: f.namespace, identifier: (f.users[f.pickUser(random)] as { externalId: string }).externalId, ...USER_LIMIT },
+  }),
+  check(r) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    if (d.limit !== USER_LIMIT.limit || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `unexpected answer ${shown(r)}`;
+    if (d.success ? d.remaining < 0 || d.remaining >= USER_LIMIT.limit : d.remaining !== 0) return `remaining ${d.remaining} with success ${String(d.success)}`;
+    return undefined;
+  },
+};
+
+const getIdentityEntry: MixEntry<MixedFixtures> = {
+  name: 'getIdentity',
+  weight: 5,
+  build: (f, random) => ({ op: 'identities.getIdentity', body: { identity: (f.users[f.pickUser(random)] as { externalId: string }).externalId } }),
+  check(r, f) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    const user = f.users.find((u) => u.id === d.id);
+    if (user === undefined || d.externalId !== user.externalId) return `not a user of this run: ${shown(r)}`;
+    return sameJson(d.meta, { tier: user.n % 10 === 0 ? 'enterprise' : 'free', n: user.n }) ? undefined : `meta ${JSON.stringify(d.meta)} of ${user.externalId}`;
+  },
+};
+
+const topUpEntry: MixEntry<MixedFixtures> = {
+  name: 'updateCredits top-up',
+  weight: 3,
+  build: (f, random) => ({ op: 'keys.updateCredits', body: { keyId: (f.smallKeys[random.int(f.smallKeys.length)] as MixedKey).keyId, operation: 'increment', value: TOP_UP } }),
+  check(r) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    return isInt(d.remaining) && d.remaining >= TOP_UP ? undefined : `remaining ${String(d.remaining)} right after adding ${TOP_UP}`;
+  },
+};
+
+const listEntry: MixEntry<MixedFixtures> = {
+  name: 'listIdentities',
+  weight: 2,
+  build: () => ({ op: 'identities.listIdentities', body: { limit: 50 } }),
+  check(r) {
+    const list = okList(r);
+    if (typeof list === 'string') return list;
+    return list.items.length > 50 ? `${list.items.length} items for limit 50` : (ascendingIds(list.items) ?? paginationProblem(list.pagination));
+  },
+};
+
+async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
+  // The namespace first: on a live target without it the run stops before making anything.
+  const namespace = await ensureNamespace(ctx, 'api');
+  const apiId = await createTaggedApi(ctx, 'mixed');
+  const users = await inParallel(
+    Array.from({ length: USERS }, (_, n) => n),
+    SETUP_CONCURRENCY,
+    async (n) => {
+      const externalId = `${ctx.tag}-user-${n}`;
+      return { n, externalId, id: await createIdentity(ctx, { externalId, meta: { tier: n % 10 === 0 ? 'enterprise' : 'free', n } }) };
+    },
+  );
+  const keys = await inParallel(
+    Array.from({ length: KEYS }, (_, rank) => rank),
+    SETUP_CONCURRENCY,
+    async (rank): Promise<MixedKey> => {
+      const initial = SMALL_RANKS.has(rank) ? SMALL_BALANCE : LARGE_BALANCE;
+      const owner = (users[rank % USERS] as { externalId: string }).externalId;
+      const created = await createKey(ctx, { apiId, name: `${ctx.tag}-mixed-${rank}`, externalId: owner, credits: { remaining: initial } });
+      return { ...created, initial, owner };
+    },
+  );
+  return {
+    keys,
+    byId: new Map(keys.map((k) => [k.keyId, k])),
+    smallKeys: keys.filter((k) => k.initial === SMALL_BALANCE),
+    users,
+    namespace,
+    pickKey: zipfSampler(KEYS, 1.1),
+    pickUser: zipfSampler(USERS, 1.0),
+  };
+}
+
+export default defineScenario<MixedFixtures>({
+  name: 'mixed',
+  description: 'Production-like blend: Zipf-skewed verifications, per-user rate limits, credit top-ups, identity reads',
+  defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 },
+  setup,
+  mix: [verifyEntry(1), limitEntry, getIdentityEntry, topUpEntry, listEntry],
+  phases(ctx) {
+    const list: PhaseSpec<MixedFixtures>[] = [];
+    if (ctx.settings.warmupMs > 0) {
+      list.push({ name: 'warm-up (cost 0, no top-ups)', durationMs: ctx.settings.warmupMs, warmup: true, mix: [verifyEntry(0), limitEntry, getIdentityEntry, listEntry] });
+    }
+    list.push({ name: 'mixed', durationMs: ctx.settings.durationMs });
+    return list;
+  },
+  async finish(ctx, f, results) {
+    const verify = results.operation('keys.verifyKey');
+    const topUps = results.operation('keys.updateCredits');
+    const limits = results.operation('ratelimit.limit');
+    const valid = codeCount(verify, 'VALID');
+    const lost = transportErrors(verify) + transportErrors(topUps);
+    const finals = await inParallel(f.keys, SETUP_CONCURRENCY, async (k) => {
+      const d = await ctx.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: k.keyId });
+      return d.credits?.remaining ?? Number.NaN;
+    });
+    const added = TOP_UP * statusCount(topUps, 200);
+    const lostCredits = f.keys.reduce((n, k, i) => n + k.initial - (finals[i] ?? Number.NaN), 0);
+    const consumed = lostCredits + added;
+    const other = unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']);
+    return [
+      checkResult(
+        'credits accounted for',
+        lost === 0 ? consumed === valid : Math.abs(consumed - valid) <= lost * TOP_UP,
+        `${lostCredits} credits gone from ${KEYS} keys + ${added} topped up = ${consumed} consumed; ${valid} VALID answers; ${lost} requests without answer`,
+      ),
+      checkResult('verifications answered VALID or USAGE_EXCEEDED', other.length === 0, other.length === 0 ? `${valid} VALID, ${codeCount(verify, 'USAGE_EXCEEDED')} USAGE_EXCEEDED` : `also ${other.join(', ')}`),
+      checkResult(
+        'every rate-limit check decided',
+        (limits?.ratelimit.allowed ?? 0) + (limits?.ratelimit.denied ?? 0) + transportErrors(limits) === (limits?.requests ?? 0),
+        `${limits?.ratelimit.allowed ?? 0} allowed, ${limits?.ratelimit.denied ?? 0} denied of ${limits?.requests ?? 0}`,
+      ),
+    ];
+  },
+  thresholds: ['errors == 0', 'checks == 0', 'p99 < 250ms'],
+});

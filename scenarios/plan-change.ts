@@ -1,0 +1,198 @@
+/**
+ * plan-change: keys on a small "free" allocation are verified until they run out, then upgraded
+ * with updateKey (a new allocation, service-interface endpoint rule 2) while verifications keep
+ * arriving, then used on the "pro" allocation.
+ *
+ *   free plan    verifications spread round-robin; each key admits its free credits, then refuses.
+ *   plan change  before it, each key's leftover is read and set to 0 (the free period is over), so
+ *                every VALID from here on is paid by the new allocation. The load then mixes
+ *                verifications with one updateKey per key, {credits: {remaining: ALLOC}}: a
+ *                verification is refused before its key's upgrade lands and admitted after.
+ *   pro plan     every key is upgraded (stragglers in `before`): every verification is VALID.
+ *
+ * The end-of-run check is exact whatever the interleaving: VALID answers = free credits used +
+ * (ALLOC − final balance) summed over the keys. The warm-up only reads keys.
+ */
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type CreatedKey, checkResult, codeCount, createKey, createTaggedApi, isInt, isRecord, okData, plannedCount, shown, transportErrors } from './support/common.js';
+
+const KEYS = 8;
+
+type Stage = 'warm-up' | 'free' | 'change' | 'pro';
+
+interface PlanKey extends CreatedKey {
+  free: number;
+  /** Balance left when the free period ended (read before it was set to 0). */
+  leftover: number | undefined;
+  /** updateKey calls that set the new allocation (must end at exactly 1). */
+  upgrades: number;
+  /** Verifications sent to it during the free plan. */
+  freeAsked: number;
+}
+
+interface PlanFixtures {
+  keys: PlanKey[];
+  alloc: number;
+  stage: Stage;
+  next: number;
+  /** Keys whose upgrade has not been sent yet. */
+  pending: PlanKey[];
+  phaseMs: number;
+}
+
+function keyOf(f: PlanFixtures, keyId: unknown): PlanKey | undefined {
+  return f.keys.find((k) => k.keyId === keyId);
+}
+
+const verifyEntry: MixEntry<PlanFixtures> = {
+  name: 'verifyKey',
+  weight: 20,
+  build(f) {
+    const key = f.keys[f.next++ % f.keys.length] as PlanKey;
+    if (f.stage === 'free') key.freeAsked++;
+    return { op: 'keys.verifyKey', body: { key: key.key } };
+  },
+  check(r, f) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    const key = keyOf(f, d.keyId);
+    if (key === undefined) return `keyId ${String(d.keyId)} is not one of the run's keys`;
+    if (!isInt(d.credits) || d.credits < 0) return `credits ${String(d.credits)}`;
+    const valid = d.code === 'VALID' && d.valid === true;
+    const exceeded = d.code === 'USAGE_EXCEEDED' && d.valid === false;
+    switch (f.stage) {
+      case 'free':
+        if (valid && d.credits < key.free) return undefined;
+        return exceeded && d.credits === 0 ? undefined : `free plan: expected VALID below ${key.free} or USAGE_EXCEEDED at 0, got ${shown(r)}`;
+      case 'change':
+        if (valid && d.credits < f.alloc) return undefined;
+        return exceeded && d.credits === 0 ? undefined : `during the plan change: expected VALID below ${f.alloc} or USAGE_EXCEEDED at 0, got ${shown(r)}`;
+      default:
+        return valid && d.credits < f.alloc ? undefined : `pro plan: expected VALID below ${f.alloc}, got ${shown(r)}`;
+    }
+  },
+};
+
+const upgradeEntry: MixEntry<PlanFixtures> = {
+  name: 'updateKey (plan change)',
+  weight: 2,
+  build(f, random) {
+    const key = f.pending.shift();
+    if (key === undefined) {
+      // Every key already has its new allocation: touch only the metadata, which keeps the balance.
+      return { op: 'keys.updateKey', body: { keyId: (f.keys[random.int(f.keys.length)] as PlanKey).keyId, meta: { plan: 'pro' } } };
+    }
+    key.upgrades++;
+    return { op: 'keys.updateKey', body: { keyId: key.keyId, credits: { remaining: f.alloc }, meta: { plan: 'pro' } } };
+  },
+  check(r) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    return Object.keys(d).length === 0 ? undefined : `expected data {}, got ${shown(r)}`;
+  },
+};
+
+const readOnlyMix: ReadonlyArray<MixEntry<PlanFixtures>> = [
+  {
+    name: 'getKey (free plan)',
+    weight: 1,
+    build: (f, random) => ({ op: 'keys.getKey', body: { keyId: (f.keys[random.int(f.keys.length)] as PlanKey).keyId } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      const key = keyOf(f, d.keyId);
+      return key !== undefined && isRecord(d.credits) && d.credits.remaining === key.free ? undefined : `expected the free allocation, got ${shown(r)}`;
+    },
+  },
+];
+
+async function setup(ctx: ScenarioContext): Promise<PlanFixtures> {
+  const phaseMs = Math.max(300, Math.floor(ctx.settings.durationMs / 3));
+  const perPhase = plannedCount(ctx.settings.rate, phaseMs);
+  // Half of what the free phase asks of each key, so each runs dry in it.
+  const free = Math.max(1, Math.floor(perPhase / KEYS / 2));
+  // More than the two later phases could ever spend, so the pro plan never refuses.
+  const alloc = Math.max(1_000, 2 * 2 * perPhase);
+  const apiId = await createTaggedApi(ctx, 'plan-change');
+  const keys: PlanKey[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    const created = await createKey(ctx, { apiId, name: `${ctx.tag}-plan-${i}`, meta: { plan: 'free' }, credits: { remaining: free } });
+    keys.push({ ...created, free, leftover: undefined, upgrades: 0, freeAsked: 0 });
+  }
+  return { keys, alloc, stage: 'warm-up', next: 0, pending: [...keys], phaseMs };
+}
+
+function phases(ctx: ScenarioContext, f: PlanFixtures): ReadonlyArray<PhaseSpec<PlanFixtures>> {
+  const list: PhaseSpec<PlanFixtures>[] = [];
+  if (ctx.settings.warmupMs > 0) list.push({ name: 'warm-up (reads only)', durationMs: ctx.settings.warmupMs, warmup: true, mix: readOnlyMix });
+  list.push(
+    {
+      name: 'free plan',
+      durationMs: f.phaseMs,
+      mix: [verifyEntry],
+      async before(_c, fx) {
+        fx.stage = 'free';
+      },
+    },
+    {
+      name: 'plan change',
+      durationMs: f.phaseMs,
+      mix: [verifyEntry, upgradeEntry],
+      async before(c, fx) {
+        for (const key of fx.keys) {
+          const d = await c.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: key.keyId });
+          key.leftover = d.credits?.remaining ?? undefined;
+          await c.api.data('keys.updateCredits', { keyId: key.keyId, operation: 'set', value: 0 });
+        }
+        fx.stage = 'change';
+      },
+    },
+    {
+      name: 'pro plan',
+      durationMs: f.phaseMs,
+      mix: [verifyEntry],
+      async before(c, fx) {
+        for (const key of fx.pending.splice(0)) {
+          key.upgrades++;
+          await c.api.data('keys.updateKey', { keyId: key.keyId, credits: { remaining: fx.alloc }, meta: { plan: 'pro' } });
+        }
+        fx.stage = 'pro';
+      },
+    },
+  );
+  return list;
+}
+
+export default defineScenario<PlanFixtures>({
+  name: 'plan-change',
+  description: 'Keys run dry on a free allocation, get a new one from updateKey mid-load, then must all verify VALID',
+  defaults: { rate: 300, durationMs: 9_000, warmupMs: 1_000 },
+  setup,
+  mix: [verifyEntry],
+  phases,
+  async finish(ctx, f, results) {
+    const verify = results.operation('keys.verifyKey');
+    const valid = codeCount(verify, 'VALID');
+    const lost = transportErrors(verify) + transportErrors(results.operation('keys.updateKey'));
+    const finals = await Promise.all(f.keys.map((k) => ctx.api.data<{ credits?: { remaining: number | null }; meta?: unknown }>('keys.getKey', { keyId: k.keyId })));
+    const usedFree = f.keys.reduce((n, k) => n + k.free - (k.leftover ?? k.free), 0);
+    const usedPro = finals.reduce((n, d) => n + f.alloc - (d.credits?.remaining ?? f.alloc), 0);
+    const upgradedOnce = f.keys.every((k) => k.upgrades === 1);
+    const allPro = finals.every((d) => isRecord(d.meta) && d.meta.plan === 'pro' && isInt(d.credits?.remaining) && (d.credits?.remaining ?? 0) > 0);
+    return [
+      checkResult(
+        'VALID answers = free credits used + new allocation used',
+        lost === 0 ? valid === usedFree + usedPro : Math.abs(valid - usedFree - usedPro) <= lost,
+        `${valid} VALID; ${usedFree} of ${f.keys.length * (f.keys[0]?.free ?? 0)} free credits and ${usedPro} of ${f.keys.length} × ${f.alloc} new credits used; ${lost} requests without answer`,
+      ),
+      checkResult('every key upgraded exactly once', upgradedOnce, f.keys.map((k) => `${k.keyId}: ${k.upgrades}`).join(', ')),
+      checkResult('every key on the pro plan with credits left', allPro, finals.map((d) => `${JSON.stringify(d.meta)} ${String(d.credits?.remaining)}`).join('; ')),
+      checkResult(
+        'each key admitted min(free credits, verifications) on the free plan',
+        lost > 0 || f.keys.every((k) => k.leftover === k.free - Math.min(k.free, k.freeAsked)),
+        f.keys.map((k) => `${k.leftover ?? '?'} left of ${k.free} after ${k.freeAsked}`).join(', '),
+      ),
+    ];
+  },
+  thresholds: ['errors == 0', 'checks == 0'],
+});

@@ -1,0 +1,412 @@
+/**
+ * smoke: every operation once, in a fixed order, with its exact expected answer (end-of-run
+ * walk-through), after a short load of read-only calls whose answers are also exact — nothing in
+ * the load changes state, so concurrency cannot make any answer uncertain.
+ */
+import { type ApiResponse, type MixEntry, OPERATIONS, type Operation, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import type { CheckResult } from '../src/report/model.js';
+import {
+  ascendingIds,
+  checkResult,
+  createIdentity,
+  createKey,
+  createTaggedApi,
+  deleteQuietly,
+  ensureNamespace,
+  expectError,
+  isInt,
+  isRecord,
+  okData,
+  okList,
+  paginationProblem,
+  sameJson,
+  shown,
+} from './support/common.js';
+
+const KEY_CREDITS = 100;
+const OVERRIDE = { limit: 7, duration: 60_000 };
+const PLAIN_LIMIT = { limit: 50, duration: 60_000 };
+const IDENTITY_LIMIT = { name: 'requests', limit: 100, duration: 60_000 };
+
+interface SmokeFixtures {
+  apiId: string;
+  keyId: string;
+  key: string;
+  unlimitedKeyId: string;
+  unlimitedKey: string;
+  identityId: string;
+  externalId: string;
+  identityMeta: { plan: string; purpose: string };
+  namespace: string;
+  overrideIdentifier: string;
+  overrideId: string;
+  plainIdentifier: string;
+  missingExternalId: string;
+}
+
+/** Checks a cost-0 limit answer: nothing consumed, so remaining is the whole limit. */
+function untouchedLimit(data: Record<string, unknown>, limit: number, overrideId: string | undefined): string | undefined {
+  if (data.limit !== limit || data.remaining !== limit || data.success !== true) return `expected limit ${limit}, remaining ${limit}, success: got ${JSON.stringify(data)}`;
+  if (data.overrideId !== overrideId) return `expected overrideId ${overrideId ?? 'absent'}, got ${String(data.overrideId)}`;
+  if (!isInt(data.reset)) return `reset is not an integer: ${JSON.stringify(data)}`;
+  return undefined;
+}
+
+function identityProblem(data: unknown, f: SmokeFixtures): string | undefined {
+  if (!isRecord(data)) return `expected an identity, got ${JSON.stringify(data)}`;
+  if (data.id !== f.identityId || data.externalId !== f.externalId) return `expected ${f.identityId}/${f.externalId}, got ${String(data.id)}/${String(data.externalId)}`;
+  if (!sameJson(data.meta, f.identityMeta)) return `meta ${JSON.stringify(data.meta)} is not ${JSON.stringify(f.identityMeta)}`;
+  const limits = data.ratelimits;
+  const only = Array.isArray(limits) && limits.length === 1 ? limits[0] : undefined;
+  if (
+    !isRecord(only) ||
+    typeof only.id !== 'string' ||
+    !only.id.startsWith('rl_') ||
+    only.name !== IDENTITY_LIMIT.name ||
+    only.limit !== IDENTITY_LIMIT.limit ||
+    only.duration !== IDENTITY_LIMIT.duration
+  ) {
+    return `ratelimits ${JSON.stringify(limits)} are not the one created`;
+  }
+  return undefined;
+}
+
+const mix: ReadonlyArray<MixEntry<SmokeFixtures>> = [
+  {
+    name: 'getKey',
+    weight: 2,
+    build: (f) => ({ op: 'keys.getKey', body: { keyId: f.keyId } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      if (d.keyId !== f.keyId) return `keyId ${String(d.keyId)}, expected ${f.keyId}`;
+      if (!isRecord(d.credits) || d.credits.remaining !== KEY_CREDITS || d.credits.refill !== undefined) return `credits ${JSON.stringify(d.credits)}, expected {remaining: ${KEY_CREDITS}}`;
+      return undefined;
+    },
+  },
+  {
+    name: 'verifyKey cost 0',
+    weight: 3,
+    build: (f) => ({ op: 'keys.verifyKey', body: { key: f.key, credits: { cost: 0 } } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      if (d.valid !== true || d.code !== 'VALID' || d.keyId !== f.keyId || d.credits !== KEY_CREDITS) return `expected VALID with ${KEY_CREDITS} credits left, got ${shown(r)}`;
+      return undefined;
+    },
+  },
+  {
+    name: 'verifyKey unlimited',
+    weight: 3,
+    build: (f) => ({ op: 'keys.verifyKey', body: { key: f.unlimitedKey } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      if (d.valid !== true || d.code !== 'VALID' || d.keyId !== f.unlimitedKeyId || 'credits' in d) return `expected VALID without credits, got ${shown(r)}`;
+      return undefined;
+    },
+  },
+  {
+    name: 'verifyKey unknown',
+    weight: 1,
+    build: (f) => ({ op: 'keys.verifyKey', body: { key: `${f.key}x` } }),
+    check(r) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      return d.valid === false && d.code === 'NOT_FOUND' ? undefined : `expected NOT_FOUND, got ${shown(r)}`;
+    },
+  },
+  {
+    name: 'getIdentity by externalId',
+    weight: 2,
+    build: (f) => ({ op: 'identities.getIdentity', body: { identity: f.externalId } }),
+    check: (r, f) => {
+      const d = okData(r);
+      return typeof d === 'string' ? d : identityProblem(d, f);
+    },
+  },
+  {
+    name: 'getIdentity by id',
+    weight: 1,
+    build: (f) => ({ op: 'identities.getIdentity', body: { identity: f.identityId } }),
+    check: (r, f) => {
+      const d = okData(r);
+      return typeof d === 'string' ? d : identityProblem(d, f);
+    },
+  },
+  {
+    name: 'getIdentity missing',
+    weight: 1,
+    build: (f) => ({ op: 'identities.getIdentity', body: { identity: f.missingExternalId } }),
+    check: (r) => expectError(r, 404, 'identity_not_found'),
+  },
+  {
+    name: 'listIdentities',
+    weight: 1,
+    build: () => ({ op: 'identities.listIdentities', body: { limit: 100 } }),
+    check(r) {
+      const list = okList(r);
+      if (typeof list === 'string') return list;
+      return list.items.length > 100 ? `${list.items.length} items for limit 100` : (ascendingIds(list.items) ?? paginationProblem(list.pagination));
+    },
+  },
+  {
+    name: 'limit override cost 0',
+    weight: 2,
+    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.overrideIdentifier, ...PLAIN_LIMIT, cost: 0 } }),
+    check(r, f) {
+      const d = okData(r);
+      return typeof d === 'string' ? d : untouchedLimit(d, OVERRIDE.limit, f.overrideId);
+    },
+  },
+  {
+    name: 'limit plain cost 0',
+    weight: 2,
+    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.plainIdentifier, ...PLAIN_LIMIT, cost: 0 } }),
+    check(r) {
+      const d = okData(r);
+      return typeof d === 'string' ? d : untouchedLimit(d, PLAIN_LIMIT.limit, undefined);
+    },
+  },
+  {
+    name: 'multiLimit cost 0',
+    weight: 1,
+    build: (f) => ({
+      op: 'ratelimit.multiLimit',
+      body: [
+        { namespace: f.namespace, identifier: f.overrideIdentifier, ...PLAIN_LIMIT, cost: 0 },
+        { namespace: f.namespace, identifier: f.plainIdentifier, ...PLAIN_LIMIT, cost: 0 },
+      ],
+    }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      const limits = Array.isArray(d.limits) ? d.limits : [];
+      const [first, second] = limits;
+      if (d.passed !== true || limits.length !== 2 || !isRecord(first) || !isRecord(second)) return `expected passed with two limits, got ${shown(r)}`;
+      if (first.limit !== OVERRIDE.limit || first.remaining !== OVERRIDE.limit || first.passed !== true || first.overrideId !== f.overrideId) return `first limit ${JSON.stringify(first)}`;
+      if (second.limit !== PLAIN_LIMIT.limit || second.remaining !== PLAIN_LIMIT.limit || second.passed !== true || 'overrideId' in second) return `second limit ${JSON.stringify(second)}`;
+      return undefined;
+    },
+  },
+  {
+    name: 'getOverride',
+    weight: 1,
+    build: (f) => ({ op: 'ratelimit.getOverride', body: { namespace: f.namespace, identifier: f.overrideIdentifier } }),
+    check(r, f) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      const expected = { overrideId: f.overrideId, identifier: f.overrideIdentifier, ...OVERRIDE };
+      return sameJson(d, expected) ? undefined : `expected ${JSON.stringify(expected)}, got ${JSON.stringify(d)}`;
+    },
+  },
+  {
+    name: 'listOverrides',
+    weight: 1,
+    build: (f) => ({ op: 'ratelimit.listOverrides', body: { namespace: f.namespace } }),
+    check(r, f) {
+      const list = okList(r);
+      if (typeof list === 'string') return list;
+      const expected = { overrideId: f.overrideId, identifier: f.overrideIdentifier, ...OVERRIDE };
+      return list.items.some((item) => sameJson(item, expected)) ? undefined : `the override ${f.overrideId} is not listed: ${shown(r)}`;
+    },
+  },
+];
+
+async function setup(ctx: ScenarioContext): Promise<SmokeFixtures> {
+  // The namespace first: on a live target without it the run stops before making anything.
+  const namespace = await ensureNamespace(ctx, 'smoke');
+  const apiId = await createTaggedApi(ctx, 'smoke');
+  const limited = await createKey(ctx, { apiId, name: `${ctx.tag}-smoke-limited`, credits: { remaining: KEY_CREDITS } });
+  const unlimited = await createKey(ctx, { apiId, name: `${ctx.tag}-smoke-unlimited` });
+  const externalId = `${ctx.tag}-smoke-user`;
+  const identityMeta = { plan: 'free', purpose: 'smoke' };
+  const identityId = await createIdentity(ctx, { externalId, meta: identityMeta, ratelimits: [IDENTITY_LIMIT] });
+  const overrideIdentifier = `${ctx.tag}-smoke-vip`;
+  const { overrideId } = await ctx.api.data<{ overrideId: string }>('ratelimit.setOverride', { namespace, identifier: overrideIdentifier, ...OVERRIDE });
+  ctx.onCleanup(() => deleteQuietly(ctx, 'ratelimit.deleteOverride', { namespace, identifier: overrideIdentifier }));
+  return {
+    apiId,
+    keyId: limited.keyId,
+    key: limited.key,
+    unlimitedKeyId: unlimited.keyId,
+    unlimitedKey: unlimited.key,
+    identityId,
+    externalId,
+    identityMeta,
+    namespace,
+    overrideIdentifier,
+    overrideId,
+    plainIdentifier: `${ctx.tag}-smoke-plain`,
+    missingExternalId: `${ctx.tag}-smoke-nobody`,
+  };
+}
+
+type Expectation = (response: ApiResponse) => string | undefined;
+
+/** Expects a 200 whose `data` passes `fn` (which returns a problem or undefined). */
+const withData =
+  (fn: (data: Record<string, unknown>) => string | undefined): Expectation =>
+  (r) => {
+    const d = okData(r);
+    return typeof d === 'string' ? d : fn(d);
+  };
+
+const is = (what: string, actual: unknown, expected: unknown): string | undefined =>
+  sameJson(actual, expected) ? undefined : `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+
+/**
+ * The walk-through: every operation of OPERATIONS at least once, in an order whose answers are
+ * all determined, on fixtures of its own. One check per step; a step that throws ends the walk
+ * with a failed check instead of aborting the run.
+ */
+async function walkThrough(ctx: ScenarioContext, f: SmokeFixtures): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  const walked = new Set<Operation>();
+  const step = async (label: string, op: Operation, body: unknown, expectation: Expectation): Promise<ApiResponse> => {
+    const response = await ctx.api.call(op, body);
+    walked.add(op);
+    const problem = expectation(response);
+    results.push(checkResult(`walk: ${label}`, problem === undefined, problem ?? `${op} answered as expected`));
+    return response;
+  };
+  const tag = ctx.tag;
+  // A day-long window: the three calls below cannot straddle a window edge unless run at midnight UTC.
+  const DAY_MS = 86_400_000;
+  try {
+    const api = await step('apis.createApi', 'apis.createApi', { name: `${tag}-smoke-walk` }, withData((d) => (typeof d.apiId === 'string' && d.apiId.startsWith('api_') ? undefined : `apiId ${String(d.apiId)}`)));
+    const apiId = String((okData(api) as Record<string, unknown>).apiId);
+
+    const created = await step(
+      'keys.createKey',
+      'keys.createKey',
+      { apiId, name: `${tag}-smoke-walk-key`, credits: { remaining: 3 } },
+      withData((d) => (typeof d.keyId === 'string' && d.keyId.startsWith('key_') && typeof d.key === 'string' && d.key.length > 0 ? undefined : `createKey data ${JSON.stringify(d)}`)),
+    );
+    const keyData = okData(created);
+    if (typeof keyData === 'string') throw new Error(`createKey failed: ${keyData}`);
+    const keyId = String(keyData.keyId);
+    const key = String(keyData.key);
+    ctx.onCleanup(() => deleteQuietly(ctx, 'keys.deleteKey', { keyId }));
+
+    await step('keys.getKey (3 credits)', 'keys.getKey', { keyId }, withData((d) => is('getKey', { keyId: d.keyId, credits: d.credits }, { keyId, credits: { remaining: 3 } })));
+    await step('keys.verifyKey cost 2 → VALID, 1 left', 'keys.verifyKey', { key, credits: { cost: 2 } }, withData((d) => is('verifyKey', [d.valid, d.code, d.keyId, d.credits], [true, 'VALID', keyId, 1])));
+    await step(
+      'keys.verifyKey cost 2 → USAGE_EXCEEDED, 1 kept',
+      'keys.verifyKey',
+      { key, credits: { cost: 2 } },
+      withData((d) => is('verifyKey', [d.valid, d.code, d.keyId, d.credits], [false, 'USAGE_EXCEEDED', keyId, 1])),
+    );
+    await step('keys.updateCredits increment 4 → 5', 'keys.updateCredits', { keyId, operation: 'increment', value: 4 }, withData((d) => is('updateCredits', d.remaining, 5)));
+    await step('keys.updateKey credits {remaining: 10}', 'keys.updateKey', { keyId, credits: { remaining: 10 } }, withData((d) => is('updateKey data', d, {})));
+    await step('keys.getKey (10 credits)', 'keys.getKey', { keyId }, withData((d) => is('getKey credits', d.credits, { remaining: 10 })));
+    await step('keys.deleteKey', 'keys.deleteKey', { keyId }, withData((d) => is('deleteKey data', d, {})));
+    await step('keys.verifyKey after delete → NOT_FOUND', 'keys.verifyKey', { key }, withData((d) => is('verifyKey', [d.valid, d.code], [false, 'NOT_FOUND'])));
+
+    const externalId = `${tag}-smoke-walk-user`;
+    const createdIdentity = await step(
+      'identities.createIdentity',
+      'identities.createIdentity',
+      { externalId, meta: { plan: 'free' }, ratelimits: [IDENTITY_LIMIT] },
+      withData((d) => (typeof d.identityId === 'string' && d.identityId.startsWith('id_') ? undefined : `identityId ${String(d.identityId)}`)),
+    );
+    const identityData = okData(createdIdentity);
+    if (typeof identityData === 'string') throw new Error(`createIdentity failed: ${identityData}`);
+    const identityId = String(identityData.identityId);
+    ctx.onCleanup(() => deleteQuietly(ctx, 'identities.deleteIdentity', { identity: identityId }));
+
+    await step(
+      'identities.getIdentity',
+      'identities.getIdentity',
+      { identity: externalId },
+      withData((d) => {
+        const limits = Array.isArray(d.ratelimits) ? d.ratelimits : [];
+        const rl = limits[0];
+        return (
+          is('identity', { id: d.id, externalId: d.externalId, meta: d.meta }, { id: identityId, externalId, meta: { plan: 'free' } }) ??
+          (limits.length === 1 && isRecord(rl) && typeof rl.id === 'string' && rl.id.startsWith('rl_')
+            ? is('ratelimit', { name: rl.name, limit: rl.limit, duration: rl.duration }, IDENTITY_LIMIT)
+            : `ratelimits ${JSON.stringify(d.ratelimits)}`)
+        );
+      }),
+    );
+
+    // Page through everything until the new identity shows up (bounded: a live workspace may be large).
+    let cursor: string | undefined;
+    let found = false;
+    for (let page = 0; page < 100 && !found; page++) {
+      const response = await step(
+        `identities.listIdentities page ${page + 1}`,
+        'identities.listIdentities',
+        cursor === undefined ? { limit: 100 } : { limit: 100, cursor },
+        (r) => {
+          const list = okList(r);
+          return typeof list === 'string' ? list : (ascendingIds(list.items) ?? paginationProblem(list.pagination));
+        },
+      );
+      const list = okList(response);
+      if (typeof list === 'string') break;
+      found = list.items.some((item) => isRecord(item) && item.id === identityId && item.externalId === externalId);
+      cursor = typeof list.pagination.cursor === 'string' ? list.pagination.cursor : undefined;
+      if (cursor === undefined) break;
+    }
+    results.push(checkResult('walk: listIdentities contains the new identity', found, found ? `${identityId} listed` : `${identityId} not found in any page`));
+
+    await step(
+      'identities.updateIdentity',
+      'identities.updateIdentity',
+      { identity: identityId, meta: { plan: 'pro' }, ratelimits: [] },
+      withData((d) => is('updated identity', { id: d.id, externalId: d.externalId, meta: d.meta, ratelimits: d.ratelimits ?? [] }, { id: identityId, externalId, meta: { plan: 'pro' }, ratelimits: [] })),
+    );
+    await step('identities.deleteIdentity', 'identities.deleteIdentity', { identity: identityId }, (r) =>
+      r.status === 200 && isRecord(r.body) && isRecord(r.body.meta) && !('data' in r.body) ? undefined : `expected 200 with only meta, got ${shown(r)}`,
+    );
+    await step('identities.getIdentity after delete → 404', 'identities.getIdentity', { identity: identityId }, (r) => expectError(r, 404, 'identity_not_found'));
+
+    const identifier = `${tag}-smoke-walk-limited`;
+    const override = await step(
+      'ratelimit.setOverride',
+      'ratelimit.setOverride',
+      { namespace: f.namespace, identifier, limit: 2, duration: DAY_MS },
+      withData((d) => (typeof d.overrideId === 'string' && d.overrideId.startsWith('rlor_') ? undefined : `overrideId ${String(d.overrideId)}`)),
+    );
+    const overrideId = String((okData(override) as Record<string, unknown>).overrideId);
+    ctx.onCleanup(() => deleteQuietly(ctx, 'ratelimit.deleteOverride', { namespace: f.namespace, identifier }));
+    const expectedOverride = { overrideId, identifier, limit: 2, duration: DAY_MS };
+    await step('ratelimit.getOverride', 'ratelimit.getOverride', { namespace: f.namespace, identifier }, withData((d) => is('override', d, expectedOverride)));
+    await step('ratelimit.listOverrides', 'ratelimit.listOverrides', { namespace: f.namespace, limit: 100 }, (r) => {
+      const list = okList(r);
+      if (typeof list === 'string') return list;
+      return list.items.some((item) => sameJson(item, expectedOverride)) ? undefined : `${overrideId} not listed: ${shown(r)}`;
+    });
+    const request = { namespace: f.namespace, identifier, limit: 100, duration: 60_000 };
+    for (const [i, expected] of [
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ].entries()) {
+      await step(`ratelimit.limit #${i + 1} (override 2/day)`, 'ratelimit.limit', request, withData((d) => is('limit', [d.success, d.remaining, d.limit, d.overrideId], [expected[0], expected[1], 2, overrideId])));
+    }
+    const multi = [{ namespace: f.namespace, identifier: `${tag}-smoke-walk-multi`, limit: 1, duration: DAY_MS }];
+    await step('ratelimit.multiLimit #1 → passed', 'ratelimit.multiLimit', multi, withData((d) => is('multiLimit passed', d.passed, true)));
+    await step('ratelimit.multiLimit #2 → refused', 'ratelimit.multiLimit', multi, withData((d) => is('multiLimit passed', d.passed, false)));
+    await step('ratelimit.deleteOverride', 'ratelimit.deleteOverride', { namespace: f.namespace, identifier }, withData((d) => is('deleteOverride data', d, {})));
+    await step('ratelimit.getOverride after delete → 404', 'ratelimit.getOverride', { namespace: f.namespace, identifier }, (r) => expectError(r, 404, 'ratelimit_override_not_found'));
+  } catch (error) {
+    results.push(checkResult('walk: completed', false, `the walk-through stopped: ${error instanceof Error ? error.message : String(error)}`));
+  }
+  const missing = OPERATIONS.filter((op) => !walked.has(op));
+  results.push(checkResult('walk: every operation called', missing.length === 0, missing.length === 0 ? `all ${OPERATIONS.length} operations` : `not called: ${missing.join(', ')}`));
+  return results;
+}
+
+export default defineScenario<SmokeFixtures>({
+  name: 'smoke',
+  description: 'Every operation once with its exact expected answer, after a short load of exact read-only calls',
+  defaults: { rate: 50, durationMs: 3_000, warmupMs: 500 },
+  setup,
+  mix,
+  finish: (ctx, fixtures) => walkThrough(ctx, fixtures),
+  thresholds: ['errors == 0', 'checks == 0'],
+});
+
