@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -11,9 +11,10 @@ import { type SummaryRow, markdownTable, secondsSince } from './stats.js';
 import { verifyReport } from './verify-throughput.js';
 import { memoryReport } from './memory.js';
 import { clockReport } from './clock-advance.js';
+import { httpReport } from './http-throughput.js';
 
-type Section = 'verify' | 'memory' | 'clock';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock'];
+type Section = 'verify' | 'memory' | 'clock' | 'http';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -23,7 +24,10 @@ if (unknownArgs.length > 0) {
 }
 const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.includes(s)) : SECTIONS;
 
-/** The whole run should stay under three minutes even on a busy machine. */
+/**
+ * The engine sections (verify, memory, clock) should stay under three minutes even on a busy
+ * machine; the http section runs last and takes about three minutes more on its own.
+ */
 const BUDGET_MS = 170_000;
 const startedAt = Date.now();
 
@@ -32,6 +36,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   // Leave time for the clock section (~10–30 s) inside the overall budget.
   memory: () => memoryReport({ defaultRuns: 3, nodeRuns: 1, finishBy: startedAt + BUDGET_MS - (selected.includes('clock') ? 35_000 : 0) }),
   clock: clockReport,
+  http: httpReport,
 };
 
 const started = process.hrtime.bigint();
