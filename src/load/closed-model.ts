@@ -2,8 +2,10 @@
  * The closed model on autocannon: a fixed number of connections, each sending its next request
  * as soon as the previous answer arrives (optionally pipelined). There is no intended send time,
  * so corrected and uncorrected latency are the same figure here — the report says so.
- * autocannon gives no per-request identity in its events, so each connection's context keeps a
- * FIFO of what it sent: answers on one HTTP/1.1 connection come back in order, pipelined or not.
+ * autocannon gives no per-request identity in its events, so each connection's context remembers
+ * what it sent. That context is reset before every request when the request list wraps around,
+ * so the closed model runs without pipelining (the CLI refuses --pipelining > 1 with it): with
+ * one request in flight per connection the answer always belongs to the last request sent.
  */
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
@@ -30,13 +32,14 @@ interface InFlight {
 
 export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
   const { target, settings, phase, next, recorder, signal } = options;
+  if (signal?.aborted === true) return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const instance = autocannon(
       {
         url: target.url,
         connections: settings.connections,
         pipelining: settings.pipelining,
-        duration: Math.max(1, Math.round(phase.durationMs / 1000)),
+        duration: phase.durationMs / 1000,
         timeout: Math.max(1, Math.round(settings.timeoutMs / 1000)),
         requests: [
           {

@@ -45,6 +45,9 @@ export interface PhaseOutcome {
   dropped: number;
 }
 
+/** How long requests in flight may finish after a stop. */
+const STOP_GRACE_MS = 1_000;
+
 interface Pending {
   intendedMs: number;
   request: PlannedRequest;
@@ -55,14 +58,18 @@ export class OpenModelExecutor {
   readonly #options: Required<OpenModelOptions>;
   readonly #clients: Client[];
   readonly #inFlight: number[];
+  readonly #basePath: string;
   #stopped = false;
 
   constructor(options: OpenModelOptions) {
     this.#options = { lateThresholdMs: 10, maxQueue: 100_000, ...options };
+    // undici's Client takes an origin; a target's base path goes in front of every request path.
+    const url = new URL(options.url);
+    this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#clients = Array.from(
       { length: options.connections },
       () =>
-        new Client(options.url, {
+        new Client(url.origin, {
           pipelining: options.pipelining,
           headersTimeout: options.timeoutMs,
           bodyTimeout: options.timeoutMs,
@@ -73,9 +80,16 @@ export class OpenModelExecutor {
     this.#inFlight = this.#clients.map(() => 0);
   }
 
-  /** Stops starting requests (SIGINT); the running phase resolves once in-flight ones settle. */
+  /**
+   * Stops starting requests (SIGINT). Requests in flight get one second to finish; then the
+   * connections are destroyed, so a hung target cannot hold the stop up until the timeout.
+   */
   stop(): void {
+    if (this.#stopped) return;
     this.#stopped = true;
+    setTimeout(() => {
+      for (const client of this.#clients) client.destroy().catch(() => undefined);
+    }, STOP_GRACE_MS).unref();
   }
 
   get stopped(): boolean {
@@ -119,7 +133,7 @@ export class OpenModelExecutor {
         const { request } = pending;
         client
           .request({
-            path: `/v2/${request.spec.op}`,
+            path: `${this.#basePath}/v2/${request.spec.op}`,
             method: 'POST',
             headers: request.spec.auth === 'none' ? headersAnonymous : headersWithRoot,
             body: pending.body,

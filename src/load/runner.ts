@@ -111,6 +111,9 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const startedAt = now();
   const runId = `${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${seed}`;
 
+  if (settings.model === 'closed' && settings.pipelining > 1) {
+    throw new RangeError('The closed model runs without pipelining: autocannon cannot tell which pipelined answer belongs to which request. Use the open model for pipelining.');
+  }
   await checkReachable(target, settings.timeoutMs);
 
   const client = httpJsonClient(target, settings.timeoutMs);
@@ -131,9 +134,13 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   let interrupted = false;
   const onAbort = () => {
     interrupted = true;
+    // Answers still arriving after a stop are cut short: they are not figures.
+    recorder.freeze();
     executor?.stop();
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A signal aborted before the run began fires no event.
+  if (options.signal?.aborted === true) onAbort();
 
   try {
     let fixtures: unknown;
@@ -153,7 +160,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     let measuringStarted = false;
     const runStartMs = performance.now();
 
-    if (settings.model === 'open') {
+    if (settings.model === 'open' && !interrupted) {
       executor = new OpenModelExecutor({
         url: target.url,
         rootKey: target.rootKey,
@@ -221,7 +228,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
             late += outcome.late;
             dropped += outcome.dropped;
           }
-        } else {
+        } else if (settings.model === 'closed') {
           await runClosedPhase({ target, settings, phase, next, recorder, signal: options.signal });
         }
         const phaseEndMs = performance.now();

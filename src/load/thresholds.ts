@@ -7,7 +7,7 @@
  *   rate(VALID) > 0.9              share of verifications answered VALID (any verification code),
  *   rate(200) >= 0.99              share of answers with that HTTP status,
  *   rate(allowed) > 0.5            share of rate-limit checks admitted (or denied)
- *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0
+ *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0 (failed checks)
  *
  * Operators: < <= > >= == !=. Latency units: us, ms (default), s.
  */
@@ -90,7 +90,8 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
     case 'dropped':
       return report.totals.dropped;
     case 'checks':
-      return report.overall.checkFailures + report.checks.filter((c) => !c.passed).length;
+      // Failed checks; all failed per-response checks together count as one ("per-response checks").
+      return report.checks.filter((c) => !c.passed).length;
     case 'rate': {
       const arg = t.argument ?? '';
       const all = report.operations;

@@ -23,6 +23,7 @@ export function newHistogram(): Histogram {
 
 /** Records a latency given in milliseconds (clamped into the declared range). */
 export function recordMs(histogram: Histogram, ms: number): void {
+  if (Number.isNaN(ms)) return;
   const us = Math.round(ms * 1000);
   histogram.recordValue(Math.min(HISTOGRAM_HIGHEST_US, Math.max(HISTOGRAM_LOWEST_US, us)));
 }

@@ -52,6 +52,11 @@ function positiveFlag(name: string, value: number | undefined, integer: boolean)
 
 function settingsFor(scenario: Scenario<unknown>, args: RunArgs): LoadSettings {
   const d = { ...DEFAULTS, ...scenario.defaults };
+  if ((args.model ?? d.model) === 'closed' && args.pipelining > 1) {
+    throw new UsageError(
+      '--pipelining > 1 works only with the open model: autocannon (the closed model) cannot tell which pipelined answer belongs to which request. Drop --model closed, or --pipelining.',
+    );
+  }
   return {
     rate: positiveFlag('rate', args.rate, false) ?? d.rate,
     connections: positiveFlag('connections', args.connections, true) ?? d.connections,

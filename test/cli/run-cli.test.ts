@@ -1,0 +1,244 @@
+/**
+ * `keysim run`, `list` and `report` as child processes (from the sources, with tsx): usage errors
+ * exit 2 and say what is valid, an unreachable target exits 3 without writing a report, a failed
+ * threshold exits 99 with the three report files written, SIGINT writes a partial report and
+ * exits 130. Runs are short (2 s at 50 requests/s against the embedded simulator).
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import { SCENARIOS } from '../../scenarios/index.js';
+import { exitCodeOf } from '../../src/cli/commands/run.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { renderJson } from '../../src/report/index.js';
+import type { RunReport } from '../../src/report/model.js';
+import { minimalReport } from '../helpers/load.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+/** A child that has not exited by then is killed and the test fails (the machine is slow and shared). */
+const CHILD_LIMIT_MS = 60_000;
+
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface Running {
+  child: Child;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<Finished>;
+}
+
+const children: Child[] = [];
+const temps: string[] = [];
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'keysim-run-cli-'));
+  temps.push(dir);
+  return dir;
+}
+
+/** The parent's environment without what would change the child's behaviour. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (extra.KEYSIM_ROOT_KEY === undefined) delete env.KEYSIM_ROOT_KEY;
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
+  // stdin ignored: no TTY, so nothing can prompt.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<Finished>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: out, stderr: err });
+    });
+  });
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+const cli = (args: string[], env?: NodeJS.ProcessEnv) => start(args, env).exited;
+
+async function waitForOutput(running: Running, pattern: RegExp, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(running.stderr()) && !pattern.test(running.stdout())) {
+    if (running.child.exitCode !== null) throw new Error(`the CLI exited (${running.child.exitCode}) before ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The run folders written under `out` (one per scenario run). */
+function runFolders(out: string): string[] {
+  return existsSync(out) ? readdirSync(out).map((name) => join(out, name)) : [];
+}
+
+const SHORT = ['--duration', '2s', '--warmup', '0', '--rate', '50'];
+const scenarioNames = Object.keys(SCENARIOS);
+
+describe.concurrent('usage errors and listing (no load sent)', () => {
+  test('`run nope` → exit 2, naming the valid scenarios', async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'nope', '--out', out]);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain('"nope"');
+    for (const name of scenarioNames) expect(result.stderr).toContain(name);
+    expect(runFolders(out)).toEqual([]);
+  });
+
+  test('`run smoke --threshold bogus` → exit 2 with the threshold named', async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'smoke', '--threshold', 'bogus', '--out', out, ...SHORT]);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain('"bogus"');
+    expect(runFolders(out)).toEqual([]);
+  });
+
+  test('`run smoke --duration soon` → exit 2', async () => {
+    const result = await cli(['run', 'smoke', '--duration', 'soon', '--out', tempDir()]);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toMatch(/--duration "soon"/);
+  });
+
+  test('a live loopback target without KEYSIM_ROOT_KEY → exit 2, saying how to give the key', async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'smoke', '--target', 'http://127.0.0.1:9', '--out', out, ...SHORT]);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain('KEYSIM_ROOT_KEY');
+    expect(runFolders(out)).toEqual([]);
+  });
+
+  test('an unreachable target → exit 3 and no report folder', async () => {
+    const out = join(tempDir(), 'reports');
+    const result = await cli(['run', 'smoke', '--target', 'http://127.0.0.1:1', '--out', out, ...SHORT], cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }));
+    expect(result.code, result.stderr).toBe(EXIT.targetUnreachable);
+    expect(result.stderr).toContain('http://127.0.0.1:1');
+    expect(result.stderr).toMatch(/not reachable/);
+    expect(result.stderr + result.stdout).not.toContain('root_cli_test_0123456789');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  test('a non-loopback target without --yes and no TTY → exit 2 with a message about --yes', async () => {
+    const out = tempDir();
+    // 192.0.2.0/24 is TEST-NET-1: nothing is ever sent there, the CLI refuses first.
+    const result = await cli(['run', 'smoke', '--target', 'http://192.0.2.10:8080', '--out', out, ...SHORT], cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }));
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain('--yes');
+    expect(result.stderr).toContain('192.0.2.10');
+    expect(runFolders(out)).toEqual([]);
+  });
+
+  test('`list` prints every scenario', async () => {
+    const result = await cli(['list']);
+    expect(result.code, result.stderr).toBe(EXIT.ok);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(scenarioNames.length);
+    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      expect(lines.some((line) => line.startsWith(`${name} `) && line.includes(scenario.description))).toBe(true);
+    }
+  });
+
+  test('`report <folder> --format md` prints the report as Markdown', async () => {
+    const folder = tempDir();
+    const report = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1, 2, 3, 40], codes: { VALID: 4 } }] });
+    writeFileSync(join(folder, 'report.json'), renderJson(report));
+    const result = await cli(['report', folder, '--format', 'md']);
+    expect(result.code, result.stderr).toBe(EXIT.ok);
+    expect(result.stdout).toMatch(/^#/m);
+    expect(result.stdout).toContain('fixture');
+    expect(result.stdout).toContain('keys.verifyKey');
+    expect(result.stdout).not.toMatch(/<html/i);
+  });
+
+  test('`report` of a folder without report.json → exit 2', async () => {
+    const result = await cli(['report', tempDir(), '--format', 'md']);
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toMatch(/report\.json/);
+  });
+});
+
+describe('runs against the embedded simulator', () => {
+  test('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--out', out]);
+    expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.thresholdFailed);
+    expect(result.stdout).toContain('FAIL  threshold p50 < 0.001ms');
+    const folders = runFolders(out);
+    expect(folders).toHaveLength(1);
+    const folder = folders[0] as string;
+    expect(readdirSync(folder).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
+    expect(report.status).toBe('completed');
+    expect(report.scenario.name).toBe('smoke');
+    expect(report.settings).toMatchObject({ rate: 50, durationMs: 2_000, warmupMs: 0 });
+    expect(report.totals.requests).toBe(100);
+    expect(report.thresholds).toContainEqual(expect.objectContaining({ expression: 'p50 < 0.001ms', passed: false }));
+    // Markdown escapes the `<`.
+    expect(readFileSync(join(folder, 'report.md'), 'utf8')).toMatch(/p50 \\?< 0\.001ms/);
+    expect(readFileSync(join(folder, 'report.html'), 'utf8')).toMatch(/<html/i);
+  });
+
+  test('SIGINT during the load → exit 130 within ~3 s and a report.json marked interrupted', async () => {
+    const out = tempDir();
+    const running = start(['run', 'credits-drain', '--duration', '20s', '--warmup', '0', '--rate', '50', '--out', out]);
+    await waitForOutput(running, /phase "[^"]+": \d+ requests/, 'the load phase to start');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const signalledAt = performance.now();
+    running.child.kill('SIGINT');
+    const result = await running.exited;
+    const tookMs = performance.now() - signalledAt;
+
+    expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.interrupted);
+    expect(tookMs).toBeLessThan(3_000);
+    expect(result.stderr).toMatch(/SIGINT/);
+    const folders = runFolders(out);
+    expect(folders).toHaveLength(1);
+    const report = JSON.parse(readFileSync(join(folders[0] as string, 'report.json'), 'utf8')) as RunReport;
+    expect(report.status).toBe('interrupted');
+    expect(report.totals.requests).toBeGreaterThan(0);
+    expect(report.totals.requests).toBeLessThan(1_000);
+  });
+});
+
+describe('exitCodeOf: the worst outcome wins', () => {
+  const base = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }] });
+  const failedCheck: RunReport['checks'] = [{ name: 'c', passed: false, detail: '' }];
+  const failedThreshold: RunReport['thresholds'] = [{ expression: 'p99 < 1ms', passed: false, actual: 2, detail: '' }];
+
+  test.each<[string, RunReport, number]>([
+    ['all passed', { ...base, checks: [{ name: 'c', passed: true, detail: '' }], thresholds: [{ expression: 'errors == 0', passed: true, actual: 0, detail: '' }] }, EXIT.ok],
+    ['a threshold failed', { ...base, thresholds: failedThreshold }, EXIT.thresholdFailed],
+    ['a check failed', { ...base, checks: failedCheck }, EXIT.checkFailed],
+    ['a check and a threshold failed', { ...base, checks: failedCheck, thresholds: failedThreshold }, EXIT.checkFailed],
+    ['interrupted, with failures', { ...base, status: 'interrupted', checks: failedCheck, thresholds: failedThreshold }, EXIT.interrupted],
+  ])('%s', (_name, report, code) => {
+    expect(exitCodeOf(report)).toBe(code);
+  });
+
+  test('the codes are distinct', () => {
+    expect(new Set(Object.values(EXIT)).size).toBe(Object.keys(EXIT).length);
+    expect(EXIT).toMatchObject({ usage: 2, targetUnreachable: 3, checkFailed: 98, thresholdFailed: 99, interrupted: 130 });
+  });
+});
