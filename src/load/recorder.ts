@@ -5,7 +5,7 @@
  * timeline whose percentiles are computed when a second is closed, so memory does not grow with
  * the number of requests.
  */
-import type { OperationStats, TimelinePoint, TransportErrorKind } from '../report/model.js';
+import { type OperationStats, TRANSPORT_ERROR_KINDS, type TimelinePoint, type TransportErrorKind } from '../report/model.js';
 import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from '../report/histogram.js';
 
 export interface Sample {
@@ -40,6 +40,20 @@ interface SecondAccumulator {
   requests: number;
   errors: number;
   latency: Histogram;
+}
+
+function newAccumulator(): OperationAccumulator {
+  return {
+    corrected: newHistogram(),
+    uncorrected: newHistogram(),
+    statuses: new Map(),
+    codes: new Map(),
+    allowed: 0,
+    denied: 0,
+    transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
+    checkFailures: 0,
+    requests: 0,
+  };
 }
 
 function increment<K>(map: Map<K, number>, key: K): void {
@@ -101,17 +115,7 @@ export class Recorder {
     if (sample.warmup || this.#frozen) return;
     let acc = this.#operations.get(sample.operation);
     if (acc === undefined) {
-      acc = {
-        corrected: newHistogram(),
-        uncorrected: newHistogram(),
-        statuses: new Map(),
-        codes: new Map(),
-        allowed: 0,
-        denied: 0,
-        transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
-        checkFailures: 0,
-        requests: 0,
-      };
+      acc = newAccumulator();
       this.#operations.set(sample.operation, acc);
     }
     acc.requests++;
@@ -179,23 +183,15 @@ export class Recorder {
     });
     const operations = [...this.#operations].sort((a, b) => a[0].localeCompare(b[0])).map(([op, acc]) => stats(op, acc));
     const all = [...this.#operations.values()];
-    const merged: OperationAccumulator = {
-      corrected: mergeHistograms(all.map((a) => a.corrected)),
-      uncorrected: mergeHistograms(all.map((a) => a.uncorrected)),
-      statuses: new Map(),
-      codes: new Map(),
-      allowed: 0,
-      denied: 0,
-      transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
-      checkFailures: 0,
-      requests: 0,
-    };
+    const merged = newAccumulator();
+    merged.corrected = mergeHistograms(all.map((a) => a.corrected));
+    merged.uncorrected = mergeHistograms(all.map((a) => a.uncorrected));
     for (const acc of all) {
       for (const [k, v] of acc.statuses) merged.statuses.set(k, (merged.statuses.get(k) ?? 0) + v);
       for (const [k, v] of acc.codes) merged.codes.set(k, (merged.codes.get(k) ?? 0) + v);
       merged.allowed += acc.allowed;
       merged.denied += acc.denied;
-      for (const kind of Object.keys(merged.transportErrors) as TransportErrorKind[]) merged.transportErrors[kind] += acc.transportErrors[kind];
+      for (const kind of TRANSPORT_ERROR_KINDS) merged.transportErrors[kind] += acc.transportErrors[kind];
       merged.checkFailures += acc.checkFailures;
       merged.requests += acc.requests;
     }

@@ -53,17 +53,8 @@ export interface SimulatorAdmin {
   deleteNamespace(name: string): Promise<void>;
 }
 
-export interface LoadSettings {
-  /** Open model: intended requests per second. */
-  rate: number;
-  connections: number;
-  pipelining: number;
-  /** Measured part, ms (all phases not marked warm-up). */
-  durationMs: number;
-  warmupMs: number;
-  timeoutMs: number;
-  model: 'open' | 'closed';
-}
+/** The load settings of a run, as its report records them (rate, connections, durations …). */
+export type LoadSettings = RunReport['settings'];
 
 export interface ScenarioContext {
   api: ServiceApi;

@@ -4,7 +4,7 @@
  * use). Every string from the report is untrusted and HTML-escaped; every coordinate goes through
  * one formatter that turns a non-finite number into 0, so empty runs draw empty charts, not NaN.
  */
-import type { CheckResult, OperationStats, Percentiles, RunReport, ThresholdResult, TimelinePoint, TransportErrorKind } from './model.js';
+import { type CheckResult, type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS, type ThresholdResult, type TimelinePoint } from './model.js';
 import { type Histogram, decodeHistogram } from './histogram.js';
 import {
   formatBytes,
@@ -21,7 +21,6 @@ import {
   unionKeys,
 } from './format.js';
 
-const TRANSPORT_KINDS: readonly TransportErrorKind[] = ['timeout', 'reset', 'refused', 'other'];
 
 /** Escapes text for HTML content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -405,8 +404,8 @@ function statusTone(status: string): Tone {
 function outcomeSections(op: OperationStats): OutcomeSection[] {
   const sections: OutcomeSection[] = [];
   const statuses = sortedCounts(op.statuses).filter(([, c]) => c > 0);
-  const transport = TRANSPORT_KINDS.filter((k) => op.transportErrors[k] > 0);
-  const answeredOrFailed = sumCounts(op.statuses) + TRANSPORT_KINDS.reduce((s, k) => s + (Number.isFinite(op.transportErrors[k]) ? op.transportErrors[k] : 0), 0);
+  const transport = TRANSPORT_ERROR_KINDS.filter((k) => op.transportErrors[k] > 0);
+  const answeredOrFailed = sumCounts(op.statuses) + TRANSPORT_ERROR_KINDS.reduce((s, k) => s + (Number.isFinite(op.transportErrors[k]) ? op.transportErrors[k] : 0), 0);
   if (statuses.length > 0 || transport.length > 0) {
     sections.push({
       title: 'HTTP status / transport error',
@@ -567,7 +566,7 @@ function outcomeTables(report: RunReport): string {
     countsTable('HTTP statuses by operation', report.operations, (op) => op.statuses),
     countsTable('Verification codes by operation', report.operations, (op) => op.codes),
     countsTable('Rate-limit decisions by operation', report.operations, (op) => ({ allowed: op.ratelimit.allowed, denied: op.ratelimit.denied }), ['allowed', 'denied']),
-    countsTable('Transport errors by operation', report.operations, (op) => ({ ...op.transportErrors }), TRANSPORT_KINDS),
+    countsTable('Transport errors by operation', report.operations, (op) => ({ ...op.transportErrors }), TRANSPORT_ERROR_KINDS),
     countsTable("Responses failing the scenario's check", report.operations, (op) => ({ responses: op.checkFailures })),
   ].filter((t) => t !== '');
   return tables.length === 0 ? '<p class="muted">No outcomes recorded.</p>' : tables.join('');

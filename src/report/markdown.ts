@@ -3,7 +3,7 @@
  * request. Every string that comes from the report is untrusted and escaped, so a scenario name
  * or a note can neither break a table nor inject markup.
  */
-import type { OperationStats, Percentiles, RunReport, TransportErrorKind } from './model.js';
+import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS } from './model.js';
 import {
   formatBytes,
   formatCount,
@@ -17,7 +17,6 @@ import {
   unionKeys,
 } from './format.js';
 
-const TRANSPORT_KINDS: readonly TransportErrorKind[] = ['timeout', 'reset', 'refused', 'other'];
 
 /**
  * Escapes text for inline Markdown: a backslash before every character that could start
@@ -190,13 +189,13 @@ function outcomes(report: RunReport): string[] {
           'lrrr',
         )}`,
   );
-  const failing = report.operations.filter((op) => TRANSPORT_KINDS.some((k) => op.transportErrors[k] > 0));
+  const failing = report.operations.filter((op) => TRANSPORT_ERROR_KINDS.some((k) => op.transportErrors[k] > 0));
   sections.push(
     failing.length === 0
       ? '**Transport errors:** none.'
       : `**Transport errors**\n\n${table(
-          ['Operation', ...TRANSPORT_KINDS],
-          failing.map((op) => [escapeMarkdown(op.operation), ...TRANSPORT_KINDS.map((k) => formatCount(op.transportErrors[k]))]),
+          ['Operation', ...TRANSPORT_ERROR_KINDS],
+          failing.map((op) => [escapeMarkdown(op.operation), ...TRANSPORT_ERROR_KINDS.map((k) => formatCount(op.transportErrors[k]))]),
           'lrrrr',
         )}`,
   );

@@ -19,7 +19,8 @@ export interface Percentiles {
   count: number;
 }
 
-export type TransportErrorKind = 'timeout' | 'reset' | 'refused' | 'other';
+export const TRANSPORT_ERROR_KINDS = ['timeout', 'reset', 'refused', 'other'] as const;
+export type TransportErrorKind = (typeof TRANSPORT_ERROR_KINDS)[number];
 
 export interface OperationStats {
   /** e.g. `keys.verifyKey`. */
