@@ -1,0 +1,122 @@
+/**
+ * The latency percentile spectrum chart (corrected and uncorrected curves). The x axis is log-scaled in "nines" as HdrHistogram plots it:
+ * x = log10(1 / (1 - p)), so 0 → 0 %, 1 → 90 %, 2 → 99 %, 3 → 99.9 %. It runs to the first
+ * decade past which the samples cannot resolve anything more (10^x ≥ count): beyond it every
+ * percentile is the maximum.
+ */
+import { type OperationStats, type Percentiles } from '../model.js';
+import { type Histogram, decodeHistogram } from '../histogram.js';
+import { formatMs } from '../format.js';
+import { type Box, esc, legend, linePath, linear, n, niceTicks, noData, plotWidth, svgOpen, truncate, yGrid } from './svg.js';
+
+export interface SpectrumPoint {
+  /** Decades of nines. */
+  x: number;
+  ms: number;
+}
+
+export interface Spectrum {
+  points: SpectrumPoint[];
+  /** True when drawn from the summary percentiles because the histogram could not be read. */
+  approximate: boolean;
+}
+
+export const SPECTRUM_STEPS_PER_DECADE = 8;
+
+export function spectrumDecades(count: number): number {
+  if (!Number.isFinite(count) || count <= 1) return 2;
+  return Math.min(7, Math.max(2, Math.ceil(Math.log10(count) - 1e-9)));
+}
+
+export function decadeLabel(decade: number): string {
+  if (decade === 0) return '0%';
+  if (decade === 1) return '90%';
+  return `99${decade > 2 ? `.${'9'.repeat(decade - 2)}` : ''}%`;
+}
+
+export function tryDecode(encoded: string): Histogram | undefined {
+  if (encoded === '') return undefined;
+  try {
+    const histogram = decodeHistogram(encoded);
+    return histogram.totalCount > 0 ? histogram : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function spectrum(encoded: string, summary: Percentiles, decades: number): Spectrum {
+  const histogram = tryDecode(encoded);
+  if (histogram !== undefined) {
+    const points: SpectrumPoint[] = [];
+    for (let k = 0; k <= decades * SPECTRUM_STEPS_PER_DECADE; k++) {
+      const x = k / SPECTRUM_STEPS_PER_DECADE;
+      const percentile = 100 * (1 - 10 ** -x);
+      points.push({ x, ms: histogram.getValueAtPercentile(percentile) / 1000 });
+    }
+    return { points, approximate: false };
+  }
+  if (!(summary.count > 0)) return { points: [], approximate: false };
+  // No readable histogram: the summary percentiles still give the curve's outline.
+  const points: SpectrumPoint[] = [
+    { x: Math.log10(2), ms: summary.p50 },
+    { x: 1, ms: summary.p90 },
+    { x: 2, ms: summary.p99 },
+  ];
+  if (decades >= 3) points.push({ x: 3, ms: summary.p999 });
+  points.push({ x: decades, ms: summary.max });
+  return { points, approximate: true };
+}
+
+export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small'): string {
+  const box: Box =
+    size === 'large'
+      ? { width: 1000, height: 340, left: 64, right: 36, top: 36, bottom: 44 }
+      : { width: 500, height: 276, left: 58, right: 30, top: 52, bottom: 40 };
+  const count = Math.max(op.latency.corrected.count, op.latency.uncorrected.count, op.requests);
+  const decades = spectrumDecades(count);
+  const corrected = spectrum(op.histograms.corrected, op.latency.corrected, decades);
+  const uncorrected = spectrum(op.histograms.uncorrected, op.latency.uncorrected, decades);
+  const maxMs = Math.max(0, ...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms));
+  const yAxis = niceTicks(maxMs);
+  const x = linear(0, decades, box.left, box.width - box.right);
+  const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
+  const label =
+    `Latency percentile spectrum, ${title}: ` +
+    (corrected.points.length === 0 && uncorrected.points.length === 0
+      ? 'no samples'
+      : `corrected p99 ${formatMs(op.latency.corrected.p99)}, max ${formatMs(op.latency.corrected.max)}; ` +
+        `uncorrected p99 ${formatMs(op.latency.uncorrected.p99)}, max ${formatMs(op.latency.uncorrected.max)}`);
+  let out = svgOpen(box, label, `spectrum ${size}`);
+  out += `<text class="chart-title" x="${n(box.left)}" y="16">${esc(truncate(title, size === 'large' ? 60 : 54))}</text>`;
+  out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'latency (ms)');
+  for (let d = 0; d <= decades; d++) {
+    out += `<path class="grid" d="M${n(x(d))} ${n(box.top)}V${n(box.height - box.bottom)}"/>`;
+    out += `<text class="tick" x="${n(x(d))}" y="${n(box.height - box.bottom + 16)}" text-anchor="middle">${decadeLabel(d)}</text>`;
+  }
+  out += `<text class="axis-title" x="${n(box.left + plotWidth(box) / 2)}" y="${n(box.height - 6)}" text-anchor="middle">percentile</text>`;
+  if (corrected.points.length === 0 && uncorrected.points.length === 0) {
+    out += noData(box, 'no samples');
+  } else {
+    // Uncorrected last: dashed on top, so both stay visible where the curves coincide.
+    for (const [curve, cls] of [
+      [corrected, 'corrected'],
+      [uncorrected, 'uncorrected'],
+    ] as const) {
+      if (curve.points.length === 0) continue;
+      const pts = curve.points.map((p) => ({ x: x(p.x), y: y(p.ms) }));
+      out += `<path class="line ${cls}" d="${linePath(pts)}"><title>${cls}</title></path>`;
+      if (curve.approximate || pts.length === 1) {
+        for (const p of pts) out += `<circle class="dot ${cls}" cx="${n(p.x)}" cy="${n(p.y)}" r="3"/>`;
+      }
+    }
+  }
+  const approx = corrected.approximate || uncorrected.approximate ? ' (from summary percentiles)' : '';
+  // Small charts: the legend gets its own row under the title, so long operation names fit.
+  out += legend(size === 'large' ? box.width - box.right - 250 - approx.length * 6 : box.left, size === 'large' ? 16 : 36, [
+    { label: 'corrected', cls: 'corrected', kind: 'line' },
+    { label: `uncorrected${approx}`, cls: 'uncorrected', kind: 'line' },
+  ]);
+  return `${out}</svg>`;
+}
+
+/* ------------------------------------------------------------------------- timeline charts */

@@ -1,0 +1,177 @@
+/** The tables, cards and banners of the report page (every chart has a table for accessibility). */
+import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS } from '../model.js';
+import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, formatPercent, formatRate, formatValue, sortedCounts, sumCounts, unionKeys } from '../format.js';
+import { esc } from './svg.js';
+import { type Tone } from './outcome-charts.js';
+
+export function td(text: string, cls = ''): string {
+  return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
+}
+
+export function latencyTable(report: RunReport): string {
+  const cols = (p: Percentiles) => [p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 ? formatMsValue(v) : '—', 'num')).join('');
+  const row = (name: string, op: OperationStats, cls = '') =>
+    `<tr${cls === '' ? '' : ` class="${cls}"`}><th scope="row">${name}</th>${td(formatCount(op.requests), 'num')}${td(formatRate(op.ratePerSec), 'num')}` +
+    `${cols(op.latency.corrected)}${cols(op.latency.uncorrected).replace(/class="num"/g, 'class="num uncorr"')}</tr>`;
+  const pcts = ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean'].map((p) => `<th scope="col" class="num">${p}</th>`).join('');
+  return (
+    `<div class="table-wrap"><table class="latency"><caption>Latency by operation, ms — corrected (from the intended send time) beside uncorrected (from the actual send)</caption>` +
+    `<thead><tr><th rowspan="2" scope="col">Operation</th><th rowspan="2" scope="col" class="num">Requests</th><th rowspan="2" scope="col" class="num">req/s</th>` +
+    `<th colspan="6" scope="colgroup" class="group corrected-head">corrected</th><th colspan="6" scope="colgroup" class="group uncorrected-head">uncorrected</th></tr>` +
+    `<tr>${pcts}${pcts}</tr></thead><tbody>` +
+    report.operations.map((op) => row(esc(op.operation), op)).join('') +
+    `</tbody><tfoot>${row('all operations', report.overall, 'total')}</tfoot></table></div>`
+  );
+}
+
+export function countsTable(
+  caption: string,
+  ops: readonly OperationStats[],
+  pick: (op: OperationStats) => Record<string, number>,
+  order?: readonly string[],
+): string {
+  const used = ops.filter((op) => sumCounts(pick(op)) > 0);
+  if (used.length === 0) return '';
+  const keys = order ?? unionKeys(used.map(pick));
+  const head = keys.map((k) => `<th scope="col" class="num">${esc(k)}</th>`).join('');
+  const body = used
+    .map((op) => {
+      const counts = new Map(sortedCounts(pick(op)));
+      return `<tr><th scope="row">${esc(op.operation)}</th>${keys.map((k) => td(formatCount(counts.get(k) ?? 0), 'num')).join('')}</tr>`;
+    })
+    .join('');
+  return `<div class="table-wrap"><table><caption>${esc(caption)}</caption><thead><tr><th scope="col">Operation</th>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
+}
+
+export function outcomeTables(report: RunReport): string {
+  const tables = [
+    countsTable('HTTP statuses by operation', report.operations, (op) => op.statuses),
+    countsTable('Verification codes by operation', report.operations, (op) => op.codes),
+    countsTable('Rate-limit decisions by operation', report.operations, (op) => ({ allowed: op.ratelimit.allowed, denied: op.ratelimit.denied }), ['allowed', 'denied']),
+    countsTable('Transport errors by operation', report.operations, (op) => ({ ...op.transportErrors }), TRANSPORT_ERROR_KINDS),
+    countsTable("Responses failing the scenario's check", report.operations, (op) => ({ responses: op.checkFailures })),
+  ].filter((t) => t !== '');
+  return tables.length === 0 ? '<p class="muted">No outcomes recorded.</p>' : tables.join('');
+}
+
+export function verdictTables(report: RunReport): string {
+  const badge = (passed: boolean) => `<span class="badge ${passed ? 'pass' : 'fail'}">${passed ? '✓ passed' : '✗ failed'}</span>`;
+  const thresholds =
+    report.thresholds.length === 0
+      ? '<p class="muted">No thresholds defined.</p>'
+      : `<div class="table-wrap"><table><caption>Thresholds</caption><thead><tr><th scope="col">Result</th><th scope="col">Threshold</th><th scope="col" class="num">Actual</th><th scope="col">Detail</th></tr></thead><tbody>` +
+        report.thresholds
+          .map((t) => `<tr class="${t.passed ? 'pass' : 'fail'}">${td(badge(t.passed))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
+          .join('') +
+        `</tbody></table></div>`;
+  const checks =
+    report.checks.length === 0
+      ? '<p class="muted">No checks were run.</p>'
+      : `<div class="table-wrap"><table><caption>Checks</caption><thead><tr><th scope="col">Result</th><th scope="col">Check</th><th scope="col">Detail</th></tr></thead><tbody>` +
+        report.checks.map((c) => `<tr class="${c.passed ? 'pass' : 'fail'}">${td(badge(c.passed))}${td(esc(c.name))}${td(esc(c.detail))}</tr>`).join('') +
+        `</tbody></table></div>`;
+  return thresholds + checks;
+}
+
+export function timelineTable(report: RunReport): string {
+  if (report.timeline.length === 0) return '<p class="muted">No per-second data.</p>';
+  const rows = report.timeline
+    .map((p) => `<tr>${td(formatCount(p.second), 'num')}${td(formatCount(p.requests), 'num')}${td(formatCount(p.errors), 'num')}${td(formatMsValue(p.p50Ms), 'num')}${td(formatMsValue(p.p99Ms), 'num')}</tr>`)
+    .join('');
+  return (
+    `<details><summary>Per-second figures (${formatCount(report.timeline.length)} ${report.timeline.length === 1 ? 'row' : 'rows'})</summary><div class="table-wrap"><table><caption>Per second of the measured part</caption>` +
+    `<thead><tr><th scope="col" class="num">Second</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Errors</th><th scope="col" class="num">p50 (ms)</th><th scope="col" class="num">p99 (ms)</th></tr></thead>` +
+    `<tbody>${rows}</tbody></table></div></details>`
+  );
+}
+
+export function phasesTable(report: RunReport): string {
+  if (report.phases.length === 0) return '<p class="muted">No phases ran.</p>';
+  const rows = report.phases
+    .map(
+      (p) =>
+        `<tr><th scope="row">${esc(p.name)}</th>${td(`+${esc(formatDuration(p.startMs))}`, 'num')}${td(esc(formatDuration(p.durationMs)), 'num')}` +
+        `${td(report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} conn.`, 'num')}${td(p.warmup ? 'warm-up' : 'measured')}` +
+        `${td(p.serviceClockFrom === undefined && p.serviceClockTo === undefined ? '—' : `${esc(p.serviceClockFrom ?? '?')} → ${esc(p.serviceClockTo ?? '?')}`)}</tr>`,
+    )
+    .join('');
+  return (
+    `<div class="table-wrap"><table><caption class="sr-only">Phases</caption><thead><tr><th scope="col">Phase</th><th scope="col" class="num">Start</th><th scope="col" class="num">Duration</th>` +
+    `<th scope="col" class="num">Rate</th><th scope="col">Kind</th><th scope="col">Service clock</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  );
+}
+
+/* --------------------------------------------------------------------------------- page */
+
+export function statusBanner(report: RunReport): string {
+  if (report.status === 'interrupted') {
+    return (
+      `<div class="banner interrupted" role="alert"><strong>Interrupted.</strong> The run was stopped before its end: the figures cover only the ` +
+      `${esc(formatDuration(report.measuredMs))} that were measured, and ${esc(formatCount(report.totals.dropped))} planned sends were never made.</div>`
+    );
+  }
+  if (report.status === 'failed') {
+    return `<div class="banner failed" role="alert"><strong>Failed.</strong> The run could not go on; the figures are partial or empty. See the notes.</div>`;
+  }
+  return '';
+}
+
+/** Red badges beside the status when thresholds or checks failed: a completed run can still be a failing one. */
+export function verdictBadges(report: RunReport): string {
+  const thresholds = report.thresholds.filter((t) => !t.passed).length;
+  const checks = report.checks.filter((c) => !c.passed).length;
+  let out = '';
+  if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
+  if (checks > 0) out += `<span class="status failed">${checks} ${checks === 1 ? 'check' : 'checks'} failed</span>`;
+  return out;
+}
+
+export function card(label: string, value: string, detail: string, tone: Tone | '' = ''): string {
+  return `<div class="card${tone === '' ? '' : ` tone-${tone}`}"><div class="card-label">${esc(label)}</div><div class="card-value">${esc(value)}</div><div class="card-detail">${esc(detail)}</div></div>`;
+}
+
+export function summaryCards(report: RunReport): string {
+  const t = report.totals;
+  const failedThresholds = report.thresholds.filter((x) => !x.passed).length;
+  const failedChecks = report.checks.filter((x) => !x.passed).length;
+  const planned = t.requests + t.dropped;
+  return (
+    `<div class="cards">` +
+    card('Requests', formatCount(t.requests), `${formatRate(t.ratePerSec)} req/s`) +
+    card('Errors', formatCount(t.errors), formatPercent(t.errors, t.requests), t.errors > 0 ? 'warn' : '') +
+    (report.overall.latency.corrected.count > 0
+      ? card('p99 corrected', formatMs(report.overall.latency.corrected.p99), `uncorrected ${formatMs(report.overall.latency.uncorrected.p99)}`)
+      : card('p99 corrected', '—', 'no samples')) +
+    card('Late sends', formatCount(t.late), `> ${formatValue(t.lateThresholdMs)} ms late · ${formatPercent(t.late, planned)}`, t.late > 0 ? 'warn' : '') +
+    card('Dropped sends', formatCount(t.dropped), `never sent · ${formatPercent(t.dropped, planned)}`, t.dropped > 0 ? 'warn' : '') +
+    card(
+      'Thresholds',
+      report.thresholds.length === 0 ? 'none' : `${report.thresholds.length - failedThresholds}/${report.thresholds.length}`,
+      report.thresholds.length === 0 ? 'defined' : failedThresholds === 0 ? 'all passed' : `${failedThresholds} failed`,
+      report.thresholds.length === 0 ? '' : failedThresholds === 0 ? 'ok' : 'error',
+    ) +
+    card(
+      'Checks',
+      report.checks.length === 0 ? 'none' : `${report.checks.length - failedChecks}/${report.checks.length}`,
+      report.checks.length === 0 ? 'run' : failedChecks === 0 ? 'all passed' : `${failedChecks} failed`,
+      report.checks.length === 0 ? '' : failedChecks === 0 ? 'ok' : 'error',
+    ) +
+    `</div>`
+  );
+}
+
+export function detailsList(report: RunReport): string {
+  const s = report.settings;
+  const env = report.environment;
+  const items: Array<[string, string]> = [
+    ['Seed', String(report.seed)],
+    ['Target', `${report.target.kind} · ${report.target.url}`],
+    ['Load model', s.model === 'open' ? `open · ${formatRate(s.rate)} req/s intended` : 'closed'],
+    ['Connections', `${formatCount(s.connections)} · pipelining ${formatCount(s.pipelining)} · timeout ${formatDuration(s.timeoutMs)}`],
+    ['Duration', `${formatDuration(report.measuredMs)} measured (planned ${formatDuration(s.durationMs)} + ${formatDuration(s.warmupMs)} warm-up)`],
+    ['Started', report.startedAt],
+    ['Finished', report.finishedAt],
+    ['Environment', `keysim ${env.keysimVersion} · Node ${env.node} · ${env.platform}/${env.arch} · ${formatCount(env.cpus)} × ${env.cpuModel} · ${formatBytes(env.totalMemoryBytes)}`],
+  ];
+  return `<dl class="details">${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;
+}
