@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { Random } from './random.js';
+import type { ActiveFaults } from './faults.js';
 import type { EngineState } from './state.js';
 import { base58Encode } from './base58.js';
 
@@ -17,6 +18,8 @@ export interface EngineContext {
   compat: Compat;
   /** SHA-256 as unpadded base64url; pure TypeScript by default, the platform's where it is faster. */
   sha256: (text: string) => string;
+  /** Deliberate wrong behaviour (faults.ts); null — the default — costs one check per use. */
+  faults: ActiveFaults | null;
 }
 
 /** A new id `<prefix>_<base58 of 12 random bytes>` (a flat string); reproducible from the seed. */

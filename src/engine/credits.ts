@@ -8,7 +8,8 @@
  * costs nothing, whatever the number of keys.
  */
 import type { EpochMs } from './clock.js';
-import type { Compat } from './context.js';
+import type { Compat, EngineContext } from './context.js';
+import { strikes } from './faults.js';
 import { nextRefillBoundary } from './calendar.js';
 import { type Result, invalid, ok } from './errors.js';
 import type { KeyRecord, RefillConfig } from './state.js';
@@ -38,6 +39,21 @@ export function settleRefill(key: KeyRecord, nowMs: EpochMs, compat: Compat): vo
   const keep = compat === 'production' && key.remaining !== null && key.remaining >= refill.amount;
   if (!keep) key.remaining = refill.amount;
   key.nextRefillAtMs = nextRefillBoundary(nowMs, refill.interval, refill.refillDay ?? 1);
+}
+
+/**
+ * `settleRefill` for an operation of the service: with the skipRefill fault, a due refill may be
+ * skipped (the boundary advances, the balance stays). `operation` names it for the fault filter.
+ */
+export function settleKey(ctx: EngineContext, key: KeyRecord, nowMs: EpochMs, operation: string): void {
+  // Nothing due is the common case: it never looks at the faults.
+  if (key.nextRefillAtMs === null || nowMs < key.nextRefillAtMs) return;
+  const faults = ctx.faults;
+  if (faults !== null && key.refill !== null && strikes(faults, faults.skipRefillRate, operation)) {
+    key.nextRefillAtMs = nextRefillBoundary(nowMs, key.refill.interval, key.refill.refillDay ?? 1);
+    return;
+  }
+  settleRefill(key, nowMs, ctx.compat);
 }
 
 /** Sets (or clears) a key's refill; the first refill is at the next boundary after `nowMs`. */

@@ -16,6 +16,7 @@ import { verifyKey } from './verify.js';
 import { createIdentity, deleteIdentity, getIdentity, listIdentities, updateIdentity } from './identities.js';
 import { createNamespace, deleteNamespace, deleteOverride, getOverride, limit, listOverrides, multiLimit, setOverride } from './ratelimit.js';
 import { type EngineSnapshot, stateFromSnapshot, takeSnapshot } from './snapshot.js';
+import { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, checkEngineFaults, faultSeed } from './faults.js';
 
 export interface EngineOptions {
   clock: Clock | ControllableClock;
@@ -28,6 +29,8 @@ export interface EngineOptions {
    * engine's own; the server passes node:crypto's, which is faster and gives the same strings.
    */
   sha256?: (text: string) => string;
+  /** Deliberate wrong behaviour from the start (see `setFaults`); default none. */
+  faults?: EngineFaults;
 }
 
 /** Sizes of the state, for health checks and benchmarks. */
@@ -49,6 +52,9 @@ export class Engine {
   readonly compat: Compat;
   readonly seed: number;
   readonly #ctx: EngineContext;
+  /** Decides the injected faults; separate from the id sequence, so faults never change ids. */
+  readonly #faultRandom: Random;
+  #faults: EngineFaultsView | null = null;
 
   constructor(options: EngineOptions) {
     this.clock = options.clock;
@@ -60,7 +66,13 @@ export class Engine {
       random: new Random(this.seed),
       compat: this.compat,
       sha256: options.sha256 ?? sha256Base64Url,
+      faults: null,
     };
+    this.#faultRandom = new Random(faultSeed(this.seed));
+    if (options.faults !== undefined) {
+      const set = this.setFaults(options.faults);
+      if (!set.ok) throw new RangeError(set.error.detail);
+    }
   }
 
   #bind<F extends (ctx: EngineContext, rootKey: string | undefined, input: never) => Result<unknown>>(fn: F): Bind<F> {
@@ -124,10 +136,46 @@ export class Engine {
     return ok(this.stats());
   }
 
-  /** Back to an empty state and the start of the seeded sequence (the clock is not touched). */
+  /** Back to an empty state and the start of the seeded sequence, without faults (the clock is not touched). */
   reset(): void {
     this.#ctx.state = emptyState();
     this.#ctx.random.reseed(this.seed);
+    this.setFaults(null);
+  }
+
+  /**
+   * Deliberate wrong behaviour for testing checkers (faults.ts): over-admitted verifications,
+   * skipped refills, lost decrements, each at a rate 0..1, optionally only in some operations.
+   * Replaces the whole configuration; null (or every rate 0) removes it. The decisions restart
+   * from the seed at each call. Not part of snapshots; reset clears it.
+   */
+  setFaults(faults: EngineFaults | null): Result<EngineFaultsView | null> {
+    if (faults === null) {
+      this.#faults = null;
+      this.#ctx.faults = null;
+      return ok(null);
+    }
+    const checked = checkEngineFaults(faults);
+    if (!checked.ok) return checked;
+    const view = checked.value;
+    this.#faults = view;
+    this.#faultRandom.reseed(faultSeed(this.seed));
+    // Every rate 0: nothing can happen, so the hot path keeps its single null check.
+    this.#ctx.faults = ENGINE_FAULT_RATES.every((name) => view[name] === 0)
+      ? null
+      : {
+          overAdmitRate: view.overAdmitRate,
+          skipRefillRate: view.skipRefillRate,
+          lostDecrementRate: view.lostDecrementRate,
+          operations: view.operations === undefined ? null : new Set(view.operations),
+          random: this.#faultRandom,
+        };
+    return ok(structuredClone(view));
+  }
+
+  /** The current fault configuration (a copy), or null when none is set. */
+  get faults(): EngineFaultsView | null {
+    return this.#faults === null ? null : structuredClone(this.#faults);
   }
 
   stats(): EngineStats {

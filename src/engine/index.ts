@@ -1,6 +1,7 @@
 export { Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { type Clock, type ClockMode, type ControllableClock, type EpochMs, MAX_INSTANT_MS, ManualClock, SystemClock } from './clock.js';
 export { Random } from './random.js';
+export { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, faultSeed, isRate } from './faults.js';
 export { sha256Base64Url, sha256Hex } from './sha256.js';
 export { base58Encode, BASE58_ALPHABET } from './base58.js';
 export { type Compat } from './context.js';

@@ -14,7 +14,7 @@ import {
   isCreditAmount,
   parseRefill,
   setRefill,
-  settleRefill,
+  settleKey,
   viewRefill,
 } from './credits.js';
 import { type RateLimitInput, type RateLimitView, buildRateLimits, checkRateLimits, viewRateLimit } from './attached-ratelimits.js';
@@ -208,14 +208,14 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
  * The caller's key, settled to now, after the permission check: 404 when it does not exist in
  * the caller's workspace.
  */
-function keyFor(ctx: EngineContext, caller: Caller, keyId: string, action: string): Result<KeyRecord> {
+function keyFor(ctx: EngineContext, caller: Caller, keyId: string, action: string, operation: string): Result<KeyRecord> {
   const key = ctx.state.keys.get(keyId);
   if (key === undefined || key.workspaceId !== caller.workspaceId) {
     return fail('err:service:data:key_not_found', `The key ${keyId} does not exist in this workspace.`);
   }
   const allowed = requirePermission(caller, apiPermission(key.apiId, action));
   if (!allowed.ok) return allowed;
-  settleRefill(key, ctx.clock.now(), ctx.compat);
+  settleKey(ctx, key, ctx.clock.now(), operation);
   return ok(key);
 }
 
@@ -250,7 +250,7 @@ export interface GetKeyInput {
 export function getKey(ctx: EngineContext, rootKey: string | undefined, input: GetKeyInput): Result<KeyView> {
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
-  const key = keyFor(ctx, caller.value, input.keyId, 'read_key');
+  const key = keyFor(ctx, caller.value, input.keyId, 'read_key', 'keys.getKey');
   if (!key.ok) return key;
   const view = viewKey(ctx, key.value);
   if (input.decrypt === true) {
@@ -295,7 +295,7 @@ export function updateKey(ctx: EngineContext, rootKey: string | undefined, input
   for (const check of checks) if (!check.ok) return check;
   const credits = input.credits === undefined ? ok(undefined) : input.credits === null ? ok<CreditsPlan>({ remaining: null, refill: null }) : planCredits(ctx, input.credits, 'body.credits', false);
   if (!credits.ok) return credits;
-  const found = keyFor(ctx, caller.value, input.keyId, 'update_key');
+  const found = keyFor(ctx, caller.value, input.keyId, 'update_key', 'keys.updateKey');
   if (!found.ok) return found;
 
   const key = found.value;
@@ -326,7 +326,7 @@ export interface DeleteKeyInput {
 export function deleteKey(ctx: EngineContext, rootKey: string | undefined, input: DeleteKeyInput): Result<Record<string, never>> {
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
-  const key = keyFor(ctx, caller.value, input.keyId, 'delete_key');
+  const key = keyFor(ctx, caller.value, input.keyId, 'delete_key', 'keys.deleteKey');
   if (!key.ok) return key;
   ctx.state.keys.delete(key.value.id);
   ctx.state.keysByHash.delete(key.value.hash);
@@ -337,7 +337,7 @@ export function updateCredits(ctx: EngineContext, rootKey: string | undefined, i
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
   // An unknown key is a 404 before any check of the value (service-facts §4).
-  const key = keyFor(ctx, caller.value, input.keyId, 'update_key');
+  const key = keyFor(ctx, caller.value, input.keyId, 'update_key', 'keys.updateCredits');
   if (!key.ok) return key;
   const checked = checkCreditsUpdate(key.value, input);
   if (!checked.ok) return checked;

@@ -10,7 +10,8 @@ import { type Result, fail, invalid, ok } from './errors.js';
 import { type PermissionQuery, parsePermissionQuery, satisfiesPermissionQuery } from './permission-query.js';
 import { type WindowCheck, decideWindows, windowCounterKey } from './ratelimit-window.js';
 import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS } from './ratelimit.js';
-import { settleRefill } from './credits.js';
+import { settleKey } from './credits.js';
+import { strikes } from './faults.js';
 import { identityOfKey } from './keys.js';
 import { type IdentityView, viewIdentity } from './identities.js';
 import type { IdentityRecord, JsonObject, KeyRecord, RateLimitRecord } from './state.js';
@@ -191,6 +192,9 @@ function mayVerify(caller: Caller | undefined, key: KeyRecord): boolean {
   return caller.workspaceId === key.workspaceId && hasPermission(caller, apiPermission(key.apiId, 'verify_key'));
 }
 
+/** The operation's name, for the fault filter. */
+const OPERATION = 'keys.verifyKey';
+
 export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input: VerifyKeyInput): Result<VerifyKeyOutput> {
   let caller: Caller | undefined;
   if (rootKey !== undefined || ctx.compat === 'production') {
@@ -205,7 +209,7 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
   const key = ctx.state.keysByHash.get(ctx.sha256(input.key));
   if (key === undefined || !mayVerify(caller, key)) return ok({ valid: false, code: 'NOT_FOUND' });
   const nowMs = ctx.clock.now();
-  settleRefill(key, nowMs, ctx.compat);
+  settleKey(ctx, key, nowMs, OPERATION);
   const identity = identityOfKey(ctx, key);
 
   // 2.–4. DISABLED, EXPIRED, INSUFFICIENT_PERMISSIONS.
@@ -244,13 +248,23 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
   }
 
   // 6. USAGE_EXCEEDED: cost ≤ balance passes and is deducted; cost 0 passes and changes nothing.
+  // (Injected faults, faults.ts: an over-admission answers VALID and keeps the balance; a lost
+  // decrement reports the deduction without storing it.)
   const cost = input.credits?.cost ?? 1;
   let code: VerificationCode = 'VALID';
+  let lostDecrement = false;
   if (key.remaining !== null) {
-    if (cost > key.remaining) code = 'USAGE_EXCEEDED';
-    else key.remaining -= cost;
+    const faults = ctx.faults;
+    if (cost > key.remaining) {
+      if (faults === null || !strikes(faults, faults.overAdmitRate, OPERATION)) code = 'USAGE_EXCEEDED';
+    } else if (faults !== null && cost > 0 && strikes(faults, faults.lostDecrementRate, OPERATION)) {
+      lostDecrement = true;
+    } else {
+      key.remaining -= cost;
+    }
   }
   const out = describe({ valid: code === 'VALID', code }, key, identity);
+  if (lostDecrement && out.credits !== undefined) out.credits -= cost;
   if (ratelimits !== undefined) out.ratelimits = ratelimits;
   return ok(out);
 }

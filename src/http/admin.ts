@@ -1,6 +1,7 @@
 /**
  * The simulator's admin surface, `/_sim/*`: what production has no API for — the clock,
- * fixtures (workspaces, root keys, namespaces, API and vault settings), reset and snapshots.
+ * fixtures (workspaces, root keys, namespaces, API and vault settings), reset, snapshots and
+ * injected faults.
  * Every call is a POST with a root key as bearer; it acts in that key's workspace.
  */
 import { type ControllableClock, MAX_INSTANT_MS, type Result } from '../engine/index.js';
@@ -13,6 +14,8 @@ import {
   clockSetRequest,
   clockView,
   emptyRequest,
+  faultsSetRequest,
+  faultsView,
   namespaceCreateRequest,
   namespaceDeleteRequest,
   restoreRequest,
@@ -84,7 +87,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/reset',
-    summary: 'Back to the start state: one workspace with the same root key, the clock at its start.',
+    summary: 'Back to the start state: one workspace with the same root key, the clock at its start, no API rate limit, no injected faults.',
     request: emptyRequest,
     response: clockView,
     handle: (ctx, rootKey) =>
@@ -165,6 +168,31 @@ export const adminRoutes: Route[] = [
         const config = ctx.apiRateLimit.config;
         return { ok: true, value: { data: { limit: config?.limit ?? null, durationMs: config?.durationMs ?? null } } };
       }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/faults.set',
+    summary:
+      'Inject faults (replacing the current ones): latencyMs, errorRate (500s), dropRate (closed connections), overAdmitRate, skipRefillRate, lostDecrementRate, optionally only in some operations. Answers the whole configuration.',
+    request: faultsSetRequest,
+    response: faultsView,
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.faults.set(input))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/faults.get',
+    summary: 'The injected faults (every rate, 0 = off).',
+    request: emptyRequest,
+    response: faultsView,
+    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.view } })),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/faults.clear',
+    summary: 'Remove every injected fault. Reset removes them too.',
+    request: emptyRequest,
+    response: faultsView,
+    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.clear() } })),
   }),
   defineRoute({
     ...common,

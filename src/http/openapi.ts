@@ -1,6 +1,7 @@
 /** The OpenAPI 3.1 document of the simulator, generated from the same schemas that validate. */
 import type { Route } from './route.js';
 import type { JsonSchema } from './schema.js';
+import { operationName } from './operations.js';
 
 const errorBody: JsonSchema = {
   type: 'object',
@@ -51,7 +52,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const operation: JsonSchema = {
-      operationId: route.path.replace(/^\/(v1|v2|_sim)\//, (_, v: string) => (v === 'v2' ? '' : `${v}.`)),
+      operationId: operationName(route.path),
       tags: [route.tag],
       summary: route.summary,
       security: route.auth === 'required' ? [{ rootKey: [] }] : [{}, { rootKey: [] }],

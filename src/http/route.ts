@@ -2,6 +2,7 @@
 import type { ControllableClock, Engine, EngineError, Result } from '../engine/index.js';
 import type { Schema } from './schema.js';
 import type { ApiRateLimiter } from './api-rate-limit.js';
+import type { FaultInjector } from './faults.js';
 
 /** `v2`: the `{ meta, data }` envelope; `v1`: direct objects and unstructured errors. */
 export type RouteStyle = 'v2' | 'v1';
@@ -23,6 +24,8 @@ export interface RouteContext {
   clock: ControllableClock;
   /** The optional rate limit on the simulator's own API (429s). */
   apiRateLimit: ApiRateLimiter;
+  /** Injected faults (latency, 5xx, dropped connections, wrong behaviour); none by default. */
+  faults: FaultInjector;
   /** Back to the start state (admin surface). */
   reset(): void;
 }

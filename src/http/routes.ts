@@ -1,13 +1,9 @@
 /** Every route the simulator serves, in one list: the router and the OpenAPI document read it. */
 import type { Route } from './route.js';
-import { apiRoutes } from './v2/apis.js';
-import { keyRoutes } from './v2/keys.js';
-import { identityRoutes } from './v2/identities.js';
-import { ratelimitRoutes } from './v2/ratelimit.js';
-import { v1IdentityRoutes } from './v1/identities.js';
+import { SERVICE_ROUTES } from './operations.js';
 import { adminRoutes } from './admin.js';
 
-export const ROUTES: readonly Route[] = [...apiRoutes, ...keyRoutes, ...identityRoutes, ...ratelimitRoutes, ...v1IdentityRoutes, ...adminRoutes];
+export const ROUTES: readonly Route[] = [...SERVICE_ROUTES, ...adminRoutes];
 
 /** path → the routes on it (one per method). */
 export function routeTable(routes: readonly Route[] = ROUTES): Map<string, Route[]> {

@@ -102,6 +102,31 @@ export function integer(options: IntegerOptions = {}): Schema<number> {
   };
 }
 
+export interface NumberOptions {
+  minimum?: number;
+  maximum?: number;
+  description?: string;
+}
+
+/** A finite number (fractions allowed), within bounds. */
+export function number(options: NumberOptions = {}): Schema<number> {
+  return {
+    check(value, location, errors) {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return push(errors, location, `must be a number, got ${describeType(value)}`);
+      if (options.minimum !== undefined && value < options.minimum) return push(errors, location, `must be ≥ ${options.minimum}, got ${value}`);
+      if (options.maximum !== undefined && value > options.maximum) return push(errors, location, `must be ≤ ${options.maximum}, got ${value}`);
+      return true;
+    },
+    jsonSchema() {
+      const s: JsonSchema = { type: 'number' };
+      if (options.minimum !== undefined) s.minimum = options.minimum;
+      if (options.maximum !== undefined) s.maximum = options.maximum;
+      if (options.description !== undefined) s.description = options.description;
+      return s;
+    },
+  };
+}
+
 export function boolean(description?: string): Schema<boolean> {
   return {
     check: (value, location, errors) => typeof value === 'boolean' || push(errors, location, `must be a boolean, got ${describeType(value)}`),

@@ -1,6 +1,7 @@
 /**
  * The simulator's HTTP binding on node:http. One pipeline for every route:
- * route (404/405) → body within the limit (413) → JSON content type and syntax (400) →
+ * route (404/405) → body within the limit (413) → injected transport faults (latency, dropped
+ * connection, 500; service routes only) → JSON content type and syntax (400) →
  * Authorization header (400) → schema (400, every violation) → engine → envelope.
  * Route handlers never build error bodies: an engine error code maps to status and title in
  * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
@@ -13,6 +14,8 @@ import { DEFAULT_ERRORS_URL, PROBLEMS, errorTypeUrl, v1ErrorCode } from './probl
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
+import { SERVICE_ROUTES, operationName } from './operations.js';
+import { faultDelay } from './faults.js';
 import { validate } from './schema.js';
 
 export interface ServerOptions {
@@ -111,6 +114,8 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
   const openApiText = JSON.stringify(openApi);
   const nextRequestId = requestIdSource();
+  // Only the service's own routes can be faulted; the admin surface never is.
+  const faultable = new Map<Route, string>(SERVICE_ROUTES.map((route) => [route, operationName(route.path)]));
 
   function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}, route?: Route): void {
     if (style === 'v1') {
@@ -195,10 +200,9 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     // From here on errors follow the route's conventions (e.g. problem+json on deleteIdentity).
     const reject = (problem: Problem, headers: Record<string, string> = {}) => sendProblem(res, style, requestId, problem, headers, route);
 
-    let input: unknown;
+    let bodyText = '';
     if (route.input === 'query') {
       req.resume();
-      input = Object.fromEntries(new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)));
     } else {
       const body = await readBody(req, maxBodyBytes);
       if (!body.ok) {
@@ -207,7 +211,31 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
         reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${maxBodyBytes} bytes.` }), { connection: 'close' });
         return;
       }
-      const adminEmpty = path.startsWith('/_sim/') && body.text.trim() === '';
+      bodyText = body.text;
+    }
+
+    // Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing.
+    if (ctx.faults.active) {
+      const operation = faultable.get(route);
+      const decision = operation === undefined ? null : ctx.faults.decide(operation);
+      if (decision !== null) {
+        if (decision.delayMs > 0) await faultDelay(decision.delayMs);
+        if (decision.outcome === 'drop') {
+          res.destroy();
+          return;
+        }
+        if (decision.outcome === 'error') {
+          reject(fromEngine({ code: 'err:service:application:unexpected_error', detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.' }));
+          return;
+        }
+      }
+    }
+
+    let input: unknown;
+    if (route.input === 'query') {
+      input = Object.fromEntries(new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)));
+    } else {
+      const adminEmpty = path.startsWith('/_sim/') && bodyText.trim() === '';
       if (adminEmpty) {
         input = {};
       } else {
@@ -218,7 +246,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
           return;
         }
         try {
-          input = JSON.parse(body.text);
+          input = JSON.parse(bodyText);
         } catch (error) {
           const reason = error instanceof Error ? error.message : 'not JSON';
           reject(invalidInput(`The request body is not valid JSON: ${reason.slice(0, 200)}`, [{ location: 'body', message: 'is not valid JSON' }]));

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
 import { type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
+import { FaultInjector, type FaultsConfig } from './faults.js';
 import { keysimVersion } from '../version.js';
 
 export interface SimulatorOptions extends ServerOptions {
@@ -22,6 +23,11 @@ export interface SimulatorOptions extends ServerOptions {
   startMs?: number;
   seed?: number;
   compat?: Compat;
+  /**
+   * Faults injected from the start (as `/_sim/faults.set` takes them); an invalid configuration
+   * makes createSimulator throw. Reset removes them like any other.
+   */
+  faults?: FaultsConfig;
 }
 
 export interface Simulator {
@@ -32,7 +38,9 @@ export interface Simulator {
   workspaceId: string;
   clock: ControllableClock;
   engine: Engine;
-  /** Back to the start state: same root key, clock at its start. */
+  /** The injected faults: `set`, `clear`, `view` (what `/_sim/faults.*` call). */
+  faults: FaultInjector;
+  /** Back to the start state: same root key, clock at its start, no API rate limit, no faults. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -43,7 +51,13 @@ export const nodeSha256 = (text: string): string => hash('sha256', text, 'base64
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const startMs = options.startMs ?? Date.now();
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(Date.now, startMs) : new ManualClock(startMs);
-  const engine = new Engine({ clock, seed: options.seed ?? 1, compat: options.compat ?? 'interface', sha256: nodeSha256 });
+  const seed = options.seed ?? 1;
+  const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256 });
+  const faults = new FaultInjector(engine, seed);
+  if (options.faults !== undefined) {
+    const set = faults.set(options.faults, 'faults');
+    if (!set.ok) throw new Error(`cannot start the simulator: ${set.error.detail}`);
+  }
 
   const start = (rootKey: string | undefined) => {
     const created = engine.admin.createWorkspace(rootKey === undefined ? { name: 'default' } : { name: 'default', rootKey });
@@ -54,12 +68,13 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const apiRateLimit = new ApiRateLimiter();
   const reset = () => {
     apiRateLimit.set(null);
+    faults.clear();
     engine.reset();
     clock.resetToStart();
     start(initial.rootKey);
   };
 
-  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
+  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit, faults }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -77,6 +92,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     workspaceId: initial.workspaceId,
     clock,
     engine,
+    faults,
     reset,
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -273,6 +273,23 @@ const BODIES: Record<string, RouteBodies> = {
     required: ['limit'],
     body: () => bodyOf({ limit: fc.constantFrom<unknown>(null, 1, 100, 0) }, { durationMs: fc.constantFrom(1000, 86_400_000, 0, 86_400_001) }),
   },
+  // Only the engine's faults (and the operation filter): a transport fault set by a valid body
+  // would make the sanity reads that follow it fail, which is what it is for.
+  '/_sim/faults.set': {
+    required: [],
+    body: () =>
+      bodyOf(
+        {},
+        {
+          overAdmitRate: fc.constantFrom<unknown>(0, 0.25, 1, 1.5, -0.1),
+          skipRefillRate: fc.constantFrom<unknown>(0, 1, 2),
+          lostDecrementRate: fc.constantFrom<unknown>(0, 0.5, '0.5'),
+          operations: fc.constantFrom<unknown>(['keys.verifyKey'], ['v1.identities.getIdentity', 'keys.getKey'], [], ['keys.nope']),
+        },
+      ),
+  },
+  '/_sim/faults.get': { required: [], body: () => bodyOf({}) },
+  '/_sim/faults.clear': { required: [], body: () => bodyOf({}) },
   '/_sim/snapshot': { required: [], body: () => bodyOf({}) },
   '/_sim/restore': {
     required: ['snapshot'],

@@ -1,6 +1,6 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { createSimulator, parseInstant } from '../../http/index.js';
+import { FAULT_KEYS, type FaultsConfig, checkFaultsConfig, createSimulator, describeFaults, parseFaultFlags, parseInstant } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 
 interface ServeArgs {
@@ -13,6 +13,19 @@ interface ServeArgs {
   compat: 'interface' | 'production';
   maxBodyBytes: number;
   errorsUrl?: string;
+  fault?: string[];
+}
+
+/** The `--fault KEY=VALUE` flags as one checked configuration, or a message naming the valid keys. */
+function faultsFromFlags(flags: readonly string[]): { ok: true; config: FaultsConfig } | { ok: false; message: string } {
+  const parsed = parseFaultFlags(flags);
+  if (!parsed.ok) return parsed;
+  const checked = checkFaultsConfig(parsed.config, '--fault');
+  if (!checked.ok) {
+    const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
+    return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
+  }
+  return { ok: true, config: checked.value };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -29,6 +42,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
       .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
+      .option('fault', {
+        type: 'string',
+        array: true,
+        describe: `Inject a fault, KEY=VALUE (repeatable; as /_sim/faults.set): ${FAULT_KEYS.join(', ')}. latencyMs=N, MIN..MAX or MEAN~STDDEV; rates 0..1; operations=keys.verifyKey,…`,
+      })
       .check((args) => {
         if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
         if (!Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
@@ -38,14 +56,20 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
           const start = parseInstant(args.start, '--start');
           if (!start.ok) return `--start: ${start.error.detail}`;
         }
+        if (args.fault !== undefined) {
+          const faults = faultsFromFlags(args.fault.map(String));
+          if (!faults.ok) return faults.message;
+        }
         return true;
       })
       .example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day')
-      .example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app') as unknown as Argv<ServeArgs>,
+      .example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app')
+      .example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const rootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
+    const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
     let sim;
     try {
       sim = await createSimulator({
@@ -58,6 +82,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         ...(rootKey === undefined ? {} : { rootKey }),
         ...(start?.ok === true ? { startMs: start.value } : {}),
         ...(args.errorsUrl === undefined ? {} : { errorsUrl: args.errorsUrl }),
+        ...(faults?.ok === true ? { faults: faults.config } : {}),
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -68,6 +93,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
     out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${args.seed}\n`);
+    if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
     if (rootKey === undefined) out.write(`  root key (generated; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
     out.write('  OpenAPI document: GET /openapi.json; admin: POST /_sim/*; Ctrl-C stops.\n');
 

@@ -1,4 +1,4 @@
-import { boolean, integer, jsonObject, nullable, object, oneOf, optional, string } from '../schema.js';
+import { type Schema, array, boolean, integer, jsonObject, nullable, number, object, oneOf, optional, string } from '../schema.js';
 import { permissionList } from './common.js';
 
 export const emptyRequest = object({});
@@ -26,3 +26,51 @@ export const apiRateLimitRequest = object({
   durationMs: optional(integer({ minimum: 1, maximum: 86_400_000, description: 'Window length on the service clock; default 1000.' })),
 });
 export const restoreRequest = object({ snapshot: jsonObject(16, 'A snapshot taken by /_sim/snapshot.') });
+
+/** The largest injected latency, in ms (a minute: beyond it every client has given up). */
+export const MAX_FAULT_LATENCY_MS = 60_000;
+const latencyBound = (description: string) => number({ minimum: 0, maximum: MAX_FAULT_LATENCY_MS, description });
+const rate = (description: string) => number({ minimum: 0, maximum: 1, description });
+const fixedLatency = latencyBound('A fixed added latency, ms.');
+const uniformLatency = object({ min: latencyBound('Uniform: the least added latency, ms.'), max: latencyBound('Uniform: the most, ms (≥ min).') });
+const normalLatency = object({ mean: latencyBound('Normal: the mean added latency, ms.'), stddev: latencyBound('Normal: the standard deviation, ms (draws clamped to 0..60000).') });
+const LATENCY_DESCRIPTION = 'Added latency before the request is executed: ms, { min, max } (uniform) or { mean, stddev } (normal).';
+/** A number, or the object form its fields name (so violations point at the right field). */
+const latencyMs: Schema<number | { min: number; max: number } | { mean: number; stddev: number }> = {
+  check(value, location, errors) {
+    if (typeof value === 'number') return fixedLatency.check(value, location, errors);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const normal = Object.hasOwn(value, 'mean') || Object.hasOwn(value, 'stddev');
+      return (normal ? normalLatency : uniformLatency).check(value, location, errors);
+    }
+    errors.push({ location, message: 'must be a number of ms, { min, max } or { mean, stddev }' });
+    return false;
+  },
+  jsonSchema: () => ({ oneOf: [fixedLatency.jsonSchema(), uniformLatency.jsonSchema(), normalLatency.jsonSchema()], description: LATENCY_DESCRIPTION }),
+};
+const faultFields = {
+  errorRate: rate('Share of requests answered 500 unexpected_error without being executed.'),
+  dropRate: rate('Share of requests whose connection is closed without an answer, not executed (errorRate + dropRate ≤ 1).'),
+  overAdmitRate: rate('Share of verifications that should be USAGE_EXCEEDED answered VALID (balance unchanged).'),
+  skipRefillRate: rate('Share of due refills skipped (the boundary passes, the balance stays).'),
+  lostDecrementRate: rate('Share of VALID verifications whose deduction is reported but not stored.'),
+};
+const faultOperations = array(string({ minLength: 1, maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 100,
+  description: 'Limit every fault to these operations (e.g. "keys.verifyKey"); omit for all.',
+});
+export const faultsSetRequest = object({
+  latencyMs: optional(latencyMs),
+  errorRate: optional(faultFields.errorRate),
+  dropRate: optional(faultFields.dropRate),
+  overAdmitRate: optional(faultFields.overAdmitRate),
+  skipRefillRate: optional(faultFields.skipRefillRate),
+  lostDecrementRate: optional(faultFields.lostDecrementRate),
+  operations: optional(faultOperations),
+});
+export const faultsView = object({
+  latencyMs,
+  ...faultFields,
+  operations: optional(faultOperations),
+});
