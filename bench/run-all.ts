@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -12,9 +12,10 @@ import { verifyReport } from './verify-throughput.js';
 import { memoryReport } from './memory.js';
 import { clockReport } from './clock-advance.js';
 import { httpReport } from './http-throughput.js';
+import { runnerReport } from './runner-ceiling.js';
 
-type Section = 'verify' | 'memory' | 'clock' | 'http';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http'];
+type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -26,7 +27,8 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
 
 /**
  * The engine sections (verify, memory, clock) should stay under three minutes even on a busy
- * machine; the http section runs last and takes about three minutes more on its own.
+ * machine; the http section takes about three minutes more on its own, and the runner section (the
+ * load generator's own ceiling and memory) about two more.
  */
 const BUDGET_MS = 170_000;
 const startedAt = Date.now();
@@ -37,6 +39,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   memory: () => memoryReport({ defaultRuns: 3, nodeRuns: 1, finishBy: startedAt + BUDGET_MS - (selected.includes('clock') ? 35_000 : 0) }),
   clock: clockReport,
   http: httpReport,
+  runner: runnerReport,
 };
 
 const started = process.hrtime.bigint();

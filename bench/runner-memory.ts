@@ -1,0 +1,198 @@
+/**
+ * The runner's memory after 10 million recorded requests (it must stay flat: histograms, not
+ * samples). A fresh process started with --expose-gc feeds one Recorder synthetic samples through
+ * record() — no network: a few operations, latencies from a seeded distribution, statuses, and
+ * the parsed answer bodies the open model hands over (one shared object per kind of answer) —
+ * and reads memory after a full collection at a few sample counts. The child's entry is
+ * runner-memory-child.ts; its result comes back as one RESULT line (subprocess.ts protocol).
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Random } from '../src/engine/index.js';
+import type { TransportErrorKind } from '../src/report/model.js';
+import { loadRunnerModules } from './runner-modules.js';
+import { RESULT_PREFIX, progress } from './subprocess.js';
+import { fmtInt, secondsSince } from './stats.js';
+
+export const RECORDED_TOTAL = 10_000_000;
+/** Memory is read after this many samples. */
+export const CHECKPOINTS = [0, 1_000_000, 2_000_000, 5_000_000, 10_000_000] as const;
+/** Synthetic completions per second: the timeline gets one closed second per this many samples. */
+const SYNTHETIC_RATE = 40_000;
+const SEED = 20_240_601;
+/** Size of the precomputed tables the samples cycle through (a power of two). */
+const TABLE = 1 << 18;
+
+interface AnswerKind {
+  operation: string;
+  status: number | undefined;
+  transportError: TransportErrorKind | undefined;
+  body: unknown;
+  /** Share of the samples. */
+  weight: number;
+}
+
+const meta = { requestId: 'req_2Xk9bench' };
+/** What the open model passes to record(): the parsed JSON answer, shared between samples of one kind. */
+const KINDS: readonly AnswerKind[] = [
+  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.58, body: { meta, data: { valid: true, code: 'VALID', keyId: 'key_bench', credits: 9_812 } } },
+  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.04, body: { meta, data: { valid: false, code: 'USAGE_EXCEEDED', keyId: 'key_bench', credits: 0 } } },
+  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.03, body: { meta, data: { valid: false, code: 'RATE_LIMITED', keyId: 'key_bench' } } },
+  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.01, body: { meta, data: { valid: false, code: 'NOT_FOUND' } } },
+  { operation: 'ratelimit.limit', status: 200, transportError: undefined, weight: 0.24, body: { meta, data: { limit: 100, remaining: 42, reset: 1_767_225_600_000, success: true } } },
+  { operation: 'ratelimit.limit', status: 200, transportError: undefined, weight: 0.04, body: { meta, data: { limit: 100, remaining: 0, reset: 1_767_225_600_000, success: false } } },
+  { operation: 'keys.getKey', status: 200, transportError: undefined, weight: 0.045, body: { meta, data: { keyId: 'key_bench', start: 'sk_', enabled: true } } },
+  { operation: 'keys.getKey', status: 404, transportError: undefined, weight: 0.004, body: { meta, error: { status: 404, title: 'Not Found', type: 'https://unkey.com/docs/errors/unkey/data/key_not_found' } } },
+  { operation: 'keys.verifyKey', status: 500, transportError: undefined, weight: 0.0005, body: { meta, error: { status: 500, title: 'Internal Server Error' } } },
+  { operation: 'keys.verifyKey', status: undefined, transportError: 'timeout', weight: 0.0005, body: undefined },
+];
+
+export interface MemoryReading {
+  samples: number;
+  heapUsed: number;
+  /** Backing stores of typed arrays (the histograms' counts live here, outside the JS heap). */
+  arrayBuffers: number;
+  rss: number;
+}
+
+export interface RecorderMemoryResult {
+  source: 'dist' | 'src';
+  readings: MemoryReading[];
+  /** Wall time of the record() loop (sample construction included), ns per call. */
+  nsPerRecord: number;
+  recordSeconds: number;
+  finishMs: number;
+  /** What finish() reported, as a sanity check. */
+  requests: number;
+  operations: number;
+  timelinePoints: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function collect(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('the recorder memory benchmark needs node --expose-gc');
+  for (let i = 0; i < 3; i++) gc();
+}
+
+function read(samples: number): MemoryReading {
+  collect();
+  const { heapUsed, arrayBuffers, rss } = process.memoryUsage();
+  return { samples, heapUsed, arrayBuffers, rss };
+}
+
+function uniform(random: Random): number {
+  return random.nextUint32() / 0x1_0000_0000;
+}
+
+/** Latency in ms: log-normal around 1.5 ms, with a 1 % tail 5–50× slower. */
+function latencyMs(random: Random): number {
+  const u1 = Math.max(uniform(random), 1e-12);
+  const normal = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * uniform(random));
+  const base = 1.5 * Math.exp(0.5 * normal);
+  return uniform(random) < 0.01 ? base * (5 + 45 * uniform(random)) : base;
+}
+
+/** Child side. */
+export async function measureRecorderMemory(total = RECORDED_TOTAL): Promise<RecorderMemoryResult> {
+  const { Recorder, source } = await loadRunnerModules();
+  const random = new Random(SEED);
+  const kindIndex = new Uint8Array(TABLE);
+  const latencies = new Float64Array(TABLE);
+  const queueShare = new Float64Array(TABLE);
+  const cumulative = KINDS.map((_, i) => KINDS.slice(0, i + 1).reduce((sum, k) => sum + k.weight, 0));
+  const totalWeight = cumulative[cumulative.length - 1] ?? 1;
+  for (let j = 0; j < TABLE; j++) {
+    const u = uniform(random) * totalWeight;
+    const k = cumulative.findIndex((c) => u < c);
+    kindIndex[j] = k < 0 ? 0 : k;
+    latencies[j] = latencyMs(random);
+    // Part of the latency spent in the generator's queue (corrected − uncorrected).
+    queueShare[j] = uniform(random) < 0.05 ? uniform(random) * 0.5 : 0;
+  }
+  const msPerSample = 1000 / SYNTHETIC_RATE;
+  const recorder = new Recorder();
+  recorder.startMeasuring(0);
+
+  const readings: MemoryReading[] = [read(0)];
+  let recordNs = 0;
+  let done = 0;
+  for (const checkpoint of CHECKPOINTS.filter((c) => c > 0 && c <= total)) {
+    const start = process.hrtime.bigint();
+    for (let i = done; i < checkpoint; i++) {
+      const j = i & (TABLE - 1);
+      const kind = KINDS[kindIndex[j]!]!;
+      const latency = latencies[(i * 7 + 3) & (TABLE - 1)]!;
+      const intendedMs = i * msPerSample;
+      recorder.record({
+        operation: kind.operation,
+        intendedMs,
+        sentMs: intendedMs + latency * queueShare[j]!,
+        doneMs: intendedMs + latency,
+        status: kind.status,
+        transportError: kind.transportError,
+        body: kind.body,
+        checkFailed: false,
+        warmup: false,
+      });
+    }
+    recordNs += Number(process.hrtime.bigint() - start);
+    done = checkpoint;
+    readings.push(read(done));
+    progress(`runner memory: ${fmtInt(done)} samples recorded`);
+  }
+
+  const finishStart = process.hrtime.bigint();
+  const figures = recorder.finish(done * msPerSample);
+  const finishMs = secondsSince(finishStart) * 1000;
+  return {
+    source,
+    readings,
+    nsPerRecord: recordNs / Math.max(1, done),
+    recordSeconds: recordNs / 1e9,
+    finishMs,
+    requests: figures.overall.requests,
+    operations: figures.operations.length,
+    timelinePoints: figures.timeline.length,
+    p50Ms: figures.overall.latency.corrected.p50,
+    p99Ms: figures.overall.latency.corrected.p99,
+  };
+}
+
+const ENTRY = fileURLToPath(new URL('./runner-memory-child.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+
+/** Parent side: runs the measurement in a fresh process with --expose-gc. */
+export function runRecorderMemoryChild(timeoutMs = 120_000): Promise<RecorderMemoryResult> {
+  const what = 'runner memory child';
+  return new Promise<RecorderMemoryResult>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', TSX, ENTRY], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    let stdout = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what} took longer than ${timeoutMs / 1000} s and was stopped`));
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} failed: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      process.off('exit', killOnExit);
+      if (code !== 0) {
+        reject(new Error(`${what} exited with ${code ?? signal ?? 'unknown'}`));
+        return;
+      }
+      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+      if (line === undefined) reject(new Error(`${what} printed no result:\n${stdout}`));
+      else resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as RecorderMemoryResult);
+    });
+  });
+}

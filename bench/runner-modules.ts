@@ -1,0 +1,31 @@
+/**
+ * keysim's load layer as users run it: the compiled `dist/` (built by `npm run bench`) when it
+ * exists, else the sources through tsx, whose per-closure wrappers cost a little CPU per request.
+ */
+import { existsSync } from 'node:fs';
+import type * as OpenModel from '../src/load/open-model.js';
+import type * as Plan from '../src/load/plan.js';
+import type * as RecorderModule from '../src/load/recorder.js';
+
+export interface RunnerModules {
+  OpenModelExecutor: typeof OpenModel.OpenModelExecutor;
+  Recorder: typeof RecorderModule.Recorder;
+  planPhases: typeof Plan.planPhases;
+  plannedCount: typeof Plan.plannedCount;
+  /** Where they were loaded from, for the report. */
+  source: 'dist' | 'src';
+}
+
+export async function loadRunnerModules(): Promise<RunnerModules> {
+  const built = (file: string) => new URL(`../dist/src/load/${file}.js`, import.meta.url);
+  if (existsSync(built('open-model')) && existsSync(built('recorder')) && existsSync(built('plan'))) {
+    const [open, recorder, plan] = (await Promise.all([import(built('open-model').href), import(built('recorder').href), import(built('plan').href)])) as [
+      typeof OpenModel,
+      typeof RecorderModule,
+      typeof Plan,
+    ];
+    return { OpenModelExecutor: open.OpenModelExecutor, Recorder: recorder.Recorder, planPhases: plan.planPhases, plannedCount: plan.plannedCount, source: 'dist' };
+  }
+  const [open, recorder, plan] = await Promise.all([import('../src/load/open-model.js'), import('../src/load/recorder.js'), import('../src/load/plan.js')]);
+  return { OpenModelExecutor: open.OpenModelExecutor, Recorder: recorder.Recorder, planPhases: plan.planPhases, plannedCount: plan.plannedCount, source: 'src' };
+}

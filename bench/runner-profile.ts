@@ -1,0 +1,224 @@
+/**
+ * Where the load generator's time goes at its ceiling: `tsx bench/runner-profile.ts [pipelining]
+ * [seconds]`. Starts the bare server in its own process, then runs the generator in a child
+ * process under `node --cpu-prof`: a warm-up and one measured run of keysim's open model (asked
+ * for 2× what autocannon managed in its warm-up), and, in a second child, of autocannon alone;
+ * prints each profile's CPU time per completed request by layer and the functions with the most
+ * self and inclusive time. Not part of `npm run bench`: a tool for when the runner ceiling is low.
+ *
+ * The profiler samples wall time, so time the shared machine preempts shows up in whatever was
+ * running (often the write syscall); shares between functions are what to read.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { startServer } from './http-server.js';
+import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-ceiling.js';
+import { loadRunnerModules } from './runner-modules.js';
+import { RESULT_PREFIX, sendResult } from './subprocess.js';
+import { fmtRate, textTable } from './stats.js';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+interface GeneratorResult {
+  tool: 'keysim' | 'autocannon';
+  /** Completed requests in the whole process (warm-up and measured run). */
+  completedAll: number;
+  rate: number;
+  cpuUsPerRequest: number;
+  late?: number;
+  dropped?: number;
+  planned?: number;
+}
+
+async function autocannonRun(url: string, pipelining: number, seconds: number): Promise<{ completed: number; rate: number }> {
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(
+      { url: `${url}${PATH}`, method: 'POST', connections: CONNECTIONS, pipelining, duration: seconds, headers: HEADERS, body: JSON.stringify(BODY) },
+      (error, res) => (error === null || error === undefined ? resolve(res) : reject(error instanceof Error ? error : new Error(String(error)))),
+    );
+  });
+  return { completed: result.requests.total, rate: result.requests.total / result.duration };
+}
+
+/** Child side: runs under --cpu-prof and exits, which writes the profile. */
+async function generate(tool: 'keysim' | 'autocannon', url: string, pipelining: number, rate: number, seconds: number): Promise<GeneratorResult> {
+  if (tool === 'autocannon') {
+    const warm = await autocannonRun(url, pipelining, 2);
+    const cpu = process.cpuUsage();
+    const run = await autocannonRun(url, pipelining, seconds);
+    const used = process.cpuUsage(cpu);
+    return { tool, completedAll: warm.completed + run.completed, rate: run.rate, cpuUsPerRequest: (used.user + used.system) / run.completed };
+  }
+  const mods = await loadRunnerModules();
+  const once = async (durationSeconds: number) => {
+    const [phase] = mods.planPhases([{ name: 'profile', durationMs: durationSeconds * 1000, rate, warmup: false }]);
+    if (phase === undefined) throw new Error('no phase');
+    const executor = new mods.OpenModelExecutor({ url, rootKey: ROOT_KEY, connections: CONNECTIONS, pipelining, timeoutMs: 10_000, lateThresholdMs: 10 });
+    const recorder = new mods.Recorder();
+    const cpu = process.cpuUsage();
+    const startMs = performance.now();
+    recorder.startMeasuring(startMs);
+    const phaseDone = executor.runPhase(phase, startMs, () => REQUEST, recorder);
+    // Stopped at the end of the planned duration, as runner-ceiling.ts does (no wind-down).
+    const { wallMs, used, completed } = await new Promise<{ wallMs: number; used: NodeJS.CpuUsage; completed: number }>((resolve) => {
+      setTimeout(() => {
+        const mark = { wallMs: performance.now() - startMs, used: process.cpuUsage(cpu), completed: recorder.requests };
+        recorder.freeze();
+        executor.stop();
+        resolve(mark);
+      }, phase.durationMs);
+    });
+    const outcome = await phaseDone;
+    await executor.close();
+    recorder.finish(wallMs);
+    return { completed, rate: completed / (wallMs / 1000), cpuUsPerRequest: (used.user + used.system) / completed, outcome, planned: phase.count };
+  };
+  const warm = await once(2);
+  const run = await once(seconds);
+  return { tool, completedAll: warm.completed + run.completed, rate: run.rate, cpuUsPerRequest: run.cpuUsPerRequest, late: run.outcome.late, dropped: run.outcome.dropped, planned: run.planned };
+}
+
+function frameName(f: CallFrame): string {
+  const file = f.url.replace(/^file:\/\/.*?\/(dist\/src|src|bench|node_modules)\//, '$1/');
+  const where = file === '' ? '' : file.endsWith('.ts') ? file : `${file}:${f.lineNumber + 1}`;
+  return `${f.functionName === '' ? '(anonymous)' : f.functionName} ${where}`.trim();
+}
+
+function layer(f: CallFrame): string {
+  if (f.functionName === '(garbage collector)') return 'GC';
+  if (f.functionName === '(program)') return '(program: V8/native, unattributed)';
+  if (/\/src\/load\/recorder\./.test(f.url)) return 'keysim Recorder';
+  if (/\/src\/load\//.test(f.url)) return 'keysim executor (src/load)';
+  if (/\/src\/report\//.test(f.url)) return 'keysim histogram wrapper (src/report)';
+  if (f.url.includes('node_modules/hdr-histogram-js')) return 'hdr-histogram-js';
+  if (f.url.includes('node_modules/undici')) return 'undici';
+  if (f.url.includes('node_modules/autocannon')) return 'autocannon';
+  if (f.url.includes('node_modules/')) return `node_modules/${f.url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')}`;
+  if (f.url.startsWith('node:')) {
+    const mod = f.url.slice('node:'.length);
+    if (/^(net|internal\/stream_base_commons|internal\/net)/.test(mod)) return 'node:net';
+    if (/^internal\/streams|^stream/.test(mod)) return 'node:streams';
+    if (/^(events|internal\/event_target)/.test(mod)) return 'node:events';
+    if (/^internal\/(process\/task_queues|timers|async_hooks)|^timers/.test(mod)) return 'node:timers/ticks/promises';
+    if (/^(_http_|internal\/http|http)/.test(mod)) return 'node:http';
+    return 'node: other';
+  }
+  if (f.url === '') return 'native/builtins (JSON, Buffer, writev, wasm …)';
+  return 'other';
+}
+
+function analyse(profile: CpuProfile): { busyMs: number; byLayer: Map<string, number>; self: Map<string, number>; inclusive: Map<string, number> } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byLayer = new Map<string, number>();
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
+  let busyMs = 0;
+  profile.samples.forEach((id, i) => {
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    const node = byId.get(id);
+    if (node === undefined || node.callFrame.functionName === '(idle)') return;
+    busyMs += ms;
+    add(byLayer, layer(node.callFrame), ms);
+    add(self, frameName(node.callFrame), ms);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame === undefined) break;
+      const name = frameName(frame);
+      if (seen.has(name)) continue;
+      seen.add(name);
+      add(inclusive, name, ms);
+    }
+  });
+  return { busyMs, byLayer, self, inclusive };
+}
+
+function top(m: Map<string, number>, n: number): Array<[string, number]> {
+  return [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
+}
+
+const SELF = fileURLToPath(import.meta.url);
+const TSX = import.meta.resolve('tsx');
+
+function profileChild(tool: 'keysim' | 'autocannon', url: string, pipelining: number, rate: number, seconds: number): Promise<{ result: GeneratorResult; profile: CpuProfile }> {
+  const dir = mkdtempSync(join(tmpdir(), `keysim-runner-prof-${tool}-`));
+  const args = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200', '--import', TSX, SELF, 'generate', tool, url, String(pipelining), String(rate), String(seconds)];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => {
+      stdout += c;
+    });
+    child.on('close', (code) => {
+      try {
+        if (code !== 0) throw new Error(`generator child exited with ${String(code)}`);
+        const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+        const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+        if (line === undefined || file === undefined) throw new Error('generator child printed no result or wrote no profile');
+        resolve({ result: JSON.parse(line.slice(RESULT_PREFIX.length)) as GeneratorResult, profile: JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile });
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+function print(result: GeneratorResult, profile: CpuProfile): void {
+  const a = analyse(profile);
+  const per = (ms: number) => `${((ms * 1000) / result.completedAll).toFixed(2)} µs`;
+  const extra = result.tool === 'keysim' ? `; planned ${result.planned ?? 0}, late ${result.late ?? 0}, dropped ${result.dropped ?? 0}` : '';
+  console.log(`\n== ${result.tool}: ${fmtRate(result.rate)} in the measured run, CPU ${result.cpuUsPerRequest.toFixed(1)} µs per completed request (process.cpuUsage)${extra}`);
+  console.log(`   profile: busy ${(a.busyMs / 1000).toFixed(1)} s ≈ ${per(a.busyMs)} per request over warm-up and run (${result.completedAll.toLocaleString('en-US')} requests)\n`);
+  console.log(textTable(['layer', 'self ms', 'share of busy', 'per request'], top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+  console.log('');
+  console.log(textTable(['function (self time)', 'ms', 'share', 'per request'], top(a.self, 30).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+  console.log('');
+  const interesting = top(a.inclusive, 600).filter(([k]) => /src\/load|src\/report|undici|autocannon|hdr-histogram|^(parse|stringify|JSON) /.test(k)).slice(0, 35);
+  console.log(textTable(['function (inclusive time)', 'ms', 'share', 'per request'], interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+}
+
+if (process.argv[2] === 'generate') {
+  const [, , , tool, url, pipelining, rate, seconds] = process.argv;
+  if ((tool !== 'keysim' && tool !== 'autocannon') || url === undefined) throw new Error('generate keysim|autocannon <url> <pipelining> <rate> <seconds>');
+  sendResult(await generate(tool, url, Number(pipelining), Number(rate), Number(seconds)));
+  process.exit(0);
+} else {
+  const pipelining = Number(process.argv[2] ?? 1);
+  const seconds = Number(process.argv[3] ?? 5);
+  const server = await startServer('bare');
+  try {
+    const ac = await profileChild('autocannon', server.ready.url, pipelining, 0, seconds);
+    const rate = Math.ceil((2 * ac.result.rate) / 1000) * 1000;
+    const ks = await profileChild('keysim', server.ready.url, pipelining, rate, seconds);
+    console.log(`pipelining ${pipelining}, ${CONNECTIONS} connections, ${seconds} s measured after a 2 s warm-up; keysim asked for ${fmtRate(rate)}`);
+    print(ac.result, ac.profile);
+    print(ks.result, ks.profile);
+  } finally {
+    await server.stop();
+  }
+}
