@@ -8,6 +8,7 @@ import { serveCommand } from './commands/serve.js';
 import { runCommandModule } from './commands/run.js';
 import { listCommandModule } from './commands/list.js';
 import { reportCommandModule } from './commands/report.js';
+import { checkCommandModule } from './commands/check.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -17,11 +18,12 @@ export async function main(argv: string[]): Promise<void> {
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
         'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 98 check failed,\n' +
-        '99 threshold failed, 130 interrupted (see README.md).',
+        '99 threshold failed, 100 invariant violated, 130 interrupted (see README.md).',
     )
     .command(runCommandModule)
     .command(listCommandModule)
     .command(reportCommandModule)
+    .command(checkCommandModule)
     .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())

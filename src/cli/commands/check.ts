@@ -1,0 +1,143 @@
+/**
+ * `keysim check <history.jsonl.gz | run folder>`: re-checks a saved history offline and prints the
+ * verdict per invariant, with the witnesses of each violation. Exit 0 when clean, 100 when an
+ * invariant is violated, 2 when the file is missing or not a history. Prints no secret: a history
+ * holds none, and only its known fields are shown.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { type CheckReport, checkHistory } from '../../load/checks/index.js';
+import { DEFAULT_WALL_SKEW_MS, HISTORY_FILE, type HistoryEvent, HistoryFileError, type HistoryHeader, readHistory } from '../../load/history.js';
+import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+
+interface CheckArgs {
+  path: string;
+  skew?: number;
+  compat: 'interface' | 'production';
+  json: boolean;
+}
+
+function iso(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
+}
+
+function describeRequest(e: HistoryEvent): string {
+  const r = e.request;
+  const parts: string[] = [];
+  if (r.keyId !== undefined) parts.push(r.keyId);
+  if (r.namespace !== undefined || r.identifier !== undefined) parts.push(`${r.namespace ?? '?'}/${r.identifier ?? '?'}`);
+  if (r.credits === null) parts.push('credits null');
+  else if (r.credits !== undefined) {
+    const c = r.credits;
+    const refill = c.refill === undefined ? '' : c.refill === null ? ' refill null' : ` refill ${c.refill.interval} ${c.refill.amount}${c.refill.refillDay === undefined ? '' : ` day ${c.refill.refillDay}`}`;
+    parts.push(`credits ${c.remaining === undefined ? '(kept)' : c.remaining === null ? 'unlimited' : c.remaining}${refill}`);
+  }
+  if (r.operation !== undefined) parts.push(`${r.operation} ${r.value === null ? 'null' : (r.value ?? '')}`.trim());
+  if (r.limit !== undefined) parts.push(`limit ${r.limit}/${r.duration ?? '?'} ms`);
+  if (r.cost !== undefined || e.op === 'keys.verifyKey') parts.push(`cost ${r.cost ?? 1}`);
+  if (r.limits !== undefined) parts.push(r.limits.map((l) => `${l.namespace}/${l.identifier} ${l.limit}/${l.duration} ms cost ${l.cost ?? 1}`).join(', '));
+  return parts.join(' ');
+}
+
+function describeOutcome(e: HistoryEvent): string {
+  const o = e.outcome;
+  if (o === 'unknown') return 'unknown (no answer)';
+  if (o.status !== 200) return `${o.status}${o.error === undefined ? '' : ` ${o.error}`}`;
+  const parts: string[] = [];
+  if (o.code !== undefined) parts.push(o.code);
+  if (o.keyId !== undefined && e.op === 'keys.createKey') parts.push(o.keyId);
+  if (o.credits !== undefined) parts.push(`credits ${o.credits}`);
+  if (o.remaining !== undefined) parts.push(`remaining ${o.remaining === null ? 'unlimited' : o.remaining}`);
+  if (o.success !== undefined) parts.push(o.success ? 'admitted' : 'denied');
+  if (o.limit !== undefined) parts.push(`limit ${o.limit}`);
+  if (o.reset !== undefined) parts.push(`reset ${iso(o.reset)}`);
+  if (o.overrideId !== undefined) parts.push(`override ${o.overrideId}`);
+  for (const r of o.ratelimits ?? []) parts.push(`${r.name} ${r.exceeded ? 'exceeded' : 'ok'} (${r.remaining}/${r.limit})`);
+  for (const l of o.limits ?? []) parts.push(`${l.namespace}/${l.identifier} ${l.passed ? 'passed' : 'denied'}`);
+  return parts.length === 0 ? '200' : parts.join(' ');
+}
+
+/** One witness line: what was asked, what came back, and when (wall, and service clock if known). */
+export function describeEvent(e: HistoryEvent): string {
+  const service =
+    e.serviceInvokeMs === undefined && e.serviceCompleteMs === undefined
+      ? ''
+      : `; service clock ${e.serviceInvokeMs === undefined ? '?' : iso(e.serviceInvokeMs)} … ${e.serviceCompleteMs === undefined ? '?' : iso(e.serviceCompleteMs)}`;
+  const took = (e.completeMs - e.invokeMs).toFixed(1);
+  return `#${e.seq} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${iso(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
+}
+
+/** The verdict as text. */
+export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport): string {
+  const lines: string[] = [];
+  const run = header.run;
+  const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
+  lines.push(`history: ${file}${about}`);
+  const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
+  lines.push(
+    `${n(operations, 'operation')}; checked ${n(report.checked.keys, 'key')}, ${n(report.checked.verifications, 'verification')}, ${n(report.checked.rateLimitChecks, 'rate-limit decision')}`,
+  );
+  lines.push('');
+  const width = Math.max(...report.invariants.map((i) => i.id.length));
+  for (const inv of report.invariants) {
+    const state = inv.passed ? (inv.checked === 0 ? 'passed (nothing to check)' : `passed (${inv.checked} checks)`) : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})`;
+    lines.push(`${inv.id.padEnd(width)}  ${state}`);
+    if (inv.passed) continue;
+    lines.push(`  ${inv.title}`);
+    for (const v of report.violations.filter((x) => x.invariant === inv.id)) {
+      lines.push(`  ${v.subject}: ${v.message}${v.occurrences > 1 ? ` (${v.occurrences} answers broke it; the earliest is shown)` : ''}`);
+      for (const e of v.witness) lines.push(`    ${describeEvent(e)}`);
+    }
+  }
+  if (report.notes.length > 0) {
+    lines.push('');
+    for (const note of report.notes) lines.push(`note: ${note}`);
+  }
+  lines.push('');
+  lines.push(report.passed ? 'verdict: all invariants hold' : `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The history file a path names: the file itself, or `history.jsonl.gz` in a run folder. */
+export function historyFileOf(path: string): string {
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist: give a run folder (reports/<run>) or its ${HISTORY_FILE}.`);
+  const file = statSync(path).isDirectory() ? join(path, HISTORY_FILE) : path;
+  if (!existsSync(file)) throw new UsageError(`${path} has no ${HISTORY_FILE}: the run did not record a history.`);
+  return file;
+}
+
+export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
+  const file = historyFileOf(args.path);
+  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  let history: Awaited<ReturnType<typeof readHistory>>;
+  try {
+    history = await readHistory(file);
+  } catch (error) {
+    if (error instanceof HistoryFileError) throw new UsageError(`${error.message} — not a readable keysim history.`);
+    throw error;
+  }
+  const report = checkHistory(history.events, {
+    wallSkewMs: args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS,
+    refill: args.compat === 'production' ? 'production' : 'replace',
+  });
+  if (args.json) process.stdout.write(`${JSON.stringify({ file, header: history.header, operations: history.events.length, ...report }, null, 2)}\n`);
+  else process.stdout.write(renderVerdict(file, history.header, history.events.length, report));
+  return report.passed ? EXIT.ok : EXIT.invariantViolated;
+}
+
+export const checkCommandModule: CommandModule<object, CheckArgs> = {
+  command: 'check <path>',
+  describe: `Re-check a saved history (${HISTORY_FILE}) for credit and rate-limit invariants`,
+  builder: (y: Argv) =>
+    y
+      .positional('path', { type: 'string', demandOption: true, describe: `A run folder or its ${HISTORY_FILE}` })
+      .option('skew', { type: 'number', describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})` })
+      .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
+      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated') as unknown as Argv<CheckArgs>,
+  handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
+    process.exitCode = await checkCommand(args);
+  },
+};

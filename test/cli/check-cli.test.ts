@@ -1,0 +1,160 @@
+/**
+ * `keysim check` as a child process (from the sources, with tsx), on histories written with
+ * HistoryWriter: a clean run folder exits 0, a violating history exits 100 with the witnesses
+ * and their times, and neither prints a key; a bad or missing file exits 2 with a clear message.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, HistoryWriter } from '../../src/load/history.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const CHILD_LIMIT_MS = 60_000;
+const T0 = Date.UTC(2027, 0, 15, 12);
+/** What a createKey answer carries once: it must never reach a history or the verdict. */
+const PLAINTEXT = 'ks_9wQpZt3LmVxRb7NcYhKd2A';
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function keysim(args: string[]): Promise<Finished> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let cleanFolder: string;
+let violatingFile: string;
+
+/** A drain of `budget` credits by sequential verifications; `extraValid` more VALID answers than allowed. */
+async function writeHistory(file: string, budget: number, verifications: number, extraValid: number): Promise<void> {
+  const writer = await HistoryWriter.create(file, { run: { scenario: 'credits-drain', seed: 3, target: 'simulator' } });
+  let t = T0;
+  writer.recordCall({
+    op: 'keys.createKey',
+    body: { apiId: 'api_1', credits: { remaining: budget } },
+    invokeMs: t,
+    completeMs: t + 2,
+    serviceInvokeMs: t,
+    serviceCompleteMs: t,
+    response: { status: 200, body: { meta: { requestId: 'req_1' }, data: { keyId: 'key_cli', key: PLAINTEXT } } },
+  });
+  let balance = budget;
+  for (let i = 0; i < verifications; i++) {
+    t += 10;
+    const valid = balance > 0 || i < budget + extraValid;
+    if (balance > 0) balance--;
+    writer.recordCall({
+      op: 'keys.verifyKey',
+      body: { key: PLAINTEXT, credits: { cost: 1 } },
+      invokeMs: t,
+      completeMs: t + 3,
+      serviceInvokeMs: t,
+      serviceCompleteMs: t,
+      response: { status: 200, body: { data: { valid, code: valid ? 'VALID' : 'USAGE_EXCEEDED', keyId: 'key_cli', credits: balance } } },
+    });
+  }
+  writer.recordCall({
+    op: 'ratelimit.limit',
+    body: { namespace: 'ns', identifier: 'user-1', limit: 5, duration: 60_000 },
+    invokeMs: t + 20,
+    completeMs: t + 22,
+    serviceInvokeMs: t + 20,
+    serviceCompleteMs: t + 20,
+    response: { status: 200, body: { data: { limit: 5, remaining: 4, reset: T0 + 60_000, success: true } } },
+  });
+  await writer.close();
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keysim-check-cli-'));
+  cleanFolder = join(dir, '20270115T120000Z-credits-drain');
+  mkdirSync(cleanFolder);
+  await writeHistory(join(cleanFolder, HISTORY_FILE), 3, 5, 0);
+  violatingFile = join(dir, 'violating.jsonl.gz');
+  await writeHistory(violatingFile, 3, 6, 1);
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('keysim check', () => {
+  test('the histories themselves hold no key plaintext', () => {
+    for (const file of [join(cleanFolder, HISTORY_FILE), violatingFile]) expect(gunzipSync(readFileSync(file)).toString('utf8')).not.toContain(PLAINTEXT);
+  });
+
+  test('a clean run folder: exit 0, every invariant listed as passed', async () => {
+    const result = await keysim(['check', cleanFolder]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stdout).toContain(`history: ${join(cleanFolder, HISTORY_FILE)} (credits-drain, seed 3, simulator)`);
+    expect(result.stdout).toMatch(/7 operations; checked 1 key, 5 verifications, 1 rate-limit decision$/m);
+    expect(result.stdout).toMatch(/credits\.no-over-spend\s+passed \(\d+ checks\)/);
+    expect(result.stdout).toMatch(/ratelimit\.no-over-admission\s+passed \(1 checks\)/);
+    expect(result.stdout).toContain('verdict: all invariants hold');
+    expect(result.stdout + result.stderr).not.toContain(PLAINTEXT);
+  });
+
+  test('a violating history: exit 100, the violated invariants with their witnesses and times, no secret', async () => {
+    const result = await keysim(['check', violatingFile]);
+    expect(result.code).toBe(EXIT.invariantViolated);
+    expect(result.stdout).toMatch(/credits\.no-over-spend\s+VIOLATED \(1 subject\)/);
+    expect(result.stdout).toMatch(/ratelimit\.no-over-admission\s+passed/);
+    expect(result.stdout).toMatch(/key_cli: VALID #4 \(cost 1\) was granted although at most 0 credits could be left/);
+    // Witness lines: the creation and the over-granted verification, with wall and service times.
+    expect(result.stdout).toMatch(/#0 keys\.createKey credits 3 → key_cli\s+\[sent 2027-01-15T12:00:00\.000Z, answered \+2\.0 ms; service clock 2027-01-15T12:00:00\.000Z … /);
+    expect(result.stdout).toMatch(/#4 keys\.verifyKey key_cli cost 1 → VALID credits 0\s+\[sent 2027-01-15T12:00:00\.040Z, answered \+3\.0 ms/);
+    expect(result.stdout).toMatch(/verdict: \d+ violations? \(exit 100\)/);
+    expect(result.stdout + result.stderr).not.toContain(PLAINTEXT);
+  });
+
+  test('--json prints the same verdict as JSON', async () => {
+    const result = await keysim(['check', violatingFile, '--json']);
+    expect(result.code).toBe(EXIT.invariantViolated);
+    const parsed = JSON.parse(result.stdout) as { passed: boolean; operations: number; violations: Array<{ invariant: string; witness: Array<{ seq: number }> }> };
+    expect(parsed.passed).toBe(false);
+    expect(parsed.operations).toBe(8);
+    expect(parsed.violations.some((v) => v.invariant === 'credits.no-over-spend' && v.witness.some((e) => e.seq === 4))).toBe(true);
+    expect(result.stdout).not.toContain(PLAINTEXT);
+  });
+
+  test('a bad line, a missing path and a folder without a history: exit 2 with a message that says what is wrong', async () => {
+    const bad = join(dir, 'bad.jsonl.gz');
+    writeFileSync(bad, gzipSync(`${JSON.stringify({ format: HISTORY_FORMAT, version: HISTORY_VERSION })}\n{"seq":0,"op":"keys.getKey"}\nnot json\n`));
+    const emptyFolder = join(dir, 'no-history');
+    mkdirSync(emptyFolder);
+    const [badLine, missing, noHistory] = await Promise.all([
+      keysim(['check', bad]),
+      keysim(['check', join(dir, 'nowhere')]),
+      keysim(['check', emptyFolder]),
+    ]);
+    expect(badLine.code).toBe(EXIT.usage);
+    expect(badLine.stderr).toContain(`${bad}: line 2: invokeMs and completeMs are required`);
+    expect(badLine.stdout).toBe('');
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.stderr).toMatch(/nowhere does not exist: give a run folder/);
+    expect(noHistory.code).toBe(EXIT.usage);
+    expect(noHistory.stderr).toContain(`has no ${HISTORY_FILE}`);
+  });
+});
