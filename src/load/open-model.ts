@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import { intendedOffsetMs, type PlannedPhase } from './plan.js';
 import type { Recorder } from './recorder.js';
+import type { HistoryWriter } from './history.js';
 import type { ApiResponse, RequestSpec } from './scenario.js';
 import { classifyTransportError } from './transport-error.js';
 
@@ -37,6 +38,13 @@ export interface PlannedRequest {
   label: string;
   spec: RequestSpec;
   check: ((response: ApiResponse) => string | undefined) | undefined;
+}
+
+/** Where a phase's requests are recorded, and the service clock during the phase (frozen simulator clock). */
+export interface PhaseHistory {
+  writer: HistoryWriter;
+  /** The simulator's clock while the phase runs, when it stands still; undefined otherwise. */
+  serviceMs: number | undefined;
 }
 
 export interface PhaseOutcome {
@@ -100,7 +108,7 @@ export class OpenModelExecutor {
    * Runs one phase: request i is due at `phaseStartMs + i·1000/rate` on the monotonic clock;
    * `next(random)` builds it (in order, so a seed reproduces the sequence).
    */
-  runPhase(phase: PlannedPhase, phaseStartMs: number, next: () => PlannedRequest, recorder: Recorder): Promise<PhaseOutcome> {
+  runPhase(phase: PlannedPhase, phaseStartMs: number, next: () => PlannedRequest, recorder: Recorder, history?: PhaseHistory): Promise<PhaseOutcome> {
     const { lateThresholdMs, maxQueue, pipelining, rootKey } = this.#options;
     const queue: Pending[] = [];
     let head = 0;
@@ -131,6 +139,21 @@ export class OpenModelExecutor {
         outcome.sent++;
         const sentMs = performance.now();
         const { request } = pending;
+        // Every request goes into the history, warm-up included: it spends credits all the same.
+        const seq = history?.writer.begin();
+        const invokeWallMs = performance.timeOrigin + sentMs;
+        const remember = (response: { status: number; body: unknown } | 'unknown') => {
+          if (history === undefined || seq === undefined) return;
+          history.writer.recordCall({
+            seq,
+            op: request.spec.op,
+            body: request.spec.body,
+            invokeMs: invokeWallMs,
+            completeMs: performance.timeOrigin + performance.now(),
+            ...(history.serviceMs === undefined ? {} : { serviceInvokeMs: history.serviceMs, serviceCompleteMs: history.serviceMs }),
+            response,
+          });
+        };
         client
           .request({
             path: `${this.#basePath}/v2/${request.spec.op}`,
@@ -147,6 +170,7 @@ export class OpenModelExecutor {
             } catch {
               body = undefined;
             }
+            remember(res.statusCode >= 500 ? 'unknown' : { status: res.statusCode, body });
             const failure = request.check?.({ status: res.statusCode, body });
             if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
             recorder.record({
@@ -162,6 +186,7 @@ export class OpenModelExecutor {
             });
           })
           .catch((error: unknown) => {
+            remember('unknown');
             recorder.record({
               operation: request.operation,
               intendedMs: pending.intendedMs,

@@ -17,6 +17,9 @@ import type { Target } from './target.js';
 import { type Threshold, evaluateThresholds } from './thresholds.js';
 import { classifyTransportError } from './transport-error.js';
 import { runClosedPhase } from './closed-model.js';
+import { HistoryWriter, readHistory } from './history.js';
+import { recordingServiceApi } from './history-recording.js';
+import { checkHistory } from './checks/index.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
@@ -65,6 +68,11 @@ export interface RunOptions {
   keysimVersion: string;
   /** For the run tag; default now. */
   now?: () => Date;
+  /**
+   * Record every call into this history file (history.jsonl.gz) and check the credit and
+   * rate-limit invariants over it at the end (open model only).
+   */
+  historyPath?: string;
 }
 
 /** Checks that the target answers and that the root key is accepted, before anything is created. */
@@ -104,6 +112,25 @@ function environment(version: string): RunReport['environment'] {
   };
 }
 
+/** Prefix of the checks that report invariants (the CLI exits with the invariant code when one fails). */
+export const INVARIANT_CHECK_PREFIX = 'invariant: ';
+
+/** Reads the saved history back and checks every invariant over it; one check per invariant. */
+async function invariantChecks(path: string, notes: string[]): Promise<CheckResult[]> {
+  const { header, events } = await readHistory(path);
+  const verdict = checkHistory(events, header.wallSkewMs === undefined ? {} : { wallSkewMs: header.wallSkewMs });
+  notes.push(...verdict.notes.map((note) => `history check: ${note}`));
+  return verdict.invariants.map((invariant) => {
+    const first = verdict.violations.find((v) => v.invariant === invariant.id);
+    const witness = first === undefined ? '' : ` First: ${first.subject}: ${first.message} (witness: ${first.witness.map((e) => `#${e.seq} ${e.op}`).join(', ')}).`;
+    return {
+      name: `${INVARIANT_CHECK_PREFIX}${invariant.title}`,
+      passed: invariant.passed,
+      detail: invariant.passed ? `${invariant.checked} checks over ${events.length} recorded operations` : `${invariant.violations} subject(s) broke it.${witness}`,
+    };
+  });
+}
+
 export async function runScenario(options: RunOptions): Promise<RunReport> {
   const { scenario, target, settings, seed } = options;
   const log = options.log ?? (() => undefined);
@@ -118,9 +145,14 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
   const client = httpJsonClient(target, settings.timeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
+  const admin = target.clockControl ? simulatorAdmin(client) : undefined;
+  const recordHistory = options.historyPath !== undefined && settings.model === 'open';
+  const history = recordHistory
+    ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } })
+    : undefined;
   const ctx: ScenarioContext = {
-    api: serviceApi(client),
-    admin: target.clockControl ? simulatorAdmin(client) : undefined,
+    api: history === undefined ? serviceApi(client) : recordingServiceApi(serviceApi(client), history, admin === undefined ? undefined : () => admin.clockNow()),
+    admin,
     target: { kind: target.kind, url: target.url },
     random: new Random(seed),
     tag: `keysim-${runId}`,
@@ -223,7 +255,9 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         }
         log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
         if (executor !== undefined) {
-          const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder);
+          // The embedded simulator's clock is manual: it stands still during a phase (only `before` moves it).
+          const serviceMs = target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
+          const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, history === undefined ? undefined : { writer: history, serviceMs });
           if (!phase.warmup) {
             late += outcome.late;
             dropped += outcome.dropped;
@@ -278,6 +312,17 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
       }
     }
+    if (options.historyPath !== undefined && history === undefined) {
+      notes.push('No history was recorded: histories are recorded with the open model only (autocannon gives no request identity for lost requests).');
+    }
+    if (history !== undefined) {
+      await history.close();
+      if (interrupted) {
+        notes.push('Interrupted: the history was saved but not checked (run keysim check on it).');
+      } else {
+        checks.push(...(await invariantChecks(options.historyPath as string, notes)));
+      }
+    }
     if (dropped > 0) notes.push(`${dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
     if (late > 0) notes.push(`${late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`);
 
@@ -311,6 +356,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
   } finally {
+    await history?.close().catch(() => undefined);
     options.signal?.removeEventListener('abort', onAbort);
     if (target.kind === 'live' && !options.keep) {
       for (const cleanup of cleanups.reverse()) {

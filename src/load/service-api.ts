@@ -24,7 +24,7 @@ export class ServiceCallError extends Error {
   }
 }
 
-function detailOf(body: unknown): string {
+export function detailOf(body: unknown): string {
   if (typeof body === 'object' && body !== null && 'error' in body) {
     const error = (body as { error: unknown }).error;
     if (typeof error === 'object' && error !== null) {

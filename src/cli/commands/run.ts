@@ -1,9 +1,13 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
 import { parseDurationMs } from '../../load/plan.js';
-import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { INVARIANT_CHECK_PREFIX, type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { HISTORY_FILE } from '../../load/history.js';
+import { parseFaultFlags } from '../../http/faults.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
@@ -30,6 +34,8 @@ interface RunArgs {
   keep: boolean;
   quiet: boolean;
   rootKey?: string;
+  history: boolean;
+  fault: string[];
 }
 
 /** Built-in defaults; a scenario's own defaults come next, then the flags. */
@@ -99,6 +105,7 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
 /** The exit code a report calls for (the worst wins). */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
+  if (report.checks.some((c) => !c.passed && c.name.startsWith(INVARIANT_CHECK_PREFIX))) return EXIT.invariantViolated;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
   if (report.thresholds.some((t) => !t.passed)) return EXIT.thresholdFailed;
   return EXIT.ok;
@@ -123,8 +130,13 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
 
   let makeTarget: () => Promise<Target>;
+  if (args.fault.length > 0 && args.target !== 'sim') {
+    throw new UsageError('--fault injects faults into the embedded simulator: it needs --target sim (for a running keysim serve, use its --fault or /_sim/faults.set).');
+  }
+  const faults = parseFaultFlags(args.fault);
+  if (!faults.ok) throw new UsageError(`--fault: ${faults.message}`);
   if (args.target === 'sim') {
-    makeTarget = () => startEmbeddedSimulator({ seed: args.seed });
+    makeTarget = () => startEmbeddedSimulator({ seed: args.seed, ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
   } else {
     let url: URL;
     try {
@@ -165,6 +177,9 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       }
       const target = await makeTarget();
       let report: RunReport;
+      // The history is written while the run goes, then moved into the report's folder.
+      const historyPath = args.history ? join(args.out, `.history-${process.pid}-${Date.now()}.jsonl.gz`) : undefined;
+      if (historyPath !== undefined) mkdirSync(args.out, { recursive: true });
       try {
         if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'simulator' ? 'the embedded simulator' : target.url}\n`);
         report = await runScenario({
@@ -178,8 +193,10 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           onProgress: progressPrinter(args, scenario.name),
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
           keysimVersion: keysimVersion(),
+          ...(historyPath === undefined ? {} : { historyPath }),
         });
       } catch (error) {
+        if (historyPath !== undefined) rmSync(historyPath, { force: true });
         if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
         if (error instanceof TargetUnreachableError) {
           process.stderr.write(`keysim: ${error.message}\n`);
@@ -197,7 +214,13 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       }
       if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
       const written = writeReport(report, args.out);
-      process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n\n`);
+      let historyLine = '';
+      if (historyPath !== undefined && existsSync(historyPath)) {
+        const finalPath = join(written.folder, HISTORY_FILE);
+        renameSync(historyPath, finalPath);
+        historyLine = `history: ${finalPath} (keysim check re-checks it)\n`;
+      }
+      process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
       exit = worse(exit, exitCodeOf(report));
     }
   } finally {
@@ -226,6 +249,8 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
+      .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants (exit 100 when one is violated; open model)` })
+      .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
