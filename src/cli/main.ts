@@ -31,7 +31,7 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, check or serve (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.
