@@ -50,36 +50,11 @@
 import { MS_PER_DAY, civilFromDays, monthlyRefillInstant, nextRefillBoundary } from '../../engine/index.js';
 import { type HistoryEvent, type HistoryRefill, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknown, okOutcome, timeBracket } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId, Violation } from './index.js';
+import { countLE, countLT } from './sorted.js';
 
 const INF = Number.POSITIVE_INFINITY;
 const DEFAULT_MAX_CANDIDATES = 16;
 const WITNESS_MAX = 6;
-
-// ── small sorted-array helpers ────────────────────────────────────────────────────────────
-
-/** Number of values < t in an ascending array. */
-function countLT(sorted: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Number of values ≤ t in an ascending array. */
-function countLE(sorted: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** An amount that changes the balance at an unknown point of [inv, comp]. */
 interface Amount {

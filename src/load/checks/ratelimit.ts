@@ -36,6 +36,7 @@
  */
 import { type HistoryEvent, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknown, okOutcome, timeBracket } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId, Violation } from './index.js';
+import { countLE, countLT } from './sorted.js';
 
 const INF = Number.POSITIVE_INFINITY;
 /** A decision possibly in more windows than this is kept in the counter's wide list. */
@@ -141,27 +142,6 @@ class Counter {
   }
 }
 
-function countLT(sorted: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function countLE(sorted: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 function iso(ms: number): string {
   const date = new Date(ms);
