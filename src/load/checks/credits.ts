@@ -51,10 +51,10 @@ import { MS_PER_DAY, civilFromDays, monthlyRefillInstant, nextRefillBoundary } f
 import { type HistoryEvent, type HistoryRefill, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknown, okOutcome, timeBracket } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId, Violation } from './index.js';
 import { countLE, countLT } from './sorted.js';
+import { ViolationLog, witness } from './violation-log.js';
 
 const INF = Number.POSITIVE_INFINITY;
 const DEFAULT_MAX_CANDIDATES = 16;
-const WITNESS_MAX = 6;
 
 /** An amount that changes the balance at an unknown point of [inv, comp]. */
 interface Amount {
@@ -451,42 +451,6 @@ function collect(events: Iterable<HistoryEvent>, wallSkewMs: number): Collected 
 
 // ── violations ────────────────────────────────────────────────────────────────────────────
 
-/** Keeps the earliest violation per invariant and subject, and counts the others. */
-class ViolationLog {
-  readonly #byKey = new Map<string, { atMs: number; violation: Violation }>();
-
-  add(invariant: InvariantId, subject: string, atMs: number, build: () => { message: string; witness: HistoryEvent[] }): void {
-    const id = `${invariant}\0${subject}`;
-    const known = this.#byKey.get(id);
-    if (known !== undefined) {
-      known.violation.occurrences++;
-      if (atMs >= known.atMs) return;
-      const built = build();
-      known.atMs = atMs;
-      known.violation.message = built.message;
-      known.violation.witness = built.witness;
-      return;
-    }
-    const built = build();
-    this.#byKey.set(id, { atMs, violation: { invariant, subject, message: built.message, witness: built.witness, occurrences: 1 } });
-  }
-
-  violations(): Violation[] {
-    return [...this.#byKey.values()].sort((a, b) => a.atMs - b.atMs).map((v) => v.violation);
-  }
-}
-
-/** Distinct events by seq, at most WITNESS_MAX, the ones listed first kept first, shown in seq order. */
-function witness(...groups: ReadonlyArray<ReadonlyArray<HistoryEvent>>): HistoryEvent[] {
-  const seen = new Map<number, HistoryEvent>();
-  for (const group of groups) {
-    for (const event of group) {
-      if (seen.size >= WITNESS_MAX) break;
-      if (!seen.has(event.seq)) seen.set(event.seq, event);
-    }
-  }
-  return [...seen.values()].sort((a, b) => a.seq - b.seq);
-}
 
 function fmt(n: number): string {
   return n === INF ? '∞' : String(n);

@@ -37,11 +37,11 @@
 import { type HistoryEvent, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknown, okOutcome, timeBracket } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId, Violation } from './index.js';
 import { countLE, countLT } from './sorted.js';
+import { ViolationLog, witness } from './violation-log.js';
 
 const INF = Number.POSITIVE_INFINITY;
 /** A decision possibly in more windows than this is kept in the counter's wide list. */
 const MAX_WINDOW_SPREAD = 3;
-const WITNESS_MAX = 6;
 
 /** One counter a decision may have used, with the limit in force and the possible windows. */
 interface Possibility {
@@ -420,40 +420,6 @@ function collect(events: readonly HistoryEvent[], wallSkewMs: number): Collected
 
 // ── violations ────────────────────────────────────────────────────────────────────────────
 
-class ViolationLog {
-  readonly #byKey = new Map<string, { atMs: number; violation: Violation }>();
-
-  add(invariant: InvariantId, subject: string, atMs: number, build: () => { message: string; witness: HistoryEvent[] }): void {
-    const id = `${invariant}\0${subject}`;
-    const known = this.#byKey.get(id);
-    if (known !== undefined) {
-      known.violation.occurrences++;
-      if (atMs >= known.atMs) return;
-      const built = build();
-      known.atMs = atMs;
-      known.violation.message = built.message;
-      known.violation.witness = built.witness;
-      return;
-    }
-    const built = build();
-    this.#byKey.set(id, { atMs, violation: { invariant, subject, message: built.message, witness: built.witness, occurrences: 1 } });
-  }
-
-  violations(): Violation[] {
-    return [...this.#byKey.values()].sort((a, b) => a.atMs - b.atMs).map((v) => v.violation);
-  }
-}
-
-function witness(...groups: ReadonlyArray<ReadonlyArray<HistoryEvent | undefined>>): HistoryEvent[] {
-  const seen = new Map<number, HistoryEvent>();
-  for (const group of groups) {
-    for (const event of group) {
-      if (event === undefined || seen.size >= WITNESS_MAX) continue;
-      if (!seen.has(event.seq)) seen.set(event.seq, event);
-    }
-  }
-  return [...seen.values()].sort((a, b) => a.seq - b.seq);
-}
 
 // ── the checker ───────────────────────────────────────────────────────────────────────────
 
