@@ -18,24 +18,8 @@ import { join } from 'node:path';
 import { type ServerKind, type ServerProcess, startServer } from './http-server.js';
 import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-throughput.js';
 import { fmtRate, textTable } from './stats.js';
+import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
 
 const endpointArg = process.argv[2] ?? 'verifyKey';
 if (!(ENDPOINTS as readonly string[]).includes(endpointArg)) throw new Error(`expected one of ${ENDPOINTS.join(', ')}`);

@@ -21,22 +21,8 @@ import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-ce
 import { loadRunnerModules } from './runner-modules.js';
 import { RESULT_PREFIX, sendResult } from './subprocess.js';
 import { fmtRate, textTable } from './stats.js';
+import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 interface GeneratorResult {
   tool: 'keysim' | 'autocannon';

@@ -21,6 +21,7 @@
  * `record()` reports through its return value (false = above the high-water mark: await
  * `drain()`). The only per-run state is the key-id directory (one entry per created key).
  */
+import type { MultiLimitEntry, VerifyRateLimitView } from '../engine/index.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -97,27 +98,11 @@ export interface HistoryRequest {
   limits?: HistoryLimitRequest[];
 }
 
-/** A rate limit as a verification answer reports it. */
-export interface HistoryVerifyRateLimitOutcome {
-  id: string;
-  name: string;
-  limit: number;
-  duration: number;
-  reset: number;
-  remaining: number;
-  exceeded: boolean;
-}
+/** A rate limit as a verification answer reports it (the engine's view, without autoApply). */
+export type HistoryVerifyRateLimitOutcome = Omit<VerifyRateLimitView, 'autoApply'>;
 
 /** One entry of a multiLimit answer. */
-export interface HistoryLimitOutcome {
-  namespace: string;
-  identifier: string;
-  limit: number;
-  remaining: number;
-  reset: number;
-  passed: boolean;
-  overrideId?: string;
-}
+export type HistoryLimitOutcome = MultiLimitEntry;
 
 /** What the service answered (the fields that matter). */
 export interface HistoryOutcome {
