@@ -16,6 +16,8 @@ import {
   emptyRequest,
   faultsSetRequest,
   faultsView,
+  journalStartRequest,
+  journalTakeRequest,
   namespaceCreateRequest,
   namespaceDeleteRequest,
   restoreRequest,
@@ -24,6 +26,7 @@ import {
   workspaceCreateRequest,
 } from './schemas/admin.js';
 import { boolean, integer, nullable, object, string } from './schema.js';
+import { MAX_JOURNAL_TAKE } from './journal.js';
 
 export function viewClock(clock: ControllableClock): { nowMs: number; iso: string; mode: string } {
   const nowMs = clock.now();
@@ -59,6 +62,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/clock.get',
+    journal: false,
     summary: 'Read the service clock.',
     request: emptyRequest,
     response: clockView,
@@ -87,6 +91,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/reset',
+    journal: false,
     summary: 'Back to the start state: one workspace with the same root key, the clock at its start, no API rate limit, no injected faults.',
     request: emptyRequest,
     response: clockView,
@@ -159,6 +164,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/apiRateLimit.set',
+    journal: false,
     summary: "Limit the simulator's own API per root key (429 beyond); limit null removes it. Reset removes it too.",
     request: apiRateLimitRequest,
     response: object({ limit: nullable(integer()), durationMs: nullable(integer()) }),
@@ -172,6 +178,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/faults.set',
+    journal: false,
     summary:
       'Inject faults (replacing the current ones): latencyMs, errorRate (500s), dropRate (closed connections), overAdmitRate, skipRefillRate, lostDecrementRate, optionally only in some operations. Answers the whole configuration.',
     request: faultsSetRequest,
@@ -181,6 +188,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/faults.get',
+    journal: false,
     summary: 'The injected faults (every rate, 0 = off).',
     request: emptyRequest,
     response: faultsView,
@@ -189,6 +197,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/faults.clear',
+    journal: false,
     summary: 'Remove every injected fault. Reset removes them too.',
     request: emptyRequest,
     response: faultsView,
@@ -197,6 +206,7 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/snapshot',
+    journal: false,
     summary: 'The whole state as JSON (root keys and keys as hashes only).',
     request: emptyRequest,
     handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.engine.snapshot() } })),
@@ -207,5 +217,39 @@ export const adminRoutes: Route[] = [
     summary: 'Replace the whole state with a snapshot; a bad snapshot changes nothing.',
     request: restoreRequest,
     handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.engine.restore(input.snapshot))),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/journal.start',
+    journal: false,
+    summary:
+      'Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point. Restarts a running journal.',
+    request: journalStartRequest,
+    handle: (ctx, rootKey, input) =>
+      inWorkspace(ctx, rootKey, () => {
+        const snapshot = ctx.engine.snapshot();
+        ctx.journal.start(input.capacity);
+        return { ok: true, value: { data: { snapshot, startedAtMs: ctx.clock.now() } } };
+      }),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/journal.take',
+    journal: false,
+    summary: 'Hand out (and forget) the oldest journal entries: route, service time, root key, input and the x-keysim-seq header of each executed call.',
+    request: journalTakeRequest,
+    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.journal.take(input.max ?? MAX_JOURNAL_TAKE) } })),
+  }),
+  defineRoute({
+    ...common,
+    path: '/_sim/journal.stop',
+    journal: false,
+    summary: 'Stop journaling and drop what was not handed out.',
+    request: emptyRequest,
+    handle: (ctx, rootKey) =>
+      inWorkspace(ctx, rootKey, () => {
+        ctx.journal.stop();
+        return { ok: true, value: { data: { active: false } } };
+      }),
   }),
 ];

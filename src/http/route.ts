@@ -3,6 +3,7 @@ import type { ControllableClock, Engine, EngineError, Result } from '../engine/i
 import type { Schema } from './schema.js';
 import type { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector } from './faults.js';
+import type { Journal } from './journal.js';
 
 /** `v2`: the `{ meta, data }` envelope; `v1`: direct objects and unstructured errors. */
 export type RouteStyle = 'v2' | 'v1';
@@ -26,6 +27,8 @@ export interface RouteContext {
   apiRateLimit: ApiRateLimiter;
   /** Injected faults (latency, 5xx, dropped connections, wrong behaviour); none by default. */
   faults: FaultInjector;
+  /** The realised order of execution, for the oracle (off until `/_sim/journal.start`). */
+  journal: Journal;
   /** Back to the start state (admin surface). */
   reset(): void;
 }
@@ -50,6 +53,12 @@ export interface Route<I = unknown> {
    * The official SDK types identities.deleteIdentity's errors only with that content type.
    */
   problemJsonErrors?: boolean;
+  /**
+   * false: never journaled — reads that change nothing, and the admin calls that act on the
+   * transport or the simulator itself (faults, API rate limit, journal, reset), which a replay of
+   * the service must not repeat.
+   */
+  journal?: false;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
 }
 

@@ -8,9 +8,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { EngineError, FieldError } from '../engine/index.js';
 import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readBody } from './body.js';
-import { DEFAULT_ERRORS_URL, PROBLEMS, errorTypeUrl, v1ErrorCode } from './problems.js';
+import { DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
+import { type Problem, fromEngine, invalidInput, problemBody, replyBody } from './envelope.js';
+import { seqHeader } from './journal.js';
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
@@ -31,27 +32,6 @@ export interface ServerOptions {
   version?: string;
   /** Where unexpected errors are logged; default stderr. */
   log?: (line: string) => void;
-}
-
-/** An error as the wire shows it: engine errors and the transport's own (404 route, 405). */
-interface Problem {
-  status: number;
-  title: string;
-  /** `err:service:<category>:<name>` */
-  identifier: string;
-  detail: string;
-  errors?: FieldError[];
-}
-
-function fromEngine(error: EngineError): Problem {
-  const { status, title } = PROBLEMS[error.code];
-  return error.errors === undefined
-    ? { status, title, identifier: error.code, detail: error.detail }
-    : { status, title, identifier: error.code, detail: error.detail, errors: error.errors };
-}
-
-function invalidInput(detail: string, errors: FieldError[]): Problem {
-  return fromEngine({ code: 'err:service:application:invalid_input', detail, errors });
 }
 
 function styleOf(path: string): RouteStyle {
@@ -118,19 +98,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
   const faultable = new Map<Route, string>(SERVICE_ROUTES.map((route) => [route, operationName(route.path)]));
 
   function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}, route?: Route): void {
-    if (style === 'v1') {
-      send(res, requestId, problem.status, { error: { code: v1ErrorCode(problem.status), message: problem.detail, requestId } }, headers);
-      return;
-    }
-    const error: Record<string, unknown> = {
-      title: problem.title,
-      detail: problem.detail,
-      status: problem.status,
-      type: errorTypeUrl(problem.identifier, errorsUrl),
-    };
-    // 400 answers always carry the list of violations, possibly empty.
-    if (problem.status === 400 || problem.errors !== undefined) error.errors = problem.errors ?? [];
-    send(res, requestId, problem.status, { meta: { requestId }, error }, headers, route?.problemJsonErrors === true);
+    send(res, requestId, problem.status, problemBody(style, requestId, problem, errorsUrl), headers, style === 'v2' && route?.problemJsonErrors === true);
   }
 
   function sendReply(res: ServerResponse, route: Route, requestId: string, reply: Reply): void {
@@ -138,14 +106,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       const checked = validate(route.response, reply.data, 'response.data');
       if (!checked.ok) throw new Error(`response of ${route.path} does not match its schema: ${JSON.stringify(checked.errors)}`);
     }
-    if (route.style === 'v1') {
-      send(res, requestId, 200, reply.data ?? {});
-      return;
-    }
-    const body: Record<string, unknown> = { meta: { requestId } };
-    if (reply.data !== undefined) body.data = reply.data;
-    if (reply.pagination !== undefined) body.pagination = reply.pagination;
-    send(res, requestId, 200, body);
+    send(res, requestId, 200, replyBody(route, requestId, reply));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
@@ -284,6 +245,8 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       return;
     }
 
+    // The journal (journal.ts) records the realised order for the oracle: just before execution.
+    if (ctx.journal.active && route.journal !== false) ctx.journal.record(ctx.clock.now(), route.method, route.path, auth.token, checked.value, seqHeader(req.headers['x-keysim-seq']));
     const result = route.handle(ctx, auth.token, checked.value);
     if (!result.ok) {
       reject(fromEngine(result.error));

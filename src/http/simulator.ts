@@ -8,6 +8,7 @@ import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock }
 import { type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import { FaultInjector, type FaultsConfig } from './faults.js';
+import { Journal } from './journal.js';
 import { keysimVersion } from '../version.js';
 
 export interface SimulatorOptions extends ServerOptions {
@@ -66,7 +67,9 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   const initial = start(options.rootKey);
   const apiRateLimit = new ApiRateLimiter();
+  const journal = new Journal();
   const reset = () => {
+    journal.stop('the simulator was reset');
     apiRateLimit.set(null);
     faults.clear();
     engine.reset();
@@ -74,7 +77,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     start(initial.rootKey);
   };
 
-  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit, faults }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
+  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit, faults, journal }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

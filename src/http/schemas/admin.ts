@@ -1,5 +1,6 @@
 import { type Schema, array, boolean, integer, jsonObject, nullable, number, object, oneOf, optional, string } from '../schema.js';
 import { permissionList } from './common.js';
+import { DEFAULT_JOURNAL_CAPACITY, MAX_JOURNAL_CAPACITY, MAX_JOURNAL_TAKE } from '../journal.js';
 
 export const emptyRequest = object({});
 export const clockView = object({
@@ -73,4 +74,12 @@ export const faultsView = object({
   latencyMs,
   ...faultFields,
   operations: optional(faultOperations),
+});
+export const journalStartRequest = object({
+  capacity: optional(
+    integer({ minimum: 1, maximum: MAX_JOURNAL_CAPACITY, description: `Most undrained entries kept; beyond it nothing more is recorded (default ${DEFAULT_JOURNAL_CAPACITY}).` }),
+  ),
+});
+export const journalTakeRequest = object({
+  max: optional(integer({ minimum: 1, maximum: MAX_JOURNAL_TAKE, description: `Most entries to hand out (default and maximum ${MAX_JOURNAL_TAKE}).` })),
 });

@@ -1,0 +1,115 @@
+/**
+ * The simulator's journal: the realised order in which it executed operations, for the runner's
+ * oracle (src/load/oracle.ts), which replays it through a fresh engine and compares every answer.
+ *
+ * Requests run one at a time on the event loop, and the engine is synchronous, so the order in
+ * which route handlers are called *is* the execution order: the journal records each call just
+ * before it, with the service clock, the route, the root key and the validated input.
+ *
+ * It is off until `/_sim/journal.start`, which also answers a snapshot of the state at that
+ * moment (the replay's starting point). Memory is bounded: a reader drains it with
+ * `/_sim/journal.take`; beyond `capacity` undrained entries nothing more is recorded and the
+ * journal says it overflowed (what was recorded is still a correct prefix of the order).
+ * A reset ends it: the state it describes is gone.
+ * It holds root keys and key plaintexts as sent, in memory only, and hands them only to a caller
+ * with a root key — the simulator's own fakes, never a deployment's.
+ */
+
+/** One executed call. */
+export interface JournalEntry {
+  /** Position in the journal since its start, from 0. */
+  index: number;
+  /** Service clock just before the call, Unix ms. */
+  atMs: number;
+  method: 'GET' | 'POST';
+  /** Route path, e.g. `/v2/keys.verifyKey` or `/_sim/clock.set`. */
+  path: string;
+  /** The bearer token sent (undefined: none). */
+  rootKey?: string;
+  /** The validated input the handler received. */
+  input: unknown;
+  /** The client's `x-keysim-seq` header (its history sequence number), when sent. */
+  seq?: number;
+}
+
+export interface JournalTake {
+  entries: JournalEntry[];
+  /** Whether the journal is recording (false after a stop or a reset). */
+  active: boolean;
+  /** Set once `capacity` undrained entries were reached: later calls were not recorded. */
+  overflowed: boolean;
+  /** Why the journal ended, when it did (e.g. a reset). */
+  endedBecause?: string;
+}
+
+export const DEFAULT_JOURNAL_CAPACITY = 200_000;
+export const MAX_JOURNAL_CAPACITY = 10_000_000;
+/** Largest page `take` hands out. */
+export const MAX_JOURNAL_TAKE = 100_000;
+
+export class Journal {
+  #active = false;
+  #overflowed = false;
+  #capacity = DEFAULT_JOURNAL_CAPACITY;
+  #entries: JournalEntry[] = [];
+  #head = 0;
+  #next = 0;
+  #endedBecause: string | undefined;
+
+  /** Checked by the server on every request: the only cost while the journal is off. */
+  get active(): boolean {
+    return this.#active && !this.#overflowed;
+  }
+
+  /** Starts afresh (dropping anything undrained). */
+  start(capacity = DEFAULT_JOURNAL_CAPACITY): void {
+    this.#active = true;
+    this.#overflowed = false;
+    this.#capacity = capacity;
+    this.#entries = [];
+    this.#head = 0;
+    this.#next = 0;
+    this.#endedBecause = undefined;
+  }
+
+  /** Stops recording and drops what was not drained. */
+  stop(reason?: string): void {
+    if (this.#active && reason !== undefined) this.#endedBecause = reason;
+    this.#active = false;
+    this.#entries = [];
+    this.#head = 0;
+  }
+
+  record(atMs: number, method: 'GET' | 'POST', path: string, rootKey: string | undefined, input: unknown, seq: number | undefined): void {
+    if (!this.active) return;
+    if (this.#entries.length - this.#head >= this.#capacity) {
+      this.#overflowed = true;
+      return;
+    }
+    const entry: JournalEntry = { index: this.#next++, atMs, method, path, input };
+    if (rootKey !== undefined) entry.rootKey = rootKey;
+    if (seq !== undefined) entry.seq = seq;
+    this.#entries.push(entry);
+  }
+
+  /** Hands out (and forgets) up to `max` of the oldest entries. */
+  take(max: number): JournalTake {
+    const end = Math.min(this.#entries.length, this.#head + max);
+    const entries = this.#entries.slice(this.#head, end);
+    this.#head = end;
+    // Compact once the drained front dominates, so a long run keeps only what is undrained.
+    if (this.#head > 4096 && this.#head * 2 > this.#entries.length) {
+      this.#entries = this.#entries.slice(this.#head);
+      this.#head = 0;
+    }
+    const taken: JournalTake = { entries, active: this.#active, overflowed: this.#overflowed };
+    if (this.#endedBecause !== undefined) taken.endedBecause = this.#endedBecause;
+    return taken;
+  }
+}
+
+/** The `x-keysim-seq` header as a sequence number (anything else: none). */
+export function seqHeader(value: string | string[] | undefined): number | undefined {
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) return undefined;
+  return Number(value);
+}
