@@ -1,5 +1,5 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
-import type { RunReport } from '../report/model.js';
+import type { InvariantsSection, RunReport } from '../report/model.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -28,6 +28,36 @@ export function renderSummary(report: RunReport): string {
   lines.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line));
   for (const check of report.checks) lines.push(`${check.passed ? 'pass' : 'FAIL'}  check ${check.name}: ${check.detail}`);
   for (const t of report.thresholds) lines.push(`${t.passed ? 'pass' : 'FAIL'}  threshold ${t.expression}: ${t.detail}`);
+  if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
   for (const note of report.notes) lines.push(`note  ${note}`);
   return lines.join('\n');
+}
+
+/** The invariants verdict: one line per invariant, the first violation of each with its witness, the oracle. */
+function invariantLines(section: InvariantsSection): string[] {
+  const lines: string[] = [];
+  if (section.verdict === 'not-checked') {
+    lines.push(`note  invariants not checked: ${section.notes.join(' ')}`);
+    return lines;
+  }
+  for (const invariant of section.invariants) {
+    const first = section.violations.find((v) => v.invariant === invariant.id);
+    lines.push(`${invariant.passed ? 'pass' : 'FAIL'}  invariant ${invariant.title}: ${invariant.passed ? `${invariant.checked} checks` : `${invariant.violations} broke it`}`);
+    if (first !== undefined) {
+      lines.push(`        ${first.subject}: ${first.message}`);
+      for (const w of first.witness) lines.push(`          #${w.seq} ${w.op} ${w.request} → ${w.outcome}`);
+    }
+  }
+  const oracle = section.oracle;
+  if (oracle !== undefined) {
+    const example = oracle.examples[0];
+    const verdict = oracle.verdict === 'differs' ? 'FAIL' : oracle.verdict === 'agrees' ? 'pass' : 'note';
+    const detail =
+      oracle.verdict === 'not-run'
+        ? `not run: ${oracle.note ?? ''}`
+        : `${oracle.compared} answers compared with a replay through a fresh engine, ${oracle.differences} differ` +
+          (example === undefined ? '' : `; first: #${example.seq} ${example.op} ${example.field} expected ${example.expected}, received ${example.received}`);
+    lines.push(`${verdict}  oracle: ${detail}`);
+  }
+  return lines;
 }

@@ -79,6 +79,13 @@ export function formatDuration(ms: number): string {
   return min === 0 ? `${formatCount(hours)} h` : `${formatCount(hours)} h ${min} min`;
 }
 
+/** An instant (Unix ms) as ISO 8601 UTC: `2027-01-15T12:00:00.012Z`; `n/a` when it is not one. */
+export function formatInstant(ms: number): string {
+  if (!Number.isFinite(ms)) return NOT_AVAILABLE;
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? NOT_AVAILABLE : date.toISOString();
+}
+
 /** A memory size in binary units: `7.8 GiB`. */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 0) return NOT_AVAILABLE;

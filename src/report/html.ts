@@ -10,6 +10,7 @@ import { spectrumChart } from './html/spectrum-chart.js';
 import { latencyOverTimeChart, throughputChart } from './html/timeline-charts.js';
 import { outcomeChart, verdictChart } from './html/outcome-charts.js';
 import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
+import { invariantsSectionHtml } from './html/invariants.js';
 import { CSS } from './html/style.js';
 
 export { escapeHtml } from './html/svg.js';
@@ -47,6 +48,7 @@ export function renderHtml(report: RunReport): string {
     `<div class="panel">${verdictChart(report.thresholds, report.checks)}</div>`,
     verdictTables(report),
     `</section>`,
+    invariantsSectionHtml(report.invariants),
     `<section aria-labelledby="h-phases"><h2 id="h-phases">Phases</h2>${phasesTable(report)}</section>`,
     report.notes.length === 0
       ? ''

@@ -3,14 +3,22 @@ export { renderJson, parseReport, type ParseReportResult } from './json.js';
 export { renderMarkdown } from './markdown.js';
 export { renderHtml } from './html.js';
 export {
+  READABLE_REPORT_VERSIONS,
   REPORT_SCHEMA,
   REPORT_VERSION,
   type CheckResult,
+  type InvariantResult,
+  type InvariantViolation,
+  type InvariantsSection,
   type OperationStats,
+  type OracleDifference,
+  type OracleSection,
   type Percentiles,
   type PhaseReport,
+  type ReportVersion,
   type RunReport,
   type ThresholdResult,
   type TimelinePoint,
   type TransportErrorKind,
+  type WitnessOperation,
 } from './model.js';

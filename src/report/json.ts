@@ -8,16 +8,23 @@
  * without being added here is a compile error.
  */
 import {
+  READABLE_REPORT_VERSIONS,
   REPORT_SCHEMA,
   REPORT_VERSION,
   type CheckResult,
+  type InvariantResult,
+  type InvariantViolation,
+  type InvariantsSection,
   type OperationStats,
+  type OracleDifference,
+  type OracleSection,
   type Percentiles,
   type PhaseReport,
   type RunReport,
   type ThresholdResult,
   type TimelinePoint,
   type TransportErrorKind,
+  type WitnessOperation,
 } from './model.js';
 import { compareKeys } from './format.js';
 
@@ -61,48 +68,84 @@ const operationShape = object<OperationStats>({
   checkFailures: count,
 });
 
-const reportShape = object<RunReport>({
-  schema: oneOf(REPORT_SCHEMA),
-  version: oneOf(REPORT_VERSION),
-  scenario: object<RunReport['scenario']>({ name: str, description: str }),
-  status: oneOf('completed', 'interrupted', 'failed'),
-  seed: num,
-  startedAt: str,
-  finishedAt: str,
-  measuredMs: count,
-  target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str }),
-  settings: object<RunReport['settings']>({
-    model: oneOf('open', 'closed'),
-    rate: count,
-    connections: count,
-    pipelining: count,
-    durationMs: count,
-    warmupMs: count,
-    timeoutMs: count,
-  }),
-  environment: object<RunReport['environment']>({
-    keysimVersion: str,
-    node: str,
-    platform: str,
-    arch: str,
-    cpus: count,
-    cpuModel: str,
-    totalMemoryBytes: count,
-  }),
-  phases: arrayOf(
-    object<PhaseReport>(
-      { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str },
-      ['serviceClockFrom', 'serviceClockTo'],
+const witnessShape = object<WitnessOperation>(
+  { seq: count, op: str, invokeMs: num, completeMs: num, serviceInvokeMs: num, serviceCompleteMs: num, request: str, outcome: str },
+  ['serviceInvokeMs', 'serviceCompleteMs'],
+);
+
+const oracleShape = object<OracleSection>(
+  {
+    verdict: oneOf('agrees', 'differs', 'not-run'),
+    compared: count,
+    skipped: count,
+    differences: count,
+    examples: arrayOf(object<OracleDifference>({ seq: count, op: str, field: str, expected: str, received: str })),
+    note: str,
+  },
+  ['note'],
+);
+
+const invariantsShape = object<InvariantsSection>(
+  {
+    verdict: oneOf('clean', 'violated', 'not-checked'),
+    history: str,
+    operations: count,
+    checked: object<InvariantsSection['checked']>({ keys: count, verifications: count, rateLimitChecks: count }),
+    invariants: arrayOf(object<InvariantResult>({ id: str, title: str, passed: bool, checked: count, violations: count })),
+    violations: arrayOf(object<InvariantViolation>({ invariant: str, subject: str, message: str, occurrences: count, witness: arrayOf(witnessShape) })),
+    violationsTotal: count,
+    notes: arrayOf(str),
+    oracle: oracleShape,
+  },
+  ['oracle'],
+);
+
+const reportShape = object<RunReport>(
+  {
+    schema: oneOf(REPORT_SCHEMA),
+    version: oneOf(...READABLE_REPORT_VERSIONS),
+    scenario: object<RunReport['scenario']>({ name: str, description: str }),
+    status: oneOf('completed', 'interrupted', 'failed'),
+    seed: num,
+    startedAt: str,
+    finishedAt: str,
+    measuredMs: count,
+    target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str }),
+    settings: object<RunReport['settings']>({
+      model: oneOf('open', 'closed'),
+      rate: count,
+      connections: count,
+      pipelining: count,
+      durationMs: count,
+      warmupMs: count,
+      timeoutMs: count,
+    }),
+    environment: object<RunReport['environment']>({
+      keysimVersion: str,
+      node: str,
+      platform: str,
+      arch: str,
+      cpus: count,
+      cpuModel: str,
+      totalMemoryBytes: count,
+    }),
+    phases: arrayOf(
+      object<PhaseReport>(
+        { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str },
+        ['serviceClockFrom', 'serviceClockTo'],
+      ),
     ),
-  ),
-  totals: object<RunReport['totals']>({ requests: count, errors: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }),
-  overall: operationShape,
-  operations: arrayOf(operationShape),
-  timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
-  checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
-  thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, actual: nullable(num), detail: str })),
-  notes: arrayOf(str),
-});
+    totals: object<RunReport['totals']>({ requests: count, errors: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }),
+    overall: operationShape,
+    operations: arrayOf(operationShape),
+    timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
+    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
+    thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, actual: nullable(num), detail: str })),
+    invariants: invariantsShape,
+    notes: arrayOf(str),
+  },
+  ['invariants'],
+);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -204,8 +247,9 @@ function validate(value: unknown, shape: Shape, path: string, issues: string[]):
 export type ParseReportResult = { ok: true; report: RunReport } | { ok: false; error: string };
 
 /**
- * Reads a `report.json`: checks it is JSON, a keysim run report (`schema`), of the version this
- * keysim reads, and that every field has the model's type. The error names each offending field
+ * Reads a `report.json`: checks it is JSON, a keysim run report (`schema`), of a version this
+ * keysim reads (1 or 2: version 1 is version 2 without `invariants`), and that every field has
+ * the model's type. The error names each offending field
  * by its path (`operations[0].latency.corrected.p99: expected a number, got string "fast"`).
  */
 export function parseReport(text: string): ParseReportResult {
@@ -225,12 +269,12 @@ export function parseReport(text: string): ParseReportResult {
     };
   }
   const version = value['version'];
-  if (version !== REPORT_VERSION) {
+  if (!READABLE_REPORT_VERSIONS.some((readable) => readable === version)) {
     const newer = typeof version === 'number' && version > REPORT_VERSION;
     return {
       ok: false,
       error:
-        `unsupported report version: got ${describe(version)}, this keysim reads version ${REPORT_VERSION}` +
+        `unsupported report version: got ${describe(version)}, this keysim reads versions ${READABLE_REPORT_VERSIONS.join(' and ')}` +
         (newer ? ' (the report was written by a newer keysim; upgrade keysim to read it)' : ''),
     };
   }
@@ -240,7 +284,7 @@ export function parseReport(text: string): ParseReportResult {
     const more = issues.length >= MAX_ISSUES ? `\n  (stopped after ${MAX_ISSUES} problems)` : '';
     return {
       ok: false,
-      error: `invalid keysim report (version ${REPORT_VERSION}): ${issues.length === 1 ? '1 problem' : `${issues.length} problems`}\n  - ${issues.join('\n  - ')}${more}`,
+      error: `invalid keysim report (version ${String(version)}): ${issues.length === 1 ? '1 problem' : `${issues.length} problems`}\n  - ${issues.join('\n  - ')}${more}`,
     };
   }
   return { ok: true, report: value as unknown as RunReport };

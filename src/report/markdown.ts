@@ -16,35 +16,10 @@ import {
   sumCounts,
   unionKeys,
 } from './format.js';
+import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } from './markdown-text.js';
+import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
 
-
-/**
- * Escapes text for inline Markdown: a backslash before every character that could start
- * emphasis, code, a link, HTML or a table cell; line breaks become spaces so a value always
- * stays on its line (and in its cell).
- */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/\r\n|[\r\n\u2028\u2029]/g, ' ').replace(/[\\`*_[\]<>#|~]/g, (ch) => `\\${ch}`);
-}
-
-/** Like {@link escapeMarkdown}, for text that starts a line: a leading list or heading marker is escaped too. */
-function escapeMarkdownBlock(text: string): string {
-  return escapeMarkdown(text).replace(/^(\s*)(?:([-+=])|(\d+)(?=[.)]))/, (_m, space: string, marker: string | undefined, digits: string | undefined) =>
-    marker !== undefined ? `${space}\\${marker}` : `${space}${digits ?? ''}\\`,
-  );
-}
-
-function row(cells: readonly string[]): string {
-  return `| ${cells.join(' | ')} |`;
-}
-
-/** A table; `align` per column: 'l' or 'r'. Cells must already be escaped. */
-function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>, align: string): string {
-  const rule = header.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
-  return [row(header), row(rule), ...rows.map(row)].join('\n');
-}
-
-const mark = (passed: boolean) => (passed ? '✅' : '❌');
+export { escapeMarkdown } from './markdown-text.js';
 
 function statusLine(report: RunReport): string {
   const failedThresholds = report.thresholds.filter((t) => !t.passed).length;
@@ -61,6 +36,7 @@ function statusLine(report: RunReport): string {
   parts.push(
     report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
   );
+  if (report.invariants !== undefined) parts.push(invariantsStatus(report.invariants));
   return parts.join(' · ');
 }
 
@@ -279,6 +255,7 @@ export function renderMarkdown(report: RunReport): string {
   for (const section of outcomes(report)) lines.push(section, '');
   lines.push('## Thresholds and checks', '');
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
+  if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
   lines.push('## Phases', '', phases(report), '');
   if (report.notes.length > 0) {
     lines.push('## Notes', '');

@@ -1,10 +1,11 @@
 /**
  * report.json: stable pretty output that round-trips through the reader, and a reader that
- * refuses anything that is not a version-1 keysim report with an error naming the field.
+ * refuses anything that is not a version-1 or version-2 keysim report with an error naming the
+ * field.
  */
 import { describe, expect, it } from 'vitest';
 import { REPORT_SCHEMA, REPORT_VERSION, parseReport, renderJson, type RunReport } from '../../src/report/index.js';
-import { allFixtureReports, completedReport, interruptedReport } from '../fixtures/reports.js';
+import { allFixtureReports, completedReport, interruptedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
 
 /** The report as a plain JSON value, for editing into broken variants. */
 function asJson(report: RunReport): Record<string, unknown> {
@@ -67,6 +68,45 @@ describe('renderJson', () => {
     expect(text.indexOf('"extra"')).toBeGreaterThan(text.indexOf('"notes"'));
   });
 
+  it('writes the invariants section whole, after the thresholds and before the notes, and reads it back', () => {
+    const report = invariantsViolatedReport();
+    const text = renderJson(report);
+    expect(text.indexOf('\n  "invariants": {')).toBeGreaterThan(text.indexOf('\n  "thresholds": '));
+    expect(text.indexOf('\n  "notes": ')).toBeGreaterThan(text.indexOf('\n  "invariants": {'));
+    const parsed = JSON.parse(text) as RunReport;
+    expect(Object.keys(parsed.invariants ?? {})).toEqual(['verdict', 'history', 'operations', 'checked', 'invariants', 'violations', 'violationsTotal', 'notes', 'oracle']);
+    expect(Object.keys(parsed.invariants?.violations[0]?.witness[0] ?? {})).toEqual([
+      'seq',
+      'op',
+      'invokeMs',
+      'completeMs',
+      'serviceInvokeMs',
+      'serviceCompleteMs',
+      'request',
+      'outcome',
+    ]);
+    const result = parseReport(text);
+    expect(result.ok, result.ok ? '' : result.error).toBe(true);
+    if (!result.ok) return;
+    expect(result.report.invariants).toEqual(report.invariants);
+    expect(result.report.invariants?.verdict).toBe('violated');
+    expect(result.report.invariants?.violations[1]?.witness[2]).toEqual({
+      seq: 1906,
+      op: 'ratelimit.limit',
+      invokeMs: Date.parse('2026-03-02T10:15:09.503Z'),
+      completeMs: Date.parse('2026-03-02T10:15:19.503Z'),
+      request: 'burst/user_42 limit 3/60000 ms cost 1',
+      outcome: 'unknown (no answer)',
+    });
+    expect(result.report.invariants?.oracle?.examples).toHaveLength(2);
+    const clean = parseReport(renderJson(invariantsCleanReport()));
+    expect(clean.ok && clean.report.invariants?.verdict).toBe('clean');
+  });
+
+  it('writes no invariants key when the run recorded no history', () => {
+    expect(renderJson(completedReport())).not.toContain('"invariants"');
+  });
+
   it('does not modify the report', () => {
     const report = interruptedReport();
     const before = structuredClone(report);
@@ -84,6 +124,36 @@ describe('parseReport', () => {
     first['actual'] = null;
     const result = parseReport(JSON.stringify(json));
     expect(result.ok, result.ok ? '' : result.error).toBe(true);
+  });
+
+  it('reads a version-1 report (written before the invariants section) and keeps its version', () => {
+    const json = { ...asJson(completedReport()), version: 1 };
+    const result = parseReport(JSON.stringify(json));
+    expect(result.ok, result.ok ? '' : result.error).toBe(true);
+    if (!result.ok) return;
+    expect(result.report.version).toBe(1);
+    expect(result.report.invariants).toBeUndefined();
+    expect(JSON.parse(renderJson(result.report))).toEqual(json);
+  });
+
+  it('names bad fields of the invariants section by path', () => {
+    const json = asJson(invariantsViolatedReport());
+    const section = json['invariants'] as Record<string, unknown>;
+    section['verdict'] = 'dirty';
+    const violations = section['violations'] as Array<{ witness: Array<Record<string, unknown>> }>;
+    const op = violations[0]?.witness[1];
+    if (op === undefined) throw new Error('the fixture has a witness');
+    op['invokeMs'] = '2026-03-02T10:15:09.310Z';
+    delete op['outcome'];
+    (section['oracle'] as Record<string, unknown>)['verdict'] = 'maybe';
+    (section['checked'] as Record<string, unknown>)['keys'] = -1;
+    const error = errorOf(JSON.stringify(json));
+    expect(error).toMatch(/^invalid keysim report \(version 2\): 5 problems/);
+    expect(error).toContain('invariants.verdict: expected one of "clean", "violated", "not-checked", got string "dirty"');
+    expect(error).toContain('invariants.checked.keys: expected a number >= 0, got number -1');
+    expect(error).toContain('invariants.violations[0].witness[1].invokeMs: expected a number, got string "2026-03-02T10:15:09.310Z"');
+    expect(error).toContain('invariants.violations[0].witness[1].outcome: missing');
+    expect(error).toContain('invariants.oracle.verdict: expected one of "agrees", "differs", "not-run", got string "maybe"');
   });
 
   it('refuses text that is not JSON', () => {
@@ -105,9 +175,9 @@ describe('parseReport', () => {
   });
 
   it('refuses another version, telling a newer report from a broken one', () => {
-    const newer = errorOf(JSON.stringify({ ...asJson(completedReport()), version: 2 }));
+    const newer = errorOf(JSON.stringify({ ...asJson(completedReport()), version: 3 }));
     expect(newer).toMatch(/unsupported report version/);
-    expect(newer).toMatch(/reads version 1/);
+    expect(newer).toMatch(/reads versions 1 and 2/);
     expect(newer).toMatch(/newer keysim/);
     const stringy = errorOf(JSON.stringify({ ...asJson(completedReport()), version: '1' }));
     expect(stringy).toMatch(/unsupported report version: got string "1"/);
@@ -124,7 +194,7 @@ describe('parseReport', () => {
     json['status'] = 'done';
     (json['checks'] as Array<Record<string, unknown>>).push({ name: 'x', passed: 'yes', detail: '' });
     const error = errorOf(JSON.stringify(json));
-    expect(error).toMatch(/^invalid keysim report \(version 1\): 5 problems/);
+    expect(error).toMatch(/^invalid keysim report \(version 2\): 5 problems/);
     expect(error).toContain('operations[1].latency.corrected.p99: expected a number, got string "fast"');
     expect(error).toContain('operations[1].histograms.corrected: expected a base64 string');
     expect(error).toContain('totals.late: missing');

@@ -7,38 +7,7 @@ import { renderMarkdown, type RunReport } from '../../src/report/index.js';
 import { escapeMarkdown } from '../../src/report/markdown.js';
 import { formatMsValue } from '../../src/report/format.js';
 import { allFixtureReports, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
-
-/** Cells of a table row, split on pipes that are not backslash-escaped. */
-function cells(line: string): string[] {
-  return line
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/(?<!\\)\|$/, '')
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
-}
-
-/** Consecutive lines starting with `|`. */
-function tables(markdown: string): string[][] {
-  const blocks: string[][] = [];
-  let current: string[] = [];
-  for (const line of markdown.split('\n')) {
-    if (line.startsWith('|')) current.push(line);
-    else if (current.length > 0) {
-      blocks.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) blocks.push(current);
-  return blocks;
-}
-
-/** The table whose header row starts with `firstHeader`. */
-function tableStartingWith(markdown: string, firstHeader: string): string[][] {
-  const table = tables(markdown).find((t) => cells(t[0] ?? '')[0] === firstHeader);
-  if (table === undefined) throw new Error(`no table with header ${firstHeader}`);
-  return table.map(cells);
-}
+import { cells, tableStartingWith, tables } from './markdown-tables.js';
 
 describe('renderMarkdown', () => {
   const fixtures = allFixtureReports();
@@ -168,7 +137,7 @@ describe('renderMarkdown', () => {
     expect(md).not.toMatch(/(?<!\\)<[a-zA-Z/!]/);
     expect(md).not.toMatch(/(?<!\\)\]\(/);
     const headings = md.split('\n').filter((line) => /^#{1,6}\s/.test(line));
-    expect(headings.slice(1)).toEqual(['## Totals', '## Latency (ms)', '## Outcomes', '## Thresholds and checks', '## Phases', '## Notes']);
+    expect(headings.slice(1)).toEqual(['## Totals', '## Latency (ms)', '## Outcomes', '## Thresholds and checks', '## Invariants', '## Phases', '## Notes']);
     expect(md).toContain('\\<script\\>alert("pwned")\\</script\\> \\| pipes & "quotes"');
     expect(md).toContain('- multi line \\# heading attempt');
     expect(md).toContain('| Target | live · https://evil.example/?q=\\<script\\>alert(3)\\</script\\>&a=\\|b\\| |');

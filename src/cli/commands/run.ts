@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
 import { parseDurationMs } from '../../load/plan.js';
-import { INVARIANT_CHECK_PREFIX, type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import { parseFaultFlags } from '../../http/faults.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
@@ -105,7 +105,7 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
 /** The exit code a report calls for (the worst wins). */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
-  if (report.checks.some((c) => !c.passed && c.name.startsWith(INVARIANT_CHECK_PREFIX))) return EXIT.invariantViolated;
+  if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
   if (report.thresholds.some((t) => !t.passed)) return EXIT.thresholdFailed;
   return EXIT.ok;
@@ -249,7 +249,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
-      .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants (exit 100 when one is violated; open model)` })
+      .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)

@@ -14,6 +14,13 @@ p{margin:6px 0}
 .muted,.description{color:var(--muted)}
 .status{display:inline-block;padding:2px 10px;border-radius:999px;font-size:13px;font-weight:600;vertical-align:middle;margin-left:8px;color:#fff}
 .status.completed{background:var(--ok)}.status.interrupted{background:var(--warn)}.status.failed{background:var(--error)}
+.status.verdict-clean{background:var(--ok)}.status.verdict-violated{background:var(--error)}.status.verdict-not-checked{background:var(--warn)}
+.verdict{margin:10px 0;padding:10px 14px;border-radius:8px;border-left:4px solid var(--line);background:var(--panel)}
+.verdict.clean{border-left-color:var(--ok)}.verdict.violated{border-left-color:var(--error);background:rgba(220,38,38,.06)}.verdict.not-checked{border-left-color:var(--warn);background:rgba(217,119,6,.08)}
+.violation p{margin:0 0 6px;word-break:break-word}
+.time{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.op,td.op code{white-space:nowrap;word-break:normal}
+td.summary{min-width:14ch}
 .banner{margin:16px 0;padding:12px 16px;border-radius:8px;border:2px solid;font-size:15px}
 .banner.interrupted{border-color:var(--warn);background:rgba(217,119,6,.1)}
 .banner.failed{border-color:var(--error);background:rgba(220,38,38,.1)}
@@ -63,7 +70,7 @@ th.group{text-align:center}.corrected-head{color:var(--corrected)}.uncorrected-h
 tfoot th,tfoot td{font-weight:650;border-top:2px solid var(--line)}
 tr.fail td{background:rgba(220,38,38,.06)}
 .badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
-.badge.pass{background:var(--ok)}.badge.fail{background:var(--error)}
+.badge.pass{background:var(--ok)}.badge.fail{background:var(--error)}.badge.neutral{background:var(--neutral)}
 code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:13px;word-break:break-word}
 details{margin:10px 0}summary{cursor:pointer;color:var(--muted)}
 .notes li{margin:4px 0;white-space:pre-wrap;word-break:break-word}

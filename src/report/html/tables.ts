@@ -3,6 +3,7 @@ import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_
 import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, formatPercent, formatRate, formatValue, sortedCounts, sumCounts, unionKeys } from '../format.js';
 import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
+import { invariantsBadges, invariantsCard } from './invariants.js';
 
 export function td(text: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
@@ -116,14 +117,14 @@ export function statusBanner(report: RunReport): string {
   return '';
 }
 
-/** Red badges beside the status when thresholds or checks failed: a completed run can still be a failing one. */
+/** Red badges beside the status when thresholds, checks or invariants failed: a completed run can still be a failing one. */
 export function verdictBadges(report: RunReport): string {
   const thresholds = report.thresholds.filter((t) => !t.passed).length;
   const checks = report.checks.filter((c) => !c.passed).length;
   let out = '';
   if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
   if (checks > 0) out += `<span class="status failed">${checks} ${checks === 1 ? 'check' : 'checks'} failed</span>`;
-  return out;
+  return out + invariantsBadges(report.invariants);
 }
 
 export function card(label: string, value: string, detail: string, tone: Tone | '' = ''): string {
@@ -156,8 +157,15 @@ export function summaryCards(report: RunReport): string {
       report.checks.length === 0 ? 'run' : failedChecks === 0 ? 'all passed' : `${failedChecks} failed`,
       report.checks.length === 0 ? '' : failedChecks === 0 ? 'ok' : 'error',
     ) +
+    invariantCard(report) +
     `</div>`
   );
+}
+
+function invariantCard(report: RunReport): string {
+  if (report.invariants === undefined) return '';
+  const { value, detail, tone } = invariantsCard(report.invariants);
+  return card('Invariants', value, detail, tone);
 }
 
 export function detailsList(report: RunReport): string {

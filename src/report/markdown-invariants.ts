@@ -1,0 +1,134 @@
+/**
+ * The "Invariants" part of `report.md`: the history checkers' verdict, a table of invariants,
+ * every shown violation with its witness, and the oracle's comparison. Strings are untrusted and
+ * escaped, like everywhere in the Markdown report.
+ */
+import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOperation } from './model.js';
+import { formatCount, formatInstant } from './format.js';
+import { escapeMarkdown, escapeMarkdownBlock, markdownTable } from './markdown-text.js';
+
+/** An operation's number as the history and `keysim check` write it: `1817`, no separators. */
+const seqText = (seq: number) => (Number.isFinite(seq) ? String(seq) : 'n/a');
+
+const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
+
+/** The part of the report's status line about invariants (and the oracle, when it ran). */
+export function invariantsStatus(section: InvariantsSection): string {
+  const verdict = section.verdict === 'clean' ? '✅ clean' : section.verdict === 'violated' ? '❌ **VIOLATED**' : '⚠️ not checked';
+  const oracle = section.oracle === undefined || section.oracle.verdict === 'not-run' ? '' : `, oracle ${section.oracle.verdict === 'agrees' ? '✅ agrees' : '❌ **differs**'}`;
+  return `**Invariants:** ${verdict}${oracle}`;
+}
+
+function verdictLine(section: InvariantsSection): string {
+  switch (section.verdict) {
+    case 'clean': {
+      const checks = section.invariants.reduce((n, inv) => n + inv.checked, 0);
+      return `**Verdict:** ✅ clean — every invariant held (${plural(checks, 'check')}): no answer in the history contradicts the service's rules, whatever the order in which concurrent operations took effect.`;
+    }
+    case 'violated': {
+      const broken = section.invariants.filter((inv) => !inv.passed).length;
+      return (
+        `**Verdict:** ❌ **VIOLATED** — ${formatCount(broken)} of ${plural(section.invariants.length, 'invariant')} broken (${plural(section.violationsTotal, 'violation')}): ` +
+        'the service gave answers that no correct service could give, whatever the order in which concurrent operations took effect. `keysim check` on the run folder re-checks the history.'
+      );
+    }
+    case 'not-checked':
+      return `**Verdict:** ⚠️ not checked — the history was saved but its invariants were not checked${section.notes.length > 0 ? ' (see the notes below)' : ''}; run \`keysim check\` on the run folder to check it.`;
+  }
+}
+
+function scopeLine(section: InvariantsSection): string {
+  const c = section.checked;
+  const where = `${plural(section.operations, 'operation')} recorded in ${escapeMarkdown(section.history)}`;
+  if (section.verdict === 'not-checked') return `History: ${where}.`;
+  return `Checked ${plural(c.keys, 'key')}, ${plural(c.verifications, 'verification')} and ${plural(c.rateLimitChecks, 'rate-limit decision')} over ${where}.`;
+}
+
+function invariantsTable(section: InvariantsSection): string[] {
+  if (section.invariants.length === 0) return [];
+  const rows = section.invariants.map((inv) => [
+    inv.passed ? (inv.checked === 0 ? '➖' : '✅') : '❌',
+    escapeMarkdown(inv.id),
+    escapeMarkdown(inv.title),
+    formatCount(inv.checked),
+    formatCount(inv.violations),
+  ]);
+  const out = [markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations'], rows, 'lllrr')];
+  if (section.invariants.some((inv) => inv.passed && inv.checked === 0)) out.push('', '➖ nothing in the history exercised it.');
+  return out;
+}
+
+/** A clock bracket: `sent → answered` in ISO 8601, `–` when unknown. */
+function bracket(fromMs: number | undefined, toMs: number | undefined): string {
+  if (fromMs === undefined && toMs === undefined) return '–';
+  const at = (ms: number | undefined) => (ms === undefined ? '?' : formatInstant(ms));
+  return `${at(fromMs)} → ${at(toMs)}`;
+}
+
+/** The operations that prove a violation, one row each, with wall and service times (ISO 8601). */
+function witnessTable(witness: readonly WitnessOperation[]): string {
+  if (witness.length === 0) return '_No witness recorded._';
+  const text = (s: string) => (s.trim() === '' ? '–' : escapeMarkdown(s));
+  return markdownTable(
+    ['Seq', 'Operation', 'Request', 'Outcome', 'Wall clock (sent → answered)', 'Service clock'],
+    witness.map((op) => [
+      seqText(op.seq),
+      text(op.op),
+      text(op.request),
+      text(op.outcome),
+      bracket(op.invokeMs, op.completeMs),
+      bracket(op.serviceInvokeMs, op.serviceCompleteMs),
+    ]),
+    'rlllll',
+  );
+}
+
+function violation(v: InvariantViolation, index: number): string[] {
+  const more = v.occurrences > 1 ? ` (${formatCount(v.occurrences)} answers broke it; the earliest is shown)` : '';
+  return [`**${index + 1}. ${escapeMarkdown(v.invariant)}** · ${escapeMarkdown(v.subject)}: ${escapeMarkdown(v.message)}${more}`, '', witnessTable(v.witness), ''];
+}
+
+function violations(section: InvariantsSection): string[] {
+  if (section.violations.length === 0) return [];
+  const shown =
+    section.violationsTotal > section.violations.length
+      ? `showing ${formatCount(section.violations.length)} of ${formatCount(section.violationsTotal)}, the earliest first`
+      : section.violations.length === 1
+        ? 'with the operations that prove it'
+        : 'the earliest first, each with the operations that prove it';
+  return [`**Violations** (${shown})`, '', ...section.violations.flatMap(violation)];
+}
+
+function oracle(o: OracleSection): string[] {
+  const skipped = o.skipped > 0 ? ` (${formatCount(o.skipped)} skipped)` : '';
+  const note = o.note === undefined || o.note.trim() === '' ? '' : ` ${escapeMarkdown(o.note)}`;
+  const head =
+    o.verdict === 'agrees'
+      ? `**Oracle:** ✅ agrees — replaying the realised order through a fresh engine gives the same answers for all ${plural(o.compared, 'compared operation')}${skipped}.${note}`
+      : o.verdict === 'differs'
+        ? `**Oracle:** ❌ **differs** — replaying the realised order through a fresh engine gives different answers for ${formatCount(o.differences)} of ${plural(o.compared, 'compared operation')}${skipped}.${note}`
+        : `**Oracle:** ➖ not run.${note}`;
+  if (o.examples.length === 0) return [head, ''];
+  const caption = o.differences > o.examples.length ? `_Showing ${formatCount(o.examples.length)} of ${formatCount(o.differences)} differences, the earliest first._` : '';
+  const table = markdownTable(
+    ['Seq', 'Operation', 'Field', 'Expected (oracle)', 'Received (service)'],
+    o.examples.map((d) => [seqText(d.seq), escapeMarkdown(d.op), escapeMarkdown(d.field), escapeMarkdown(d.expected), escapeMarkdown(d.received)]),
+    'rllll',
+  );
+  return [head, '', ...(caption === '' ? [] : [caption, '']), table, ''];
+}
+
+/** The lines of the "## Invariants" section (without its heading). */
+export function invariantsMarkdown(section: InvariantsSection): string[] {
+  const lines: string[] = [verdictLine(section), '', scopeLine(section), ''];
+  const table = invariantsTable(section);
+  if (table.length > 0) lines.push(...table, '');
+  lines.push(...violations(section));
+  if (section.oracle !== undefined) lines.push(...oracle(section.oracle));
+  if (section.notes.length > 0) {
+    lines.push('**Notes**', '');
+    for (const note of section.notes) lines.push(`- ${escapeMarkdownBlock(note)}`);
+    lines.push('');
+  }
+  return lines;
+}
