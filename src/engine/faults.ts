@@ -5,6 +5,8 @@
  * - `overAdmitRate`: a verification that should be refused for credits (USAGE_EXCEEDED) is
  *   answered VALID. The balance is left unchanged (nothing is deducted, it never goes negative)
  *   and the answer reports that unchanged balance: a VALID whose cost exceeds the balance.
+ *   Likewise a `ratelimit.limit` / `ratelimit.multiLimit` request the window refuses is answered
+ *   as admitted (success / passed true, remaining 0), with nothing counted in the window.
  * - `skipRefillRate`: a due refill is not applied. The key's next boundary advances as if it had
  *   been, but the balance stays. Several missed boundaries settled at once are one refill, so
  *   they are skipped (or applied) together.
@@ -21,7 +23,7 @@ import { type Result, invalid, ok } from './errors.js';
 import type { Random } from './random.js';
 
 export interface EngineFaults {
-  /** Probability 0..1 that a verification refused for credits is answered VALID instead. */
+  /** Probability 0..1 that a verification refused for credits, or a rate-limit request refused by its window, is answered as admitted. */
   overAdmitRate?: number;
   /** Probability 0..1 that a due refill is skipped (the boundary passes, the balance stays). */
   skipRefillRate?: number;

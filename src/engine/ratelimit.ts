@@ -7,6 +7,7 @@ import { newId } from './context.js';
 import { type Caller, authenticate, requirePermission } from './auth.js';
 import { type Result, fail, invalid, ok } from './errors.js';
 import { decideWindows, windowCounterKey, type WindowCheck } from './ratelimit-window.js';
+import { strikes } from './faults.js';
 import { byId, pageById, pageSize } from './pagination.js';
 import { type NamespaceRecord, type OverrideIndex, type OverrideRecord, namespaceNameKey } from './state.js';
 
@@ -304,6 +305,15 @@ function planLimits(ctx: EngineContext, caller: Caller, inputs: readonly LimitIn
   return ok(planned);
 }
 
+/**
+ * The over-admission fault (faults.ts): a request the window refuses is answered as admitted,
+ * with nothing counted — the answer is wrong, the window is not.
+ */
+function overAdmits(ctx: EngineContext, operation: string): boolean {
+  const faults = ctx.faults;
+  return faults !== null && strikes(faults, faults.overAdmitRate, operation);
+}
+
 export function limit(ctx: EngineContext, rootKey: string | undefined, input: LimitInput): Result<LimitOutput> {
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
@@ -312,7 +322,7 @@ export function limit(ctx: EngineContext, rootKey: string | undefined, input: Li
   const only = planned.value[0] as PlannedLimit;
   const { passed, decisions } = decideWindows(ctx.state.windows, [only.check], ctx.clock.now());
   const decision = decisions[0] as (typeof decisions)[number];
-  const out: LimitOutput = { limit: only.check.limit, remaining: decision.remaining, reset: decision.view.resetAtMs, success: passed };
+  const out: LimitOutput = { limit: only.check.limit, remaining: decision.remaining, reset: decision.view.resetAtMs, success: passed || overAdmits(ctx, 'ratelimit.limit') };
   if (only.override !== undefined) out.overrideId = only.override.id;
   return ok(out);
 }
@@ -338,7 +348,10 @@ export function multiLimit(
   if (inputs.length === 0) return invalid('body', 'Send at least one limit request.');
   const planned = planLimits(ctx, caller.value, inputs, (i) => `body[${i}]`);
   if (!planned.ok) return planned;
-  const { passed, decisions } = decideWindows(ctx.state.windows, planned.value.map((p) => p.check), ctx.clock.now());
+  const decided = decideWindows(ctx.state.windows, planned.value.map((p) => p.check), ctx.clock.now());
+  const { decisions } = decided;
+  const overAdmitted = !decided.passed && overAdmits(ctx, 'ratelimit.multiLimit');
+  const passed = decided.passed || overAdmitted;
   const limits = planned.value.map((p, i): MultiLimitEntry => {
     const decision = decisions[i] as (typeof decisions)[number];
     const input = inputs[i] as LimitInput;
@@ -348,7 +361,7 @@ export function multiLimit(
       limit: p.check.limit,
       remaining: decision.remaining,
       reset: decision.view.resetAtMs,
-      passed: !decision.exceeded,
+      passed: overAdmitted || !decision.exceeded,
     };
     if (p.override !== undefined) entry.overrideId = p.override.id;
     return entry;

@@ -70,6 +70,44 @@ describe('overAdmitRate', () => {
   });
 });
 
+describe('overAdmitRate on rate limits', () => {
+  function namespaceFixture(faults: EngineFaults | null) {
+    const fx = withFaults(faults);
+    unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'api'));
+    const limit = (identifier: string) => unwrap(fx.engine.ratelimit.limit(fx.rootKey, { namespace: 'api', identifier, limit: 2, duration: 60_000 }));
+    const multi = () => unwrap(fx.engine.ratelimit.multiLimit(fx.rootKey, [{ namespace: 'api', identifier: 'm', limit: 1, duration: 60_000 }, { namespace: 'api', identifier: 'n', limit: 5, duration: 60_000 }]));
+    return { fx, limit, multi };
+  }
+
+  it('at 1, a request the window refuses is answered as admitted with remaining 0, and nothing is counted', () => {
+    const { limit } = namespaceFixture({ overAdmitRate: 1 });
+    expect(limit('u')).toMatchObject({ success: true, remaining: 1 });
+    expect(limit('u')).toMatchObject({ success: true, remaining: 0 });
+    expect(limit('u')).toMatchObject({ success: true, remaining: 0 });
+    const normal = namespaceFixture(null).limit;
+    normal('u');
+    normal('u');
+    expect(normal('u')).toMatchObject({ success: false, remaining: 0 });
+  });
+
+  it('multiLimit: a refused set is answered as passed, every entry passed, nothing counted', () => {
+    const { multi } = namespaceFixture({ overAdmitRate: 1 });
+    expect(multi().passed).toBe(true);
+    const second = multi();
+    expect(second.passed).toBe(true);
+    expect(second.limits.every((l) => l.passed)).toBe(true);
+    // 'n' (limit 5) holds only the first, genuine admission: 4 left, as if the second never came.
+    expect(second.limits[1]?.remaining).toBe(4);
+  });
+
+  it('the operations filter confines it: refused rate limits stay refused when only verifications misbehave', () => {
+    const { limit } = namespaceFixture({ overAdmitRate: 1, operations: ['keys.verifyKey'] });
+    limit('u');
+    limit('u');
+    expect(limit('u')).toMatchObject({ success: false });
+  });
+});
+
 describe('skipRefillRate', () => {
   it('at 1, crossing a refill boundary leaves the balance; the boundary is spent, the next one refills once faults are gone', () => {
     const start = Date.UTC(2027, 0, 15, 12);
@@ -211,8 +249,8 @@ describe('rates 0, and generated ids', () => {
     { overAdmitRate: 0, skipRefillRate: 0, lostDecrementRate: 0 },
     { overAdmitRate: 0, skipRefillRate: 0, lostDecrementRate: 0, operations: ['keys.verifyKey'] },
     {},
-    // Every rate 1, but only in an operation that has no credits: the fault path runs, never strikes.
-    { overAdmitRate: 1, skipRefillRate: 1, lostDecrementRate: 1, operations: ['ratelimit.limit'] },
+    // Every rate 1, but only in an operation that neither verifies nor limits: never strikes.
+    { overAdmitRate: 1, skipRefillRate: 1, lostDecrementRate: 1, operations: ['identities.listIdentities'] },
   ];
 
   it('every rate 0 (or faults confined to an unrelated operation) behaves exactly like no faults: same answers, same snapshot', () =>
