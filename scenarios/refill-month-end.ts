@@ -1,17 +1,26 @@
 /**
- * refill-month-end: monthly refills on refillDay 29, 30 and 31 (and 1, as a control) across
- * January–March of a common year and of the leap year after it, with the simulator's clock moved
- * before each phase to just before or exactly onto a refill boundary.
+ * refill-month-end: monthly refills on refillDay 29, 30 and 31 (and 1, as a control) crossed
+ * under load, across January–March of a common year and of the leap year after it. Each phase
+ * is a sweep of the service clock (PhaseSpec.serviceClock): two hours of service time around one
+ * midnight of interest — 29/30/31 January, 1 February, 28 February, (29 February), 1 March,
+ * 29/30/31 March — compressed into about half a second of load.
  *
- * How a refill is seen: after each clock move, `before` reads every key (getKey) and records the
- * balance, then sets it to a marker unique to the phase (updateCredits set, which keeps the
- * refill). At the next move the balance is either that marker (no refill in between) or the
- * key's refill amount (a refill happened). The load itself verifies at cost 0 and reads keys, so
- * it consumes nothing and every answer is exact: the marker of the running phase.
+ * How a refill is seen: before each sweep, `before` moves the clock to the sweep's start, reads
+ * every key (getKey) and records the balance, then sets it to a marker unique to that observation
+ * (updateCredits set, which keeps the refill). At the end of the sweep (in the next phase's
+ * `before`, or in `finish`) the keys are read again: each balance is either its marker (no refill
+ * in between) or the key's refill amount (a refill happened), and is marked afresh. The load
+ * verifies at cost 0 and reads keys, so it consumes nothing, and every answer is one of the
+ * balances possible at that point: the marker, or — for a key whose boundary the sweep crosses —
+ * the refill amount once the clock has passed it. Keys are asked in turn, so each crossing key is
+ * asked on both sides of its boundary.
  *
  * The end-of-run checks compare the observations with (1) an independent month-length calculation
  * and (2) a hand-written calendar of the expected refill dates, e.g. refillDay 31 refills on
- * 28 February in the common year and on 29 February in the leap year, and never on 1 March.
+ * 28 February in the common year and on 29 February in the leap year, and never on 1 March; and
+ * (3) that every crossing key answered its marker and then its refill amount under load.
+ * Without a runner that moves the clock during the load (a frozen stand-in), each sweep's load runs
+ * at its start and `before` moves the clock across it afterwards: (1) and (2) still hold.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { checkResult, clockMode, createKey, createTaggedApi, iso, isRecord, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
@@ -21,59 +30,48 @@ const DAYS = [29, 30, 31, 1] as const;
 type Day = (typeof DAYS)[number];
 const amountOf = (day: Day): number => 1000 + day;
 const INITIAL_BALANCE = 5;
-/** A marker is never a refill amount (1001..1031), so the two cannot be confused. */
-const markerOf = (phaseIndex: number): number => 100 + phaseIndex;
+/** A marker is never a refill amount (1001..1031), so the two cannot be confused (at most 2 per sweep). */
+const markerOf = (observation: number): number => 100 + observation;
+/** Service time each sweep covers on either side of its midnight. */
+const HALF_SWEEP_MS = 3_600_000;
+/** A crossing key is judged on "both balances seen under load" only with at least this many answers in its sweep. */
+const MIN_ANSWERS_TO_JUDGE = 8;
 
 type YearKind = 'common' | 'leap';
 
-/** A probe instant: `MM-DD` at 00:00 UTC, or `MM-DD-end`, the last moment of that day. */
-interface Probe {
+/** A midnight of interest: 00:00 UTC of `MM-DD`. */
+interface Midnight {
   label: string;
   month: number;
   day: number;
-  end: boolean;
 }
 
-const probe = (label: string): Probe => {
-  const [mm, dd, end] = label.split('-');
-  return { label, month: Number(mm), day: Number(dd), end: end === 'end' };
-};
-
-/** The probes of one year, in time order. */
-function probesOf(kind: YearKind): Probe[] {
-  return [
-    '01-28-end',
-    '01-29',
-    '01-30',
-    '01-31',
-    '02-27-end',
-    '02-28',
-    ...(kind === 'leap' ? ['02-29'] : []),
-    '03-01',
-    '03-28-end',
-    '03-29',
-    '03-30',
-    '03-31',
-  ].map(probe);
+/** The midnights swept in one year, in time order. */
+function midnightsOf(kind: YearKind): Midnight[] {
+  return ['01-29', '01-30', '01-31', '02-01', '02-28', ...(kind === 'leap' ? ['02-29'] : []), '03-01', '03-29', '03-30', '03-31'].map((label) => {
+    const [mm, dd] = label.split('-');
+    return { label, month: Number(mm), day: Number(dd) };
+  });
 }
 
 /**
- * The calendar, written out by hand: the probes at which each key must show a fresh refill.
- * A probe shows a refill that happened since the previous probe (the first probe of the leap year
- * follows the last of the common year, so it shows December's refill).
+ * The calendar, written out by hand: the observations at which each key must show a fresh refill.
+ * `MM-DD`: during the sweep across that midnight (seen at the sweep's end). `MM-DD-start`: between
+ * the previous sweep's end and this sweep's start — only before the first sweep of the leap year,
+ * which follows April–December of the common year (and, for refillDay 1, 1 January).
  */
 const EXPECTED_REFILLS: Record<YearKind, Record<Day, readonly string[]>> = {
   common: {
     29: ['01-29', '02-28', '03-29'],
     30: ['01-30', '02-28', '03-30'],
     31: ['01-31', '02-28', '03-31'],
-    1: ['02-27-end', '03-01'],
+    1: ['02-01', '03-01'],
   },
   leap: {
-    29: ['01-28-end', '01-29', '02-29', '03-29'],
-    30: ['01-28-end', '01-30', '02-29', '03-30'],
-    31: ['01-28-end', '01-31', '02-29', '03-31'],
-    1: ['01-28-end', '02-27-end', '03-01'],
+    29: ['01-29-start', '01-29', '02-29', '03-29'],
+    30: ['01-29-start', '01-30', '02-29', '03-30'],
+    31: ['01-29-start', '01-31', '02-29', '03-31'],
+    1: ['01-29-start', '02-01', '03-01'],
   },
 };
 
@@ -113,15 +111,39 @@ interface Observation {
   expected: number;
 }
 
+/** One sweep while (and after) it runs: what its load answered per key. */
+interface SweepTally {
+  name: string;
+  kind: YearKind;
+  label: string;
+  fromMs: number;
+  toMs: number;
+  marker: number;
+  /** Keys whose refill boundary lies inside the sweep. */
+  crossing: ReadonlySet<string>;
+  /** Answers per key showing the marker and showing the refill amount. */
+  seen: Map<string, { marker: number; amount: number }>;
+  /** Whether the clock had reached toMs when the sweep's load was over (a runner moved it). */
+  driven: boolean | undefined;
+}
+
 interface RefillFixtures {
   keys: ProbeKey[];
   mode: 'manual' | 'system';
   years: Record<YearKind, number>;
-  /** Balance each key holds during the running phase (what the load must see). */
+  /** Balances each key may answer during the running phase. */
+  allowed: Map<string, readonly number[]>;
+  /** Balance each key holds, as calculated from the observations (the start of the next one). */
   balance: Map<string, number>;
   /** Service time of the last observation, for the calendar calculation. */
   lastMs: number;
   observations: Observation[];
+  /** Observations made so far (each has its own marker). */
+  marks: number;
+  /** Round-robin position of the load over the keys. */
+  cursor: number;
+  sweeps: SweepTally[];
+  current: SweepTally | undefined;
 }
 
 /** The first common year, after the clock's current year, that is followed by a leap year. */
@@ -131,23 +153,38 @@ function chooseYears(nowMs: number): Record<YearKind, number> {
   return { common: year, leap: year + 1 };
 }
 
+/** The keys in turn: each one is asked evenly through a sweep, so on both sides of its boundary. */
+function nextKey(f: RefillFixtures): ProbeKey {
+  return f.keys[f.cursor++ % f.keys.length] as ProbeKey;
+}
+
+/** Undefined when `balance` is one of the key's possible balances now (and tallies it), else a message. */
+function judge(f: RefillFixtures, key: ProbeKey, balance: unknown): string | undefined {
+  const allowed = f.allowed.get(key.keyId) ?? [];
+  if (typeof balance !== 'number' || !allowed.includes(balance)) return `refillDay ${key.day}: balance ${String(balance)}, expected ${allowed.join(' or ')}`;
+  const seen = f.current?.seen.get(key.keyId);
+  if (seen !== undefined) seen[balance === key.amount ? 'amount' : 'marker']++;
+  return undefined;
+}
+
 const mix: ReadonlyArray<MixEntry<RefillFixtures>> = [
   {
     name: 'verifyKey cost 0',
     weight: 3,
-    build: (f, random) => ({ op: 'keys.verifyKey', body: { key: (f.keys[random.int(f.keys.length)] as ProbeKey).key, credits: { cost: 0 } } }),
+    build: (f) => ({ op: 'keys.verifyKey', body: { key: nextKey(f).key, credits: { cost: 0 } } }),
     check(r, f) {
       const d = okData(r);
       if (typeof d === 'string') return d;
-      const expected = typeof d.keyId === 'string' ? f.balance.get(d.keyId) : undefined;
-      if (expected === undefined) return `keyId ${String(d.keyId)} is not a probe key`;
-      return d.valid === true && d.code === 'VALID' && d.credits === expected ? undefined : `expected VALID with ${expected} credits, got ${shown(r)}`;
+      const key = f.keys.find((k) => k.keyId === d.keyId);
+      if (key === undefined) return `keyId ${String(d.keyId)} is not a probe key`;
+      if (d.valid !== true || d.code !== 'VALID') return `expected VALID, got ${shown(r)}`;
+      return judge(f, key, d.credits);
     },
   },
   {
     name: 'getKey',
     weight: 1,
-    build: (f, random) => ({ op: 'keys.getKey', body: { keyId: (f.keys[random.int(f.keys.length)] as ProbeKey).keyId } }),
+    build: (f) => ({ op: 'keys.getKey', body: { keyId: nextKey(f).keyId } }),
     check(r, f) {
       const d = okData(r);
       if (typeof d === 'string') return d;
@@ -155,9 +192,8 @@ const mix: ReadonlyArray<MixEntry<RefillFixtures>> = [
       if (key === undefined) return `keyId ${String(d.keyId)} is not a probe key`;
       const credits = isRecord(d.credits) ? d.credits : {};
       const refill = isRecord(credits.refill) ? credits.refill : {};
-      if (credits.remaining !== f.balance.get(key.keyId)) return `remaining ${String(credits.remaining)}, expected ${String(f.balance.get(key.keyId))}`;
       if (refill.interval !== 'monthly' || refill.amount !== key.amount || refill.refillDay !== key.day) return `refill ${JSON.stringify(credits.refill)}, expected monthly ${key.amount} on day ${key.day}`;
-      return undefined;
+      return judge(f, key, credits.remaining);
     },
   },
 ];
@@ -180,12 +216,25 @@ async function setup(ctx: ScenarioContext): Promise<RefillFixtures> {
     keys.push({ day, amount, ...created });
   }
   ctx.log(`refill-month-end: ${years.common} (common) and ${years.leap} (leap) on a ${mode} clock`);
-  return { keys, mode, years, balance: new Map(keys.map((k) => [k.keyId, INITIAL_BALANCE])), lastMs: createdAt, observations: [] };
+  return {
+    keys,
+    mode,
+    years,
+    allowed: new Map(keys.map((k) => [k.keyId, [INITIAL_BALANCE]])),
+    balance: new Map(keys.map((k) => [k.keyId, INITIAL_BALANCE])),
+    lastMs: createdAt,
+    observations: [],
+    marks: 0,
+    cursor: 0,
+    sweeps: [],
+    current: undefined,
+  };
 }
 
-/** Reads every key at the current service time, records what it shows, then marks the balances. */
-async function observeAndMark(ctx: ScenarioContext, f: RefillFixtures, phase: string, kind: YearKind, label: string, marker: number): Promise<void> {
+/** Reads every key at the current service time, records what it shows, then marks the balances. Returns the marker. */
+async function observeAndMark(ctx: ScenarioContext, f: RefillFixtures, phase: string, kind: YearKind, label: string): Promise<number> {
   const admin = requireAdmin(ctx, 'refill-month-end');
+  const marker = markerOf(f.marks++);
   const atMs = await admin.clockNow();
   for (const key of f.keys) {
     const d = await ctx.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: key.keyId });
@@ -202,44 +251,105 @@ async function observeAndMark(ctx: ScenarioContext, f: RefillFixtures, phase: st
     });
     await ctx.api.data('keys.updateCredits', { keyId: key.keyId, operation: 'set', value: marker });
     f.balance.set(key.keyId, marker);
+    f.allowed.set(key.keyId, [marker]);
   }
   f.lastMs = atMs;
+  return marker;
+}
+
+/**
+ * Ends the running sweep: notes whether the clock was moved across it during the load, moves it
+ * to the sweep's end if not, and observes the keys there.
+ */
+async function endSweep(ctx: ScenarioContext, f: RefillFixtures): Promise<void> {
+  const sweep = f.current;
+  if (sweep === undefined) return;
+  f.current = undefined;
+  const admin = requireAdmin(ctx, 'refill-month-end');
+  sweep.driven = (await admin.clockNow()) >= sweep.toMs;
+  await moveClockTo(admin, sweep.toMs);
+  await observeAndMark(ctx, f, sweep.name, sweep.kind, sweep.label);
 }
 
 function phases(ctx: ScenarioContext, f: RefillFixtures): ReadonlyArray<PhaseSpec<RefillFixtures>> {
-  const probes = (['common', 'leap'] as const).flatMap((kind) => probesOf(kind).map((p) => ({ kind, p })));
-  const phaseMs = Math.max(200, Math.floor(ctx.settings.durationMs / probes.length));
-  // "The last moment of a day": 1 ms before midnight on a frozen clock; on a running clock far
-  // enough before it that the phase cannot reach midnight by itself.
-  const beforeMs = f.mode === 'manual' ? 1 : phaseMs + 5_000;
+  const midnights = (['common', 'leap'] as const).flatMap((kind) => midnightsOf(kind).map((m) => ({ kind, m })));
+  const phaseMs = Math.max(200, Math.floor(ctx.settings.durationMs / midnights.length));
   const list: PhaseSpec<RefillFixtures>[] = [];
   if (ctx.settings.warmupMs > 0) list.push({ name: 'warm-up (keys just made)', durationMs: ctx.settings.warmupMs, warmup: true });
-  for (const [i, { kind, p }] of probes.entries()) {
+  for (const { kind, m } of midnights) {
     const year = f.years[kind];
-    const midnight = Date.UTC(year, p.month - 1, p.day);
-    const atMs = p.end ? midnight + 86_400_000 - beforeMs : midnight;
-    const name = `${year}-${p.label}`;
+    const midnight = Date.UTC(year, m.month - 1, m.day);
+    const fromMs = midnight - HALF_SWEEP_MS;
+    const toMs = midnight + HALF_SWEEP_MS;
+    const name = `${year}-${m.label}`;
     list.push({
       name,
       durationMs: phaseMs,
+      serviceClock: { fromMs, toMs },
       async before(c, fx) {
-        await moveClockTo(requireAdmin(c, 'refill-month-end'), atMs);
-        await observeAndMark(c, fx, name, kind, p.label, markerOf(i));
+        await endSweep(c, fx);
+        await moveClockTo(requireAdmin(c, 'refill-month-end'), fromMs);
+        const marker = await observeAndMark(c, fx, name, kind, `${m.label}-start`);
+        const crossing = new Set(fx.keys.filter((k) => refillBetween(k.day, fromMs, toMs)).map((k) => k.keyId));
+        for (const key of fx.keys) if (crossing.has(key.keyId)) fx.allowed.set(key.keyId, [marker, key.amount]);
+        const sweep: SweepTally = {
+          name,
+          kind,
+          label: m.label,
+          fromMs,
+          toMs,
+          marker,
+          crossing,
+          seen: new Map(fx.keys.map((k) => [k.keyId, { marker: 0, amount: 0 }])),
+          driven: undefined,
+        };
+        fx.sweeps.push(sweep);
+        fx.current = sweep;
       },
     });
   }
   return list;
 }
 
+/** For sweeps the clock was moved across under load: every crossing key answered both balances. */
+function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
+  const driven = f.sweeps.filter((s) => s.driven === true);
+  if (driven.length === 0) return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
+  const problems: string[] = [];
+  let judged = 0;
+  let unjudged = 0;
+  for (const sweep of driven) {
+    for (const key of f.keys) {
+      if (!sweep.crossing.has(key.keyId)) continue;
+      const seen = sweep.seen.get(key.keyId) ?? { marker: 0, amount: 0 };
+      if (seen.marker + seen.amount < MIN_ANSWERS_TO_JUDGE) {
+        unjudged++;
+        continue;
+      }
+      judged++;
+      if (seen.marker === 0 || seen.amount === 0) problems.push(`${sweep.name} refillDay ${key.day}: ${seen.marker} answers with the marker, ${seen.amount} with the refill amount`);
+    }
+  }
+  const notDriven = f.sweeps.length - driven.length;
+  const detail =
+    problems.length > 0
+      ? problems.slice(0, 8).join('; ')
+      : `${judged} refills crossed under load: each key answered its marker before its boundary and its refill amount after it` +
+        (unjudged > 0 ? `; ${unjudged} not judged (fewer than ${MIN_ANSWERS_TO_JUDGE} answers)` : '') +
+        (notDriven > 0 ? `; ${notDriven} sweeps not driven` : '');
+  return { passed: problems.length === 0 && notDriven === 0, detail };
+}
+
 export default defineScenario<RefillFixtures>({
   name: 'refill-month-end',
-  description: 'Monthly refills on days 29/30/31 across Jan–Mar of a common and a leap year, clock moved between phases',
+  description: 'Monthly refills on days 29/30/31 crossed under load: 2 h clock sweeps over the month ends of a common and a leap year',
   requires: ['clock'],
-  defaults: { rate: 100, durationMs: 12_000, warmupMs: 500 },
+  defaults: { rate: 100, durationMs: 9_500, warmupMs: 500 },
   setup,
   mix,
   phases,
-  async finish(_ctx, f) {
+  async finish(ctx, f) {
+    await endSweep(ctx, f);
     const wrong = f.observations.filter((o) => o.observed !== o.expected);
     const seen = (kind: YearKind, day: Day) =>
       f.observations.filter((o) => o.kind === kind && o.day === day && o.observed === amountOf(day)).map((o) => o.label);
@@ -251,7 +361,9 @@ export default defineScenario<RefillFixtures>({
         if (got.join(',') !== want.join(',')) calendarProblems.push(`${f.years[kind]} refillDay ${day}: refills seen at ${got.join(', ') || 'none'}, expected ${want.join(', ')}`);
       }
     }
-    const expectedCount = f.keys.length * (probesOf('common').length + probesOf('leap').length);
+    // Two observations per sweep (its start and its end), each of every key.
+    const expectedCount = 2 * f.keys.length * (midnightsOf('common').length + midnightsOf('leap').length);
+    const loaded = underLoad(f);
     return [
       checkResult(
         'balances follow the month lengths',
@@ -260,7 +372,7 @@ export default defineScenario<RefillFixtures>({
           ? `${f.observations.length} of ${expectedCount} observations as calculated`
           : wrong
               .slice(0, 8)
-              .map((o) => `${o.phase} (${iso(o.atMs)}) refillDay ${o.day}: ${String(o.observed)}, expected ${o.expected}`)
+              .map((o) => `${o.phase} ${o.label} (${iso(o.atMs)}) refillDay ${o.day}: ${String(o.observed)}, expected ${o.expected}`)
               .join('; '),
       ),
       checkResult(
@@ -270,6 +382,7 @@ export default defineScenario<RefillFixtures>({
           ? `refillDay 29/30/31 refilled on 28 Feb ${f.years.common} and 29 Feb ${f.years.leap}, on their own day in January and March, never on 1 March`
           : calendarProblems.join('; '),
       ),
+      checkResult('refills crossed under load', loaded.passed, loaded.detail),
     ];
   },
   thresholds: ['errors == 0', 'checks == 0'],

@@ -14,7 +14,9 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
 import { intendedOffsetMs, type PlannedPhase } from './plan.js';
 import type { Recorder } from './recorder.js';
+import type { ServiceClockBounds } from './clock-driver.js';
 import type { HistoryWriter } from './history.js';
+import { SEQ_HEADER } from './history-recording.js';
 import type { ApiResponse, RequestSpec } from './scenario.js';
 import { classifyTransportError } from './transport-error.js';
 
@@ -40,11 +42,16 @@ export interface PlannedRequest {
   check: ((response: ApiResponse) => string | undefined) | undefined;
 }
 
-/** Where a phase's requests are recorded, and the service clock during the phase (frozen simulator clock). */
+/** Where a phase's requests are recorded, and the service clock during the phase. */
 export interface PhaseHistory {
   writer: HistoryWriter;
   /** The simulator's clock while the phase runs, when it stands still; undefined otherwise. */
   serviceMs: number | undefined;
+  /**
+   * A phase on simulated time (clock-driver.ts): each request is bracketed by `lowerMs` read when
+   * it is sent and `upperMs` read when it completes. Takes the place of `serviceMs`.
+   */
+  clock?: ServiceClockBounds | undefined;
 }
 
 export interface PhaseOutcome {
@@ -142,23 +149,28 @@ export class OpenModelExecutor {
         // Every request goes into the history, warm-up included: it spends credits all the same.
         const seq = history?.writer.begin();
         const invokeWallMs = performance.timeOrigin + sentMs;
+        // Read just before the request leaves: the simulator executes it at or after this.
+        const serviceInvokeMs = history?.clock?.lowerMs ?? history?.serviceMs;
         const remember = (response: { status: number; body: unknown } | 'unknown') => {
           if (history === undefined || seq === undefined) return;
+          const serviceCompleteMs = history.clock?.upperMs ?? history.serviceMs;
           history.writer.recordCall({
             seq,
             op: request.spec.op,
             body: request.spec.body,
             invokeMs: invokeWallMs,
             completeMs: performance.timeOrigin + performance.now(),
-            ...(history.serviceMs === undefined ? {} : { serviceInvokeMs: history.serviceMs, serviceCompleteMs: history.serviceMs }),
+            ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
             response,
           });
         };
+        const headers = request.spec.auth === 'none' ? headersAnonymous : headersWithRoot;
         client
           .request({
             path: `${this.#basePath}/v2/${request.spec.op}`,
             method: 'POST',
-            headers: request.spec.auth === 'none' ? headersAnonymous : headersWithRoot,
+            // The simulator journals the sequence number, so its realised order can be matched to the history.
+            headers: seq === undefined ? headers : { ...headers, [SEQ_HEADER]: String(seq) },
             body: pending.body,
           })
           .then(async (res) => {

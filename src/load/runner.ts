@@ -6,7 +6,7 @@
 import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Random } from '../engine/index.js';
-import { type CheckResult, type OperationStats, type PhaseReport, REPORT_SCHEMA, REPORT_VERSION, type RunReport } from '../report/model.js';
+import { type CheckResult, type InvariantsSection, type OperationStats, type PhaseReport, REPORT_SCHEMA, REPORT_VERSION, type RunReport } from '../report/model.js';
 import { weightedPicker } from './distributions.js';
 import { OpenModelExecutor, type PlannedRequest } from './open-model.js';
 import { planPhases } from './plan.js';
@@ -20,6 +20,9 @@ import { runClosedPhase } from './closed-model.js';
 import { HistoryWriter, readHistory } from './history.js';
 import { recordingServiceApi } from './history-recording.js';
 import { checkHistory } from './checks/index.js';
+import { ClockDriver } from './clock-driver.js';
+import { Oracle } from './oracle.js';
+import { invariantsSection } from './invariants-section.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
@@ -70,9 +73,14 @@ export interface RunOptions {
   now?: () => Date;
   /**
    * Record every call into this history file (history.jsonl.gz) and check the credit and
-   * rate-limit invariants over it at the end (open model only).
+   * rate-limit invariants over it at the end (the report's invariants section).
    */
   historyPath?: string;
+  /**
+   * With a history on the simulator: replay the simulator's journal of the realised order through
+   * a fresh engine and compare every answer (oracle.ts). Default true.
+   */
+  oracle?: boolean;
 }
 
 /** Checks that the target answers and that the root key is accepted, before anything is created. */
@@ -112,22 +120,17 @@ function environment(version: string): RunReport['environment'] {
   };
 }
 
-/** Prefix of the checks that report invariants (the CLI exits with the invariant code when one fails). */
-export const INVARIANT_CHECK_PREFIX = 'invariant: ';
-
-/** Reads the saved history back and checks every invariant over it; one check per invariant. */
-async function invariantChecks(path: string, notes: string[]): Promise<CheckResult[]> {
+/**
+ * Reads the saved history back, checks every invariant over it and compares the oracle's replay
+ * (simulator only) with the answers recorded: the report's invariants section.
+ */
+async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[]): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
   const verdict = checkHistory(events, header.wallSkewMs === undefined ? {} : { wallSkewMs: header.wallSkewMs });
-  notes.push(...verdict.notes.map((note) => `history check: ${note}`));
-  return verdict.invariants.map((invariant) => {
-    const first = verdict.violations.find((v) => v.invariant === invariant.id);
-    const witness = first === undefined ? '' : ` First: ${first.subject}: ${first.message} (witness: ${first.witness.map((e) => `#${e.seq} ${e.op}`).join(', ')}).`;
-    return {
-      name: `${INVARIANT_CHECK_PREFIX}${invariant.title}`,
-      passed: invariant.passed,
-      detail: invariant.passed ? `${invariant.checked} checks over ${events.length} recorded operations` : `${invariant.violations} subject(s) broke it.${witness}`,
-    };
+  return invariantsSection(verdict, {
+    operations: events.length,
+    notes,
+    ...(oracle === undefined ? {} : { oracle: oracle.compare(events) }),
   });
 }
 
@@ -146,12 +149,24 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const client = httpJsonClient(target, settings.timeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
   const admin = target.clockControl ? simulatorAdmin(client) : undefined;
-  const recordHistory = options.historyPath !== undefined && settings.model === 'open';
+  const recordHistory = options.historyPath !== undefined;
   const history = recordHistory
     ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } })
     : undefined;
+  // Started before the setup, so that the fixtures are in the journal the oracle replays.
+  let oracleProblem: string | undefined;
+  const oracle =
+    history !== undefined && target.kind === 'simulator' && options.oracle !== false
+      ? await Oracle.start(client).catch((error: unknown) => {
+          oracleProblem = error instanceof Error ? error.message : String(error);
+          return undefined;
+        })
+      : undefined;
+  // About once a second, so that the simulator's journal stays small.
+  const oracleTimer = oracle === undefined ? undefined : setInterval(() => void oracle.drain(), 1000);
+  oracleTimer?.unref();
   const ctx: ScenarioContext = {
-    api: history === undefined ? serviceApi(client) : recordingServiceApi(serviceApi(client), history, admin === undefined ? undefined : () => admin.clockNow()),
+    api: history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()),
     admin,
     target: { kind: target.kind, url: target.url },
     random: new Random(seed),
@@ -222,6 +237,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       lastProgressMs = t;
     }, 1000);
     progressTimer.unref();
+    // The service clock's sweep of the running phase, when it has a serviceClock (clock-driver.ts).
+    let clockDriver: ClockDriver | undefined;
 
     try {
       for (const [i, phase] of planned.entries()) {
@@ -233,7 +250,14 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         } catch (error) {
           throw new ScenarioFailedError(scenario.name, `the "before" step of phase "${phase.name}"`, error);
         }
-        const clockFrom = ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
+        if (spec.serviceClock !== undefined) {
+          try {
+            clockDriver = await ClockDriver.start({ admin: ctx.admin, ...spec.serviceClock, durationMs: phase.durationMs });
+          } catch (error) {
+            throw new ScenarioFailedError(scenario.name, `the service clock of phase "${phase.name}"`, error);
+          }
+        }
+        const clockFrom = clockDriver !== undefined ? new Date(clockDriver.fromMs).toISOString() : ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
         const mix: ReadonlyArray<MixEntry<unknown>> = spec.mix ?? scenario.mix;
         const pick = weightedPicker(mix);
         const next = (): PlannedRequest => {
@@ -254,19 +278,29 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
           measuringStarted = true;
         }
         log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
+        // The embedded simulator's clock is manual: without a sweep it stands still during a phase
+        // (only `before` moves it); with one, the driver brackets each request.
+        const serviceMs = clockDriver === undefined && target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
+        const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver };
         if (executor !== undefined) {
-          // The embedded simulator's clock is manual: it stands still during a phase (only `before` moves it).
-          const serviceMs = target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
-          const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, history === undefined ? undefined : { writer: history, serviceMs });
+          const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
           if (!phase.warmup) {
             late += outcome.late;
             dropped += outcome.dropped;
           }
         } else if (settings.model === 'closed') {
-          await runClosedPhase({ target, settings, phase, next, recorder, signal: options.signal });
+          await runClosedPhase({ target, settings, phase, next, recorder, signal: options.signal, history: phaseHistory });
         }
         const phaseEndMs = performance.now();
         if (!phase.warmup) measuredMs += phaseEndMs - phaseStartMs;
+        try {
+          // The sweep ends exactly at toMs (an interrupted run leaves the clock where it got to).
+          await (interrupted ? clockDriver?.cancel() : clockDriver?.finish());
+        } catch (error) {
+          throw new ScenarioFailedError(scenario.name, `the service clock of phase "${phase.name}"`, error);
+        } finally {
+          clockDriver = undefined;
+        }
         const clockTo = ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
         phaseReports.push({
           name: phase.name,
@@ -280,6 +314,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       }
     } finally {
       clearInterval(progressTimer);
+      await clockDriver?.cancel();
       if (interrupted) recorder.freeze();
       await executor?.close();
     }
@@ -312,15 +347,19 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
       }
     }
-    if (options.historyPath !== undefined && history === undefined) {
-      notes.push('No history was recorded: histories are recorded with the open model only (autocannon gives no request identity for lost requests).');
-    }
+    let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
       await history.close();
       if (interrupted) {
-        notes.push('Interrupted: the history was saved but not checked (run keysim check on it).');
+        invariants = invariantsSection(undefined, { operations: history.written, notes: ['Interrupted: the history was saved but not checked (run keysim check on it).'] });
       } else {
-        checks.push(...(await invariantChecks(options.historyPath as string, notes)));
+        if (oracle !== undefined) {
+          clearInterval(oracleTimer);
+          await oracle.drain();
+        }
+        const sectionNotes = oracleProblem === undefined ? [] : [`The oracle did not run: ${oracleProblem}`];
+        if (oracle === undefined && target.kind === 'live') sectionNotes.push('No oracle on a live target: it replays the simulator\'s journal.');
+        invariants = await invariantsReport(options.historyPath as string, oracle, sectionNotes);
       }
     }
     if (dropped > 0) notes.push(`${dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
@@ -352,10 +391,13 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       operations: figures.operations,
       timeline: figures.timeline,
       checks,
+      ...(invariants === undefined ? {} : { invariants }),
       notes,
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
   } finally {
+    clearInterval(oracleTimer);
+    await oracle?.stop();
     await history?.close().catch(() => undefined);
     options.signal?.removeEventListener('abort', onAbort);
     if (target.kind === 'live' && !options.keep) {

@@ -103,6 +103,15 @@ export interface PhaseSpec<F> {
   mix?: ReadonlyArray<MixEntry<F>>;
   /** Runs before the phase's load (e.g. moves the simulator's clock). */
   before?(ctx: ScenarioContext, fixtures: F): Promise<void>;
+  /**
+   * Load on simulated time: the service clock runs linearly from `fromMs` (at the phase's wall
+   * start, after `before`) to `toMs` (at its planned end), both Unix ms, moved by the runner
+   * through the simulator's admin surface — e.g. two hours around a month end in two seconds.
+   * The phase's history brackets each request between the clock values around it. Simulator only
+   * (declare `requires: ['clock']`; on a live target the run fails); `fromMs` must not be earlier
+   * than the service clock when the phase starts, and the clock ends exactly at `toMs`.
+   */
+  serviceClock?: { fromMs: number; toMs: number };
 }
 
 /** What end-of-run checks see. */

@@ -37,15 +37,16 @@ export function detailOf(body: unknown): string {
 }
 
 export interface HttpJsonClient {
-  post(path: string, body: unknown, auth: 'root' | 'none'): Promise<ApiResponse>;
+  /** `headers`: extra request headers (e.g. the history's `x-keysim-seq`). */
+  post(path: string, body: unknown, auth: 'root' | 'none', headers?: Record<string, string>): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 
 export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): HttpJsonClient {
   const dispatcher = new Agent({ connections: 16, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   return {
-    async post(path, body, auth) {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+    async post(path, body, auth, extraHeaders) {
+      const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/json' };
       if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
       const res = await request(`${target.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
       const text = await res.body.text();

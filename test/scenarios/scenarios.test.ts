@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../scenarios/index.js';
 import { type Simulator, createSimulator } from '../../src/http/simulator.js';
-import type { ApiResponse, Scenario } from '../../src/load/scenario.js';
+import type { ApiResponse, Scenario, ScenarioContext } from '../../src/load/scenario.js';
 import { parseThreshold } from '../../src/load/thresholds.js';
 import type { CheckResult } from '../../src/report/model.js';
 import { type HarnessOptions, type HarnessRun, type MutableResults, runScenario, settingsFor } from '../helpers/scenario-harness.js';
@@ -60,6 +60,23 @@ function expectChecksRefuse(name: string, fixtures: unknown): void {
   for (const entry of scenario(name).mix) {
     expect(entry.check?.(answer, fixtures), `${name} ${entry.name ?? ''}`).toBeTypeOf('string');
   }
+}
+
+/**
+ * The sweep phase's per-response check of ratelimit-window-edge refuses a window that admits more
+ * than its limit, and a window outside the sweep (answers made up for a window the load left alone).
+ */
+function expectSweepChecksRefuse(result: HarnessRun<unknown>): void {
+  const f = result.fixtures as { sweep: { fromMs: number; toMs: number } };
+  const sweepPhase = scenario('ratelimit-window-edge').phases?.({ settings: result.settings } as ScenarioContext, result.fixtures).at(-1);
+  const entry = sweepPhase?.mix?.find((e) => e.name === 'sweep sweep');
+  expect(sweepPhase?.serviceClock).toEqual({ fromMs: f.sweep.fromMs, toMs: f.sweep.toMs });
+  const answer = (reset: number): ApiResponse => ({ status: 200, body: { data: { limit: 2, remaining: 0, reset, success: true } } });
+  const lastWindowEnd = f.sweep.toMs;
+  expect(entry?.check?.(answer(lastWindowEnd), result.fixtures)).toBeUndefined();
+  expect(entry?.check?.(answer(lastWindowEnd), result.fixtures)).toBeUndefined();
+  expect(entry?.check?.(answer(lastWindowEnd), result.fixtures)).toMatch(/^sweep: 3 admitted in the window .*, limit 2$/);
+  expect(entry?.check?.(answer(f.sweep.toMs + 60_000), result.fixtures)).toMatch(/outside the sweep/);
 }
 
 describe('scenario catalogue', () => {
@@ -160,7 +177,10 @@ describe('scenarios against the simulator', () => {
         expectClean(sim, result);
         expect(result.phases.map((p) => p.name)).toContain('2028-02-29');
         expect(result.phases.map((p) => p.name)).not.toContain('2027-02-29');
-        expect(check(result, 'balances follow the month lengths')?.detail).toBe('92 of 92 observations as calculated');
+        // 19 sweeps (10 midnights in the leap year, 9 in the common one), each observed at its start and its end.
+        expect(check(result, 'balances follow the month lengths')?.detail).toBe('152 of 152 observations as calculated');
+        // The harness does not move the clock during the load: each sweep's load ran at its start.
+        expect(check(result, 'refills crossed under load')?.detail).toMatch(/^the clock did not move during the load/);
       } finally {
         await sim.close();
       }
@@ -179,6 +199,10 @@ describe('scenarios against the simulator', () => {
           expect(phases[1]?.admitted).toEqual({ std: 0, vip: 0, gold: 0, blocked: 0 });
           expect(phases[2]?.admitted).toEqual({ std: 5, vip: 13, gold: 20, blocked: 0 });
           expect(phases[5]?.admitted).toEqual({ std: 10, vip: 30, gold: 40, blocked: 0 });
+          // The harness does not move the clock during the sweep: its load all fell in one window of each identifier.
+          expect((result.fixtures as { sweep: { admitted: Record<string, number> } }).sweep.admitted).toEqual({ sweep: 2, 'vip-sweep': 30, blocked: 0 });
+          expect(check(result, 'sweep: admissions in most windows')?.detail).toMatch(/the clock did not move during the load/);
+          expectSweepChecksRefuse(result);
         }
         expectChecksRefuse('ratelimit-window-edge', result.fixtures);
       } finally {
@@ -304,9 +328,10 @@ describe('the checks fail when the service misbehaves', () => {
     const { sim, result } = await run('refill-month-end', {
       maxRequestsPerPhase: 10,
       async afterPhase(phase, ctx, fixtures) {
-        if (phase !== '2027-02-28') return;
+        if (phase !== '2027-03-01') return;
+        // Within the sweep across 1 March: the key of refillDay 31 gets its refill amount.
         const key = (fixtures as { keys: Array<{ day: number; keyId: string }> }).keys.find((k) => k.day === 31);
-        await ctx.admin?.clockSet(Date.UTC(2027, 2, 1));
+        await ctx.admin?.clockSet(Date.UTC(2027, 2, 1, 0, 30));
         await ctx.api.data('keys.updateCredits', { keyId: key?.keyId, operation: 'set', value: 1031 });
       },
     });

@@ -35,6 +35,8 @@ interface RunArgs {
   quiet: boolean;
   rootKey?: string;
   history: boolean;
+  /** With --history on the simulator: compare every answer with a replay of its journal. */
+  oracle: boolean;
   fault: string[];
 }
 
@@ -194,6 +196,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
+          oracle: args.oracle,
         });
       } catch (error) {
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
@@ -250,6 +253,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
       .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
+      .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)

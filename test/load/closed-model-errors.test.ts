@@ -1,0 +1,167 @@
+/**
+ * Errors in the closed model (autocannon): every request that got no answer is counted once, as a
+ * transport error of its own operation — a connection the server closed (which autocannon answers
+ * with a silent reconnect, no `reqError`), one it reset (a `reqError` the slot also sees: counted
+ * once), a timeout. Requests still in flight when the phase ends were cut off by us, not failed by
+ * the server: they are neither answers nor errors, so the history has them as 'unknown' beyond the
+ * errors, at most one per connection. Runs are 2 s of real time.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { FaultsConfig } from '../../src/http/faults.js';
+import { type HistoryEvent, readHistory } from '../../src/load/history.js';
+import { runScenario } from '../../src/load/runner.js';
+import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario.js';
+import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import type { OperationStats, RunReport } from '../../src/report/model.js';
+import { OK_BODY, startStubServer } from '../helpers/load.js';
+
+const CONNECTIONS = 4;
+const CLOSED: LoadSettings = { model: 'closed', rate: 50, connections: CONNECTIONS, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 5_000 };
+
+const erase = <F>(scenario: Scenario<F>) => scenario as unknown as Scenario<unknown>;
+
+/** One key, verified over and over. */
+const verifyOneKey = defineScenario<{ key: string }>({
+  name: 'inline-closed-verify',
+  description: 'Verifications of one key',
+  setup: async (ctx) => {
+    const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name: `${ctx.tag}-closed-errors` });
+    return ctx.api.data<{ key: string }>('keys.createKey', { apiId });
+  },
+  mix: [{ name: 'verify', weight: 1, build: (f) => ({ op: 'keys.verifyKey', body: { key: f.key } }) }],
+});
+
+/** Verifications against a stub server (which needs no setup). */
+const verifyOnStub = defineScenario<undefined>({
+  name: 'inline-closed-stub',
+  description: 'Verifications against a stub',
+  setup: async () => undefined,
+  mix: [{ weight: 1, build: () => ({ op: 'keys.verifyKey', body: { key: 'k' } }) }],
+});
+
+interface Figures {
+  report: RunReport;
+  verify: OperationStats;
+  /** Requests sent: every one of them is in the history. */
+  sent: number;
+  answered: number;
+  errors: number;
+  unknowns: number;
+}
+
+async function runClosed(scenario: Scenario<unknown>, target: Target, settings: LoadSettings = CLOSED): Promise<Figures> {
+  const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-closed-errors-')), 'history.jsonl.gz');
+  const report = await runScenario({ scenario, target, settings, seed: 13, thresholds: [], keep: false, keysimVersion: 'test', historyPath });
+  const { events } = await readHistory(historyPath);
+  const verifications = events.filter((e: HistoryEvent) => e.op === 'keys.verifyKey');
+  const verify = report.operations.find((o) => o.operation === 'keys.verifyKey');
+  if (verify === undefined) throw new Error(`no keys.verifyKey figures in ${JSON.stringify(report.operations.map((o) => o.operation))}`);
+  const { timeout, reset, refused, other } = verify.transportErrors;
+  return {
+    report,
+    verify,
+    sent: verifications.length,
+    answered: Object.values(verify.statuses).reduce((a, b) => a + b, 0),
+    errors: timeout + reset + refused + other,
+    unknowns: verifications.filter((e) => e.outcome === 'unknown').length,
+  };
+}
+
+async function onSimulator(faults?: FaultsConfig): Promise<Figures> {
+  const target = await startEmbeddedSimulator({ seed: 5, ...(faults === undefined ? {} : { faults }) });
+  try {
+    return await runClosed(erase(verifyOneKey), target);
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * What every closed run must satisfy: the failures are under the real operation (no catch-all row),
+ * they are the report's errors, each request sent is an answer, an error, or cut off by the end of
+ * the phase (at most one per connection), and the history's unknowns are the errors plus the cut-off.
+ */
+function expectReconciled(f: Figures): void {
+  const detail = JSON.stringify({ sent: f.sent, requests: f.verify.requests, answered: f.answered, errors: f.errors, unknowns: f.unknowns, transportErrors: f.verify.transportErrors });
+  expect(f.report.operations.map((o) => o.operation), detail).toEqual(['keys.verifyKey']);
+  expect(f.report.totals.errors, detail).toBe(f.errors);
+  expect(f.report.totals.requests, detail).toBe(f.verify.requests);
+  expect(f.answered + f.errors, detail).toBe(f.verify.requests);
+  const cutOff = f.sent - f.verify.requests;
+  expect(cutOff, detail).toBeGreaterThanOrEqual(0);
+  expect(cutOff, detail).toBeLessThanOrEqual(CONNECTIONS);
+  expect(f.unknowns, detail).toBe(f.errors + cutOff);
+}
+
+describe('closed-model errors', () => {
+  test('closed model counts connections the server closed as errors (autocannon reconnects silently)', async () => {
+    const f = await onSimulator({ dropRate: 0.2, operations: ['keys.verifyKey'] });
+    expectReconciled(f);
+    expect(f.sent).toBeGreaterThan(100);
+    expect(f.report.totals.errors).toBeGreaterThan(0);
+    expect(f.verify.transportErrors.reset).toBeGreaterThan(0);
+    // About a fifth of the requests is dropped, each one a reset.
+    expect(f.verify.transportErrors).toEqual({ timeout: 0, reset: f.errors, refused: 0, other: 0 });
+    expect(f.errors).toBeGreaterThan(f.sent / 10);
+    expect(f.errors).toBeLessThan(f.sent / 3);
+  });
+
+  test('a clean closed run reports no errors: only the requests cut off by the end of the phase are unknown', async () => {
+    const f = await onSimulator();
+    expectReconciled(f);
+    expect(f.sent).toBeGreaterThan(100);
+    expect(f.report.totals.errors).toBe(0);
+    expect(f.verify.transportErrors).toEqual({ timeout: 0, reset: 0, refused: 0, other: 0 });
+    expect(f.verify.statuses).toEqual({ '200': f.verify.requests });
+  });
+
+  test('connections reset by the server: autocannon reports them (reqError) and the slot sees them, each is counted once', async () => {
+    let resets = 0;
+    const server = await startStubServer((req, res) => {
+      if (req.url === '/v2/keys.verifyKey' && resets < 1_000 && Math.random() < 0.2) {
+        resets++;
+        req.socket.resetAndDestroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
+    });
+    try {
+      const f = await runClosed(erase(verifyOnStub), liveTarget(server.url, 'root_x_12345678'));
+      expectReconciled(f);
+      expect(resets).toBeGreaterThan(10);
+      expect(f.verify.transportErrors).toEqual({ timeout: 0, reset: f.errors, refused: 0, other: 0 });
+      // A reset in the last instant may find its request already cut off by the end of the phase.
+      expect(f.errors).toBeLessThanOrEqual(resets);
+      expect(f.errors).toBeGreaterThanOrEqual(resets - CONNECTIONS);
+    } finally {
+      await server.kill();
+    }
+  });
+
+  test('requests that time out are counted as timeouts of their operation, with the time they waited', async () => {
+    // The first request of each connection hangs and times out after 1 s; everything after is
+    // answered (autocannon ends a phase only at its 1 s sample tick: more hangs would race it).
+    let hung = 0;
+    const server = await startStubServer((req, res) => {
+      if (req.url === '/v2/keys.verifyKey' && hung < CONNECTIONS) {
+        hung++;
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
+    });
+    try {
+      const f = await runClosed(erase(verifyOnStub), liveTarget(server.url, 'root_x_12345678'), { ...CLOSED, timeoutMs: 1_000 });
+      expectReconciled(f);
+      expect(hung).toBe(CONNECTIONS);
+      expect(f.verify.transportErrors).toEqual({ timeout: CONNECTIONS, reset: 0, refused: 0, other: 0 });
+      expect(f.answered).toBeGreaterThan(100);
+      // As in the open model, a failed request's latency is the time it waited.
+      expect(f.verify.latency.uncorrected.max).toBeGreaterThanOrEqual(950);
+    } finally {
+      await server.kill();
+    }
+  });
+});
