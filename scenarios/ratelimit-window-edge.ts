@@ -16,19 +16,13 @@
  * everything is exact; on a running clock (system mode) the phases keep clear of boundaries and
  * the predictions become ranges between the clock readings around each probe.
  *
- * The last phase sweeps the service clock across hundreds of windows under load
- * (PhaseSpec.serviceClock), on identifiers of its own:
- *   sweep      no override, limit 2 per 1 s window     (hundreds of windows)
- *   vip-sweep  matched by the wildcard override         (its limit and its 1-minute window)
- *   blocked    the limit-0 override                     always refused
- * Nobody knows the exact service time of each request there, but every answer's `reset` names
- * its window: the per-response check attributes each admission to its identifier and window and
- * refuses a window that admits more than its limit; at the end, the windows the load reached must
- * (nearly) all have admitted some — the windows keep rolling over under load.
+ * The last phase sweeps the service clock across hundreds of windows under load, on identifiers
+ * of its own (support/window-sweep.ts).
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import type { CheckResult } from '../src/report/model.js';
-import { checkResult, clockMode, deleteQuietly, ensureNamespace, iso, isInt, moveClockTo, okData, plannedCount, requireAdmin, shown } from './support/common.js';
+import { checkResult, clockMode, deleteQuietly, ensureNamespace, iso, isInt, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
+import { SWEEP_SHARE, type SweepTally, type SweepWho, sweepAdmissions, sweepChecks, windowSweepPhase } from './support/window-sweep.js';
 
 type Who = 'std' | 'vip' | 'gold' | 'blocked';
 const WHO: readonly Who[] = ['std', 'vip', 'gold', 'blocked'];
@@ -36,26 +30,6 @@ const WHO: readonly Who[] = ['std', 'vip', 'gold', 'blocked'];
 const REQUEST_LIMIT = 10;
 const LIMITS: Record<Who, number> = { std: REQUEST_LIMIT, vip: 25, gold: 40, blocked: 0 };
 const RAISED_VIP_LIMIT = 30;
-
-type SweepWho = 'sweep' | 'vip-sweep' | 'blocked';
-const SWEEP_WHO: readonly SweepWho[] = ['sweep', 'vip-sweep', 'blocked'];
-/** The sweep identifier's own limit and window (no override applies to it). */
-const SWEEP_LIMIT = 2;
-const SWEEP_WINDOW_MS = 1_000;
-const SWEEP_WEIGHTS: Record<SweepWho, number> = { sweep: 6, 'vip-sweep': 2, blocked: 1 };
-/** Share of the run's duration the sweep takes, and its rate as a multiple of the run's. */
-const SWEEP_SHARE = 0.4;
-const SWEEP_RATE_FACTOR = 2;
-/**
- * Windows swept: about three requests of the sweep identifier per window, and at least ~10 ms of
- * wall time per window (the clock moves in steps of 5–10 ms), within 50..1000.
- */
-const sweepWindows = (plannedRequests: number, sweepMs: number): number =>
-  Math.max(50, Math.min(1000, Math.floor((plannedRequests * SWEEP_WEIGHTS.sweep) / (9 * 3)), Math.floor(sweepMs / 10)));
-/** Of the windows the load reached, at least this share must have admitted some. */
-const MOST_WINDOWS = 0.9;
-/** With the clock moved under load, the load must reach at least this share of the swept windows. */
-const MIN_COVERAGE = 0.25;
 
 /** A window counter, as the documented algorithm keeps it. */
 interface Counter {
@@ -94,22 +68,6 @@ interface PhaseTally {
   /** Room (limit − used) at the start and the end of the phase, from the model. */
   roomStart: Record<Who, number>;
   roomEnd: Record<Who, number> | undefined;
-}
-
-/** The sweep phase: admissions per identifier and per window (named by the answers' `reset`). */
-interface SweepTally {
-  fromMs: number;
-  toMs: number;
-  /** Windows of the sweep identifier in [fromMs, toMs). */
-  windows: number;
-  limits: Record<SweepWho, number>;
-  durations: Record<SweepWho, number>;
-  admitted: Record<SweepWho, number>;
-  refused: Record<SweepWho, number>;
-  /** `<who> <window index>` → [admitted, asked]. */
-  perWindow: Map<string, [number, number]>;
-  /** Whether the clock had reached toMs when the load was over (a runner moved it). */
-  driven: boolean | undefined;
 }
 
 interface EdgeFixtures {
@@ -157,44 +115,6 @@ const mix: ReadonlyArray<MixEntry<EdgeFixtures>> = WHO.map(
       if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
       if (d.reset !== (phase.window + 1) * f.durationMs) return `${whose}: reset ${iso(d.reset)}, expected the end of window ${iso((phase.window + 1) * f.durationMs)}`;
       (d.success ? phase.admitted : phase.refused)[whose]++;
-      return undefined;
-    },
-  }),
-);
-
-const sweepMix: ReadonlyArray<MixEntry<EdgeFixtures>> = SWEEP_WHO.map(
-  (who): MixEntry<EdgeFixtures> => ({
-    name: `sweep ${who}`,
-    weight: SWEEP_WEIGHTS[who],
-    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.sweepIdentifiers[who], limit: SWEEP_LIMIT, duration: SWEEP_WINDOW_MS } }),
-    check(r, f) {
-      const d = okData(r);
-      if (typeof d === 'string') return d;
-      if (!isInt(d.limit) || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `malformed answer ${shown(r)}`;
-      const sweep = f.sweep;
-      // Each sweep identifier has its own effective limit, so the answer's limit tells whose it is.
-      const whose = sweep === undefined ? undefined : SWEEP_WHO.find((w) => sweep.limits[w] === d.limit);
-      if (sweep === undefined || whose === undefined) {
-        f.unattributed++;
-        return `limit ${d.limit} belongs to no sweep identifier`;
-      }
-      const overrideId = whose === 'sweep' ? undefined : f.overrideIds[whose === 'vip-sweep' ? 'vip' : 'blocked'];
-      if (d.overrideId !== overrideId) return `${whose}: overrideId ${String(d.overrideId)}, expected ${overrideId ?? 'none'}`;
-      if (d.success ? d.remaining < 0 || d.remaining > d.limit - 1 : d.remaining !== 0) return `${whose}: remaining ${d.remaining} with success ${String(d.success)} and limit ${d.limit}`;
-      if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
-      const durationMs = sweep.durations[whose];
-      const window = d.reset / durationMs - 1;
-      if (!Number.isInteger(window)) return `${whose}: reset ${iso(d.reset)} is not the end of a ${durationMs} ms window`;
-      if (window < Math.floor(sweep.fromMs / durationMs) || window > Math.floor(sweep.toMs / durationMs)) {
-        return `${whose}: reset ${iso(d.reset)} names a window outside the sweep ${iso(sweep.fromMs)} … ${iso(sweep.toMs)}`;
-      }
-      (d.success ? sweep.admitted : sweep.refused)[whose]++;
-      const key = `${whose} ${window}`;
-      const tally = sweep.perWindow.get(key) ?? [0, 0];
-      tally[1]++;
-      if (d.success) tally[0]++;
-      sweep.perWindow.set(key, tally);
-      if (tally[0] > d.limit) return `${whose}: ${tally[0]} admitted in the window ${iso(window * durationMs)} … ${iso(d.reset)}, limit ${d.limit}`;
       return undefined;
     },
   }),
@@ -250,7 +170,6 @@ async function setup(ctx: ScenarioContext): Promise<EdgeFixtures> {
 /** The edge phases (the sweep comes after them). */
 const PHASES = 6;
 const phaseDurationMs = (ctx: ScenarioContext): number => Math.max(200, Math.floor((ctx.settings.durationMs * (1 - SWEEP_SHARE)) / PHASES));
-const sweepDurationMs = (ctx: ScenarioContext): number => Math.max(500, Math.floor(ctx.settings.durationMs * SWEEP_SHARE));
 
 /**
  * Probes every identifier with cost 0 (consumes nothing: remaining = max(0, limit − used)) and
@@ -340,70 +259,8 @@ function phases(ctx: ScenarioContext, f: EdgeFixtures): ReadonlyArray<PhaseSpec<
     },
   }));
   // Then hundreds of the sweep identifier's windows under load, from a boundary after the last edge phase.
-  const sweepMs = sweepDurationMs(ctx);
-  const sweepRate = SWEEP_RATE_FACTOR * ctx.settings.rate;
-  const windows = sweepWindows(plannedCount(sweepRate, sweepMs), sweepMs);
-  const fromMs = f.boundaryMs + 3 * D;
-  const toMs = fromMs + windows * SWEEP_WINDOW_MS;
-  const sweep: PhaseSpec<EdgeFixtures> = {
-    name: `sweep across ${windows} windows`,
-    durationMs: sweepMs,
-    rate: sweepRate,
-    mix: sweepMix,
-    serviceClock: { fromMs, toMs },
-    async before(c, fx) {
-      await closePhase(c, fx);
-      await moveClockTo(requireAdmin(c, 'ratelimit-window-edge'), fromMs);
-      const limits: Record<SweepWho, number> = { sweep: SWEEP_LIMIT, 'vip-sweep': fx.limits.vip, blocked: fx.limits.blocked };
-      fx.sweep = {
-        fromMs,
-        toMs,
-        windows,
-        limits,
-        durations: { sweep: SWEEP_WINDOW_MS, 'vip-sweep': D, blocked: D },
-        admitted: { sweep: 0, 'vip-sweep': 0, blocked: 0 },
-        refused: { sweep: 0, 'vip-sweep': 0, blocked: 0 },
-        perWindow: new Map(),
-        driven: undefined,
-      };
-    },
-  };
+  const sweep = windowSweepPhase<EdgeFixtures>(ctx, f.boundaryMs + 3 * D, closePhase);
   return [...edges, sweep];
-}
-
-/** The sweep's checks: within the limit in every window, and admissions in (nearly) every window the load reached. */
-async function sweepChecks(ctx: ScenarioContext, f: EdgeFixtures): Promise<CheckResult[]> {
-  const sweep = f.sweep;
-  if (sweep === undefined) return [checkResult('sweep: within the limit in every window', false, 'the sweep phase did not run')];
-  sweep.driven = (await requireAdmin(ctx, 'ratelimit-window-edge').clockNow()) >= sweep.toMs;
-  const over: string[] = [];
-  const most = { windows: 0, admitting: 0 };
-  const perWho = new Map<SweepWho, { windows: number; max: number }>();
-  for (const [key, [admitted, asked]] of sweep.perWindow) {
-    const [who, index] = key.split(' ') as [SweepWho, string];
-    const stats = perWho.get(who) ?? { windows: 0, max: 0 };
-    perWho.set(who, { windows: stats.windows + 1, max: Math.max(stats.max, admitted) });
-    if (admitted > sweep.limits[who]) over.push(`${who}: ${admitted} of ${asked} admitted in the window ending ${iso((Number(index) + 1) * sweep.durations[who])}, limit ${sweep.limits[who]}`);
-    if (who === 'sweep' && asked > 0) {
-      most.windows++;
-      if (admitted > 0) most.admitting++;
-    }
-  }
-  const summary = (who: SweepWho) => `${who} at most ${perWho.get(who)?.max ?? 0}/${sweep.limits[who]} in ${perWho.get(who)?.windows ?? 0} windows`;
-  const share = most.windows === 0 ? 0 : most.admitting / most.windows;
-  const coverage = most.windows / sweep.windows;
-  const enough = share >= MOST_WINDOWS && (sweep.driven ? coverage >= MIN_COVERAGE : most.windows > 0);
-  return [
-    checkResult('sweep: within the limit in every window', over.length === 0 && sweep.admitted.blocked === 0, over.length === 0 ? SWEEP_WHO.map(summary).join('; ') : over.slice(0, 8).join('; ')),
-    checkResult(
-      'sweep: admissions in most windows',
-      enough,
-      `${most.admitting} of the ${most.windows} windows the load reached admitted some (${Math.round(share * 100)} %, at least ${MOST_WINDOWS * 100} % expected); ` +
-        (sweep.driven
-          ? `the load reached ${most.windows} of the ${sweep.windows} swept windows (at least ${MIN_COVERAGE * 100} % expected)`
-          : 'the clock did not move during the load (a frozen stand-in for the runner)'),
-    ),
-  ];
 }
 
 export default defineScenario<EdgeFixtures>({
@@ -440,8 +297,7 @@ export default defineScenario<EdgeFixtures>({
       return total > LIMITS[who] + slack ? [`${who}: ${total} admitted across the edge, limit ${LIMITS[who]}`] : [];
     });
     const limitStats = results.operation('ratelimit.limit');
-    const tallied =
-      f.phases.reduce((n, p) => n + WHO.reduce((m, w) => m + p.admitted[w], 0), 0) + SWEEP_WHO.reduce((n, w) => n + (f.sweep?.admitted[w] ?? 0), 0);
+    const tallied = f.phases.reduce((n, p) => n + WHO.reduce((m, w) => m + p.admitted[w], 0), 0) + sweepAdmissions(f);
     const blockedAdmitted = f.phases.reduce((n, p) => n + p.admitted.blocked, 0);
     return [
       checkResult('windows match the sliding-window model', f.probeProblems.length === 0, f.probeProblems.length === 0 ? `${f.probes} cost-0 probes as predicted` : f.probeProblems.slice(0, 8).join('; ')),

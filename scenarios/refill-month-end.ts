@@ -123,8 +123,13 @@ interface SweepTally {
   crossing: ReadonlySet<string>;
   /** Answers per key showing the marker and showing the refill amount. */
   seen: Map<string, { marker: number; amount: number }>;
-  /** Whether the clock had reached toMs when the sweep's load was over (a runner moved it). */
-  driven: boolean | undefined;
+  /**
+   * Whether the service clock was moved across the sweep while its load ran: true under the
+   * runner (its clock driver sweeps fromMs → toMs during the phase), false under a harness that
+   * leaves the clock where `before` put it. Read once the load is over (the clock at toMs or not);
+   * undefined until then.
+   */
+  movedUnderLoad: boolean | undefined;
 }
 
 interface RefillFixtures {
@@ -266,7 +271,7 @@ async function endSweep(ctx: ScenarioContext, f: RefillFixtures): Promise<void> 
   if (sweep === undefined) return;
   f.current = undefined;
   const admin = requireAdmin(ctx, 'refill-month-end');
-  sweep.driven = (await admin.clockNow()) >= sweep.toMs;
+  sweep.movedUnderLoad = (await admin.clockNow()) >= sweep.toMs;
   await moveClockTo(admin, sweep.toMs);
   await observeAndMark(ctx, f, sweep.name, sweep.kind, sweep.label);
 }
@@ -301,7 +306,7 @@ function phases(ctx: ScenarioContext, f: RefillFixtures): ReadonlyArray<PhaseSpe
           marker,
           crossing,
           seen: new Map(fx.keys.map((k) => [k.keyId, { marker: 0, amount: 0 }])),
-          driven: undefined,
+          movedUnderLoad: undefined,
         };
         fx.sweeps.push(sweep);
         fx.current = sweep;
@@ -313,12 +318,12 @@ function phases(ctx: ScenarioContext, f: RefillFixtures): ReadonlyArray<PhaseSpe
 
 /** For sweeps the clock was moved across under load: every crossing key answered both balances. */
 function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
-  const driven = f.sweeps.filter((s) => s.driven === true);
-  if (driven.length === 0) return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
+  const moved = f.sweeps.filter((s) => s.movedUnderLoad === true);
+  if (moved.length === 0) return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
   const problems: string[] = [];
   let judged = 0;
   let unjudged = 0;
-  for (const sweep of driven) {
+  for (const sweep of moved) {
     for (const key of f.keys) {
       if (!sweep.crossing.has(key.keyId)) continue;
       const seen = sweep.seen.get(key.keyId) ?? { marker: 0, amount: 0 };
@@ -330,14 +335,14 @@ function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
       if (seen.marker === 0 || seen.amount === 0) problems.push(`${sweep.name} refillDay ${key.day}: ${seen.marker} answers with the marker, ${seen.amount} with the refill amount`);
     }
   }
-  const notDriven = f.sweeps.length - driven.length;
+  const notMoved = f.sweeps.length - moved.length;
   const detail =
     problems.length > 0
       ? problems.slice(0, 8).join('; ')
       : `${judged} refills crossed under load: each key answered its marker before its boundary and its refill amount after it` +
         (unjudged > 0 ? `; ${unjudged} not judged (fewer than ${MIN_ANSWERS_TO_JUDGE} answers)` : '') +
-        (notDriven > 0 ? `; ${notDriven} sweeps not driven` : '');
-  return { passed: problems.length === 0 && notDriven === 0, detail };
+        (notMoved > 0 ? `; on ${notMoved} sweeps the clock did not move under load` : '');
+  return { passed: problems.length === 0 && notMoved === 0, detail };
 }
 
 export default defineScenario<RefillFixtures>({

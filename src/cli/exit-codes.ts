@@ -11,7 +11,10 @@ export const EXIT = {
   checkFailed: 98,
   /** A threshold such as `p99(keys.verifyKey) < 20ms` failed. */
   thresholdFailed: 99,
-  /** A credit or rate-limit invariant was violated. */
+  /**
+   * A credit or rate-limit invariant was violated, or the oracle found a difference (an answer of
+   * the simulator differs from a replay of the run through a fresh engine).
+   */
   invariantViolated: 100,
   /** Stopped by SIGINT: a partial report marked interrupted was written. */
   interrupted: 130,

@@ -18,7 +18,8 @@ export async function main(argv: string[]): Promise<void> {
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
         'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 98 check failed,\n' +
-        '99 threshold failed, 100 invariant violated, 130 interrupted (see README.md).',
+        '99 threshold failed, 100 invariant violated or oracle difference, 130 interrupted\n' +
+        '(see README.md).',
     )
     .command(runCommandModule)
     .command(listCommandModule)

@@ -11,8 +11,9 @@
  * `/_sim/journal.take`; beyond `capacity` undrained entries nothing more is recorded and the
  * journal says it overflowed (what was recorded is still a correct prefix of the order).
  * A reset ends it: the state it describes is gone.
- * It holds root keys and key plaintexts as sent, in memory only, and hands them only to a caller
- * with a root key — the simulator's own fakes, never a deployment's.
+ * It holds root keys and key plaintexts as sent, in memory only, and hands them to any caller
+ * with a root key of the simulator (of any workspace: the journal is the whole simulator's order)
+ * — the simulator's own fakes, never a deployment's.
  */
 
 /** One executed call. */
@@ -34,7 +35,7 @@ export interface JournalEntry {
 
 export interface JournalTake {
   entries: JournalEntry[];
-  /** Whether the journal is recording (false after a stop or a reset). */
+  /** Whether the journal is recording (false after a stop, a reset or an overflow). */
   active: boolean;
   /** Set once `capacity` undrained entries were reached: later calls were not recorded. */
   overflowed: boolean;
@@ -43,7 +44,8 @@ export interface JournalTake {
 }
 
 export const DEFAULT_JOURNAL_CAPACITY = 200_000;
-export const MAX_JOURNAL_CAPACITY = 10_000_000;
+/** About 430 bytes per verification entry: a full journal of this size is ~430 MB, within Node's default heap. */
+export const MAX_JOURNAL_CAPACITY = 1_000_000;
 /** Largest page `take` hands out. */
 export const MAX_JOURNAL_TAKE = 100_000;
 
@@ -102,7 +104,7 @@ export class Journal {
       this.#entries = this.#entries.slice(this.#head);
       this.#head = 0;
     }
-    const taken: JournalTake = { entries, active: this.#active, overflowed: this.#overflowed };
+    const taken: JournalTake = { entries, active: this.active, overflowed: this.#overflowed };
     if (this.#endedBecause !== undefined) taken.endedBecause = this.#endedBecause;
     return taken;
   }

@@ -40,8 +40,8 @@ export class ServiceClockError extends Error {
 }
 
 export interface ClockDriverOptions {
-  /** The simulator's admin surface (only clockNow and clockSet are used); undefined on a live target, which fails. */
-  admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet'> | undefined;
+  /** The simulator's admin surface (clockNow, clockSet, clockMode); undefined on a live target, which fails. */
+  admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet' | 'clockMode'> | undefined;
   /** Service time at the phase's start, Unix ms. */
   fromMs: number;
   /** Service time at the phase's planned end, Unix ms (≥ fromMs). */
@@ -56,6 +56,23 @@ export interface ClockDriverOptions {
 
 const DEFAULT_INTERVAL_MS = 5;
 
+/**
+ * What is wrong with a phase's sweep before anything runs (the runner checks every phase up
+ * front, so a bad last phase does not throw away the ones before it); undefined when nothing is.
+ * Whether the clock has already passed fromMs can only be known when the phase starts.
+ */
+export function serviceClockProblem(sweep: { fromMs: number; toMs: number; durationMs: number }, clockControl: boolean): string | undefined {
+  if (!clockControl) {
+    return 'its load runs on simulated time (serviceClock), which needs control of the service clock: this target has none (a live deployment). Run it on the simulator.';
+  }
+  const { fromMs, toMs, durationMs } = sweep;
+  if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs < 0 || toMs < fromMs) {
+    return `serviceClock must be whole Unix ms with 0 ≤ fromMs ≤ toMs, got fromMs ${fromMs}, toMs ${toMs}.`;
+  }
+  if (!(durationMs > 0)) return `a sweep needs a planned duration > 0 ms, got ${durationMs}.`;
+  return undefined;
+}
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Moves the simulator's clock across one phase; see the top of the file. */
@@ -63,7 +80,7 @@ export class ClockDriver implements ServiceClockBounds {
   readonly fromMs: number;
   readonly toMs: number;
   readonly durationMs: number;
-  readonly #admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet'>;
+  readonly #admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet' | 'clockMode'>;
   readonly #intervalMs: number;
   readonly #now: () => number;
   #wallStartMs: number;
@@ -76,7 +93,7 @@ export class ClockDriver implements ServiceClockBounds {
   #timer: NodeJS.Timeout | undefined;
   #loop: Promise<void> = Promise.resolve();
 
-  private constructor(options: ClockDriverOptions, admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet'>, clockMs: number) {
+  private constructor(options: ClockDriverOptions, admin: Pick<SimulatorAdmin, 'clockNow' | 'clockSet' | 'clockMode'>, clockMs: number) {
     this.fromMs = options.fromMs;
     this.toMs = options.toMs;
     this.durationMs = options.durationMs;
@@ -93,16 +110,13 @@ export class ClockDriver implements ServiceClockBounds {
    * range is not valid or the clock is already past fromMs (it never goes back).
    */
   static async start(options: ClockDriverOptions): Promise<ClockDriver> {
-    const { admin, fromMs, toMs, durationMs } = options;
-    if (admin === undefined) {
-      throw new ServiceClockError(
-        'its load runs on simulated time (serviceClock), which needs control of the service clock: this target has none (a live deployment). Run it on the simulator.',
-      );
+    const { admin, fromMs, toMs } = options;
+    const problem = serviceClockProblem(options, admin !== undefined);
+    if (problem !== undefined || admin === undefined) throw new ServiceClockError(problem ?? 'no admin surface');
+    // On a running clock upperMs would not bound the service time (see the top of the file).
+    if ((await admin.clockMode()) !== 'manual') {
+      throw new ServiceClockError('its load runs on simulated time (serviceClock), which needs a manual (frozen) simulator clock; this simulator runs on the system clock. Start it with --clock manual (the embedded simulator always is).');
     }
-    if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs < 0 || toMs < fromMs) {
-      throw new ServiceClockError(`serviceClock must be whole Unix ms with 0 ≤ fromMs ≤ toMs, got fromMs ${fromMs}, toMs ${toMs}.`);
-    }
-    if (!(durationMs > 0)) throw new ServiceClockError(`a sweep needs a planned duration > 0 ms, got ${durationMs}.`);
     const nowMs = await admin.clockNow();
     if (fromMs < nowMs) {
       throw new ServiceClockError(

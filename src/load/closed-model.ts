@@ -32,6 +32,13 @@
  * synchronous step; a loss with neither is a connection the server closed: 'reset'. Requests still
  * in flight when the phase ends were cut off by us, not failed by the server: they are neither
  * answers nor errors (the history has them as 'unknown'; at most one per connection).
+ *
+ * The end. autocannon's duration only raises a flag; the run ends at the next sample tick
+ * (lib/run.js, tickInterval; every `sampleInt` ms, 1000 by default), so a 500 ms phase used to run
+ * about 1 s — and a service-clock sweep, planned over the phase's duration, spent the rest of it at
+ * its end. Sampling every STOP_CHECK_MS ends the phase within that much of its planned duration
+ * (autocannon's per-sample figures are not used here); the end goes through the same callback, so
+ * what is still in flight is cut off as before.
  */
 import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
@@ -45,6 +52,9 @@ import type { LoadSettings } from './scenario.js';
 import type { Target } from './target.js';
 import { classifyTransportError } from './transport-error.js';
 import { SEQ_HEADER } from './history-recording.js';
+
+/** How often autocannon looks at its stop flag, in ms: about the most a phase runs past its duration. */
+const STOP_CHECK_MS = 10;
 
 export interface ClosedPhaseOptions {
   target: Target;
@@ -138,6 +148,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
         connections: settings.connections,
         pipelining: settings.pipelining,
         duration: phase.durationMs / 1000,
+        sampleInt: STOP_CHECK_MS,
         timeout: Math.max(1, Math.round(settings.timeoutMs / 1000)),
         // Called in the Client's constructor right after it built its first request (synchronously).
         setupClient: (client) => {

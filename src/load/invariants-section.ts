@@ -5,6 +5,7 @@
  */
 import type { CheckReport, Violation } from './checks/index.js';
 import { HISTORY_FILE, type HistoryEvent } from './history.js';
+import { formatInstant } from '../report/format.js';
 import type { InvariantsSection, InvariantViolation, OracleDifference, OracleSection, WitnessOperation } from '../report/model.js';
 
 /** The most violations the section lists (`violationsTotal` counts all). */
@@ -21,11 +22,6 @@ export interface InvariantsSectionOptions {
   oracle?: OracleSection;
   /** Notes to add after the checkers' own (e.g. why the history was not checked). */
   notes?: readonly string[];
-}
-
-function isoOf(ms: number): string {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
 
 /** The longest oracle value the section keeps, in characters (answers can hold long lists). */
@@ -79,7 +75,7 @@ export function describeOutcome(e: HistoryEvent): string {
   if (o.remaining !== undefined) parts.push(`remaining ${o.remaining === null ? 'unlimited' : o.remaining}`);
   if (o.success !== undefined) parts.push(o.success ? 'admitted' : 'denied');
   if (o.limit !== undefined) parts.push(`limit ${o.limit}`);
-  if (o.reset !== undefined) parts.push(`reset ${isoOf(o.reset)}`);
+  if (o.reset !== undefined) parts.push(`reset ${formatInstant(o.reset)}`);
   if (o.overrideId !== undefined) parts.push(`override ${o.overrideId}`);
   for (const r of o.ratelimits ?? []) parts.push(`${r.name} ${r.exceeded ? 'exceeded' : 'ok'} (${r.remaining}/${r.limit})`);
   for (const l of o.limits ?? []) parts.push(`${l.namespace}/${l.identifier} ${l.passed ? 'passed' : 'denied'}`);

@@ -20,7 +20,7 @@ import { runClosedPhase } from './closed-model.js';
 import { HistoryWriter, readHistory } from './history.js';
 import { recordingServiceApi } from './history-recording.js';
 import { checkHistory } from './checks/index.js';
-import { ClockDriver } from './clock-driver.js';
+import { ClockDriver, serviceClockProblem } from './clock-driver.js';
 import { Oracle } from './oracle.js';
 import { invariantsSection } from './invariants-section.js';
 
@@ -151,7 +151,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const admin = target.clockControl ? simulatorAdmin(client) : undefined;
   const recordHistory = options.historyPath !== undefined;
   const history = recordHistory
-    ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } })
+    ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } }).catch(
+        async (error: unknown) => {
+          await client.close();
+          throw error;
+        },
+      )
     : undefined;
   // Started before the setup, so that the fixtures are in the journal the oracle replays.
   let oracleProblem: string | undefined;
@@ -163,7 +168,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         })
       : undefined;
   // About once a second, so that the simulator's journal stays small.
-  const oracleTimer = oracle === undefined ? undefined : setInterval(() => void oracle.drain(), 1000);
+  const oracleTimer = oracle === undefined ? undefined : setInterval(() => oracle.drainIfIdle(), 1000);
   oracleTimer?.unref();
   const ctx: ScenarioContext = {
     api: history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()),
@@ -199,6 +204,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
     const specs = scenario.phases?.(ctx, fixtures) ?? defaultPhases<unknown>(settings);
     const planned = planPhases(specs.map((p) => ({ name: p.name, durationMs: p.durationMs, rate: p.rate ?? settings.rate, warmup: p.warmup === true })));
+    for (const [i, spec] of specs.entries()) {
+      const problem = spec.serviceClock === undefined ? undefined : serviceClockProblem({ ...spec.serviceClock, durationMs: planned[i]?.durationMs ?? 0 }, ctx.admin !== undefined);
+      if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);
+    }
     const totalMs = planned.reduce((sum, p) => sum + p.durationMs, 0);
     const phaseReports: PhaseReport[] = [];
     let late = 0;

@@ -46,6 +46,8 @@ export interface ServiceApi {
 /** The simulator's admin surface (`/_sim/*`); only on the simulator. */
 export interface SimulatorAdmin {
   clockNow(): Promise<number>;
+  /** 'manual' (frozen until moved, the embedded simulator's) or 'system' (real time plus an offset). */
+  clockMode(): Promise<'manual' | 'system'>;
   /** Moves the service clock to an instant (Unix ms or ISO-8601); never backwards. */
   clockSet(to: number | string): Promise<number>;
   clockAdvance(byMs: number): Promise<number>;

@@ -81,6 +81,7 @@ export function simulatorAdmin(client: HttpJsonClient): SimulatorAdmin {
   };
   return {
     clockNow: async () => (await call<{ nowMs: number }>('clock.get', {})).nowMs,
+    clockMode: async () => ((await call<{ mode: string }>('clock.get', {})).mode === 'system' ? 'system' : 'manual'),
     clockSet: async (to) => (await call<{ nowMs: number }>('clock.set', { to })).nowMs,
     clockAdvance: async (byMs) => (await call<{ nowMs: number }>('clock.advance', { byMs })).nowMs,
     createNamespace: async (name) => (await call<{ namespaceId: string }>('namespaces.create', { name })).namespaceId,

@@ -86,6 +86,16 @@ export function formatInstant(ms: number): string {
   return Number.isNaN(date.getTime()) ? NOT_AVAILABLE : date.toISOString();
 }
 
+/** An operation's number as the history and `keysim check` write it: `1817`, no separators. */
+export function seqText(seq: number): string {
+  return Number.isFinite(seq) ? String(seq) : NOT_AVAILABLE;
+}
+
+/** A count and its noun, singular for exactly one: `1 key`, `2,048 verifications`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
 /** A memory size in binary units: `7.8 GiB`. */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 0) return NOT_AVAILABLE;

@@ -4,13 +4,8 @@
  * escaped, like everywhere in the Markdown report.
  */
 import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOperation } from './model.js';
-import { formatCount, formatInstant } from './format.js';
+import { formatCount, formatInstant, plural, seqText } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, markdownTable } from './markdown-text.js';
-
-/** An operation's number as the history and `keysim check` write it: `1817`, no separators. */
-const seqText = (seq: number) => (Number.isFinite(seq) ? String(seq) : 'n/a');
-
-const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** The part of the report's status line about invariants (and the oracle, when it ran). */
 export function invariantsStatus(section: InvariantsSection): string {

@@ -2,6 +2,7 @@
  * `keysim check` as a child process (from the sources, with tsx), on histories written with
  * HistoryWriter: a clean run folder exits 0, a violating history exits 100 with the witnesses
  * and their times, and neither prints a key; a bad or missing file exits 2 with a clear message.
+ * Its witness lines word an operation as the report's witness rows do.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,8 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describeEvent } from '../../src/cli/commands/check.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, HistoryWriter } from '../../src/load/history.js';
+import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, HistoryWriter } from '../../src/load/history.js';
+import { witnessOperation } from '../../src/load/invariants-section.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD_LIMIT_MS = 60_000;
@@ -137,6 +140,34 @@ describe('keysim check', () => {
     expect(parsed.operations).toBe(8);
     expect(parsed.violations.some((v) => v.invariant === 'credits.no-over-spend' && v.witness.some((e) => e.seq === 4))).toBe(true);
     expect(result.stdout).not.toContain(PLAINTEXT);
+  });
+
+  test('a witness line words the request and the answer as the report does', () => {
+    const events: HistoryEvent[] = [
+      { seq: 9, op: 'keys.updateKey', invokeMs: T0, completeMs: T0 + 4, request: { keyId: 'key_cli', credits: null }, outcome: { status: 200 } },
+      {
+        seq: 10,
+        op: 'ratelimit.limit',
+        invokeMs: T0 + 5,
+        completeMs: T0 + 6,
+        serviceInvokeMs: T0 + 5,
+        serviceCompleteMs: T0 + 5,
+        request: { namespace: 'ns', identifier: 'user-1', limit: 5, duration: 60_000 },
+        outcome: { status: 200, limit: 5, remaining: 0, reset: T0 + 60_000, success: false },
+      },
+      { seq: 11, op: 'keys.verifyKey', invokeMs: T0 + 7, completeMs: T0 + 5_007, request: { keyId: 'key_cli', cost: 2 }, outcome: 'unknown' },
+    ];
+    for (const e of events) {
+      const row = witnessOperation(e);
+      expect(describeEvent(e)).toContain(`#${e.seq} ${e.op} ${row.request} → ${row.outcome}  [sent `);
+    }
+    const [unlimited, denied, lost] = events.map(describeEvent);
+    expect(unlimited).toBe('#9 keys.updateKey key_cli credits unlimited → 200  [sent 2027-01-15T12:00:00.000Z, answered +4.0 ms]');
+    expect(denied).toBe(
+      '#10 ratelimit.limit ns/user-1 limit 5/60000 ms cost 1 → remaining 0 denied limit 5 reset 2027-01-15T12:01:00.000Z  ' +
+        '[sent 2027-01-15T12:00:00.005Z, answered +1.0 ms; service clock 2027-01-15T12:00:00.005Z … 2027-01-15T12:00:00.005Z]',
+    );
+    expect(lost).toBe('#11 keys.verifyKey key_cli cost 2 → unknown (no answer)  [sent 2027-01-15T12:00:00.007Z, given up +5000.0 ms]');
   });
 
   test('a bad line, a missing path and a folder without a history: exit 2 with a message that says what is wrong', async () => {

@@ -150,6 +150,14 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
     expect(runFolders(out)).toEqual([]);
   });
 
+  test('`--help` names every exit code, 100 for an invariant violated or an oracle difference', async () => {
+    const result = await cli(['--help']);
+    expect(result.code, result.stderr).toBe(EXIT.ok);
+    const help = result.stdout.replace(/\s+/g, ' ');
+    expect(help).toContain(`${EXIT.invariantViolated} invariant violated or oracle difference`);
+    for (const code of Object.values(EXIT)) expect(help).toMatch(new RegExp(`[:,] ${code} [a-z]`));
+  });
+
   test('`list` prints every scenario', async () => {
     const result = await cli(['list']);
     expect(result.code, result.stderr).toBe(EXIT.ok);

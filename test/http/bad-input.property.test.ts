@@ -289,7 +289,7 @@ const BODIES: Record<string, RouteBodies> = {
       ),
   },
   '/_sim/faults.get': { required: [], body: () => bodyOf({}) },
-  '/_sim/journal.start': { required: [], body: () => bodyOf({}, { capacity: fc.constantFrom<unknown>(1, 1000, 0, -1, 10_000_001, 2.5, '10') }) },
+  '/_sim/journal.start': { required: [], body: () => bodyOf({}, { capacity: fc.constantFrom<unknown>(1, 1000, 0, -1, 1_000_001, 2.5, '10') }) },
   '/_sim/journal.take': { required: [], body: () => bodyOf({}, { max: fc.constantFrom<unknown>(1, 100_000, 0, 100_001, null) }) },
   '/_sim/journal.stop': { required: [], body: () => bodyOf({}) },
   '/_sim/faults.clear': { required: [], body: () => bodyOf({}) },

@@ -26,6 +26,7 @@ function trackedAdmin(admin: SimulatorAdmin) {
     maxInFlight: () => maxInFlight,
     admin: {
       clockNow: () => admin.clockNow(),
+      clockMode: () => admin.clockMode(),
       async clockSet(to: number | string): Promise<number> {
         sets.push(Number(to));
         inFlight++;
@@ -172,6 +173,18 @@ describe('ClockDriver on the simulator', () => {
     await expect(start({ admin: undefined, fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(/needs control of the service clock.*live deployment/);
     await expect(start({ admin, fromMs: TO_MS, toMs: FROM_MS, durationMs: 100 })).rejects.toBeInstanceOf(ServiceClockError);
     expect(sim.clock.now()).toBe(FROM_MS + 1);
+  });
+
+  test('a running (system) clock is refused: the bounds would not hold on it', async () => {
+    const running = await createSimulator({ clock: 'system', startMs: START_MS });
+    const runningClient = httpJsonClient({ url: running.url, rootKey: running.rootKey });
+    try {
+      await expect(start({ admin: simulatorAdmin(runningClient), fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(/needs a manual \(frozen\) simulator clock; this simulator runs on the system clock/);
+      expect(await simulatorAdmin(runningClient).clockMode()).toBe('system');
+    } finally {
+      await runningClient.close();
+      await running.close();
+    }
   });
 
   test('a set refused during the sweep stops it, and finish() says so', async () => {

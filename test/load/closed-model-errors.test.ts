@@ -70,10 +70,10 @@ async function runClosed(scenario: Scenario<unknown>, target: Target, settings: 
   };
 }
 
-async function onSimulator(faults?: FaultsConfig): Promise<Figures> {
+async function onSimulator(faults?: FaultsConfig, settings: LoadSettings = CLOSED): Promise<Figures> {
   const target = await startEmbeddedSimulator({ seed: 5, ...(faults === undefined ? {} : { faults }) });
   try {
-    return await runClosed(erase(verifyOneKey), target);
+    return await runClosed(erase(verifyOneKey), target, settings);
   } finally {
     await target.close();
   }
@@ -118,6 +118,19 @@ describe('closed-model errors', () => {
     expect(f.verify.statuses).toEqual({ '200': f.verify.requests });
   });
 
+  test('closed-model phase stops at its planned duration (autocannon stops only on its 1 s tick)', async () => {
+    // A service-clock sweep is planned over the phase's duration: a phase that ran on to
+    // autocannon's next 1 s sample tick spent the rest of it with the clock already at its end.
+    const f = await onSimulator(undefined, { ...CLOSED, durationMs: 400 });
+    expectReconciled(f);
+    expect(f.sent).toBeGreaterThan(10);
+    const load = f.report.phases.find((p) => p.name === 'load');
+    // A behaviour, not a timing benchmark: the bound is generous, but well under the 1 s tick.
+    expect(load?.durationMs).toBeGreaterThanOrEqual(390);
+    expect(load?.durationMs).toBeLessThan(800);
+    expect(f.report.measuredMs).toBeLessThan(800);
+  });
+
   test('connections reset by the server: autocannon reports them (reqError) and the slot sees them, each is counted once', async () => {
     let resets = 0;
     const server = await startStubServer((req, res) => {
@@ -143,7 +156,7 @@ describe('closed-model errors', () => {
 
   test('requests that time out are counted as timeouts of their operation, with the time they waited', async () => {
     // The first request of each connection hangs and times out after 1 s; everything after is
-    // answered (autocannon ends a phase only at its 1 s sample tick: more hangs would race it).
+    // answered (the phase ends at 2 s: a second round of hangs would race it).
     let hung = 0;
     const server = await startStubServer((req, res) => {
       if (req.url === '/v2/keys.verifyKey' && hung < CONNECTIONS) {

@@ -117,6 +117,21 @@ describe('the oracle', () => {
     expect(oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/reset/) as unknown });
   });
 
+  test('says it did not run when the journal was restarted behind its back (a gap in the order), instead of replaying on the wrong state', async () => {
+    const sim = await simulator();
+    const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
+    closers.push(() => client.close());
+    const oracle = await Oracle.start(client);
+    await client.post('/v2/apis.createApi', { name: 'a' }, 'root', { 'x-keysim-seq': '0' });
+    await oracle.drain();
+    // Another client restarts the journal: its entries begin again at 0.
+    await client.post('/_sim/journal.start', {}, 'root');
+    await client.post('/v2/apis.createApi', { name: 'b' }, 'root', { 'x-keysim-seq': '1' });
+    await oracle.drain();
+    const event: HistoryEvent = { seq: 0, op: 'apis.createApi', invokeMs: 1, completeMs: 2, request: {}, outcome: { status: 200 } } as HistoryEvent;
+    expect(oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/skipped from entry 1 to 0/) as unknown });
+  });
+
   test('after an overflow compares what was journaled and says the rest was not compared', async () => {
     const sim = await simulator();
     const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });

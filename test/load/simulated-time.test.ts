@@ -161,6 +161,26 @@ describe('load on simulated time', () => {
     );
   });
 
+  test('an invalid serviceClock on a later phase fails the run before any phase runs (not after the earlier ones)', async () => {
+    const base = monthEnd();
+    let firstPhaseRan = false;
+    const scenario: Scenario<unknown> = {
+      ...base,
+      phases: () => [
+        {
+          name: 'fine',
+          durationMs: 5_000,
+          before: async () => {
+            firstPhaseRan = true;
+          },
+        },
+        { name: 'broken sweep', durationMs: 500, serviceClock: { fromMs: Number.NaN, toMs: TO_MS } },
+      ],
+    };
+    await expect(runScenario(options(scenario, sim))).rejects.toThrow(/the service clock of phase "broken sweep": serviceClock must be whole Unix ms with 0 ≤ fromMs ≤ toMs, got fromMs NaN/);
+    expect(firstPhaseRan).toBe(false);
+  });
+
   test('a fromMs the service clock has passed fails the run, saying so', async () => {
     const past = monthEnd({ fromMs: Date.parse('2027-01-01T00:00:00Z'), toMs: TO_MS });
     await expect(runScenario(options(past, sim))).rejects.toThrow(/the service clock of phase "across the month end": serviceClock\.fromMs 2027-01-01T00:00:00\.000Z is earlier than the service clock/);

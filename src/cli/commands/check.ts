@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
 import { DEFAULT_WALL_SKEW_MS, HISTORY_FILE, type HistoryEvent, HistoryFileError, type HistoryHeader, readHistory } from '../../load/history.js';
+import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
+import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 
 interface CheckArgs {
@@ -18,55 +20,17 @@ interface CheckArgs {
   json: boolean;
 }
 
-function iso(ms: number): string {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
-}
-
-function describeRequest(e: HistoryEvent): string {
-  const r = e.request;
-  const parts: string[] = [];
-  if (r.keyId !== undefined) parts.push(r.keyId);
-  if (r.namespace !== undefined || r.identifier !== undefined) parts.push(`${r.namespace ?? '?'}/${r.identifier ?? '?'}`);
-  if (r.credits === null) parts.push('credits null');
-  else if (r.credits !== undefined) {
-    const c = r.credits;
-    const refill = c.refill === undefined ? '' : c.refill === null ? ' refill null' : ` refill ${c.refill.interval} ${c.refill.amount}${c.refill.refillDay === undefined ? '' : ` day ${c.refill.refillDay}`}`;
-    parts.push(`credits ${c.remaining === undefined ? '(kept)' : c.remaining === null ? 'unlimited' : c.remaining}${refill}`);
-  }
-  if (r.operation !== undefined) parts.push(`${r.operation} ${r.value === null ? 'null' : (r.value ?? '')}`.trim());
-  if (r.limit !== undefined) parts.push(`limit ${r.limit}/${r.duration ?? '?'} ms`);
-  if (r.cost !== undefined || e.op === 'keys.verifyKey') parts.push(`cost ${r.cost ?? 1}`);
-  if (r.limits !== undefined) parts.push(r.limits.map((l) => `${l.namespace}/${l.identifier} ${l.limit}/${l.duration} ms cost ${l.cost ?? 1}`).join(', '));
-  return parts.join(' ');
-}
-
-function describeOutcome(e: HistoryEvent): string {
-  const o = e.outcome;
-  if (o === 'unknown') return 'unknown (no answer)';
-  if (o.status !== 200) return `${o.status}${o.error === undefined ? '' : ` ${o.error}`}`;
-  const parts: string[] = [];
-  if (o.code !== undefined) parts.push(o.code);
-  if (o.keyId !== undefined && e.op === 'keys.createKey') parts.push(o.keyId);
-  if (o.credits !== undefined) parts.push(`credits ${o.credits}`);
-  if (o.remaining !== undefined) parts.push(`remaining ${o.remaining === null ? 'unlimited' : o.remaining}`);
-  if (o.success !== undefined) parts.push(o.success ? 'admitted' : 'denied');
-  if (o.limit !== undefined) parts.push(`limit ${o.limit}`);
-  if (o.reset !== undefined) parts.push(`reset ${iso(o.reset)}`);
-  if (o.overrideId !== undefined) parts.push(`override ${o.overrideId}`);
-  for (const r of o.ratelimits ?? []) parts.push(`${r.name} ${r.exceeded ? 'exceeded' : 'ok'} (${r.remaining}/${r.limit})`);
-  for (const l of o.limits ?? []) parts.push(`${l.namespace}/${l.identifier} ${l.passed ? 'passed' : 'denied'}`);
-  return parts.length === 0 ? '200' : parts.join(' ');
-}
-
-/** One witness line: what was asked, what came back, and when (wall, and service clock if known). */
+/**
+ * One witness line: what was asked, what came back (worded as the report's witness rows word them),
+ * and when (wall, and service clock if known).
+ */
 export function describeEvent(e: HistoryEvent): string {
   const service =
     e.serviceInvokeMs === undefined && e.serviceCompleteMs === undefined
       ? ''
-      : `; service clock ${e.serviceInvokeMs === undefined ? '?' : iso(e.serviceInvokeMs)} … ${e.serviceCompleteMs === undefined ? '?' : iso(e.serviceCompleteMs)}`;
+      : `; service clock ${e.serviceInvokeMs === undefined ? '?' : formatInstant(e.serviceInvokeMs)} … ${e.serviceCompleteMs === undefined ? '?' : formatInstant(e.serviceCompleteMs)}`;
   const took = (e.completeMs - e.invokeMs).toFixed(1);
-  return `#${e.seq} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${iso(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
+  return `#${e.seq} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${formatInstant(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
 }
 
 /** The verdict as text. */

@@ -52,7 +52,9 @@ const latencyMs: Schema<number | { min: number; max: number } | { mean: number; 
 const faultFields = {
   errorRate: rate('Share of requests answered 500 unexpected_error without being executed.'),
   dropRate: rate('Share of requests whose connection is closed without an answer, not executed (errorRate + dropRate ≤ 1).'),
-  overAdmitRate: rate('Share of verifications that should be USAGE_EXCEEDED answered VALID (balance unchanged).'),
+  overAdmitRate: rate(
+    'Share of refusals answered as admissions: a verification that should be USAGE_EXCEEDED is answered VALID (balance unchanged), and a ratelimit.limit / ratelimit.multiLimit request its window refuses is answered as admitted (nothing counted in the window).',
+  ),
   skipRefillRate: rate('Share of due refills skipped (the boundary passes, the balance stays).'),
   lostDecrementRate: rate('Share of VALID verifications whose deduction is reported but not stored.'),
 };

@@ -4,14 +4,9 @@
  * are untrusted and escaped; nothing here draws a chart.
  */
 import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOperation } from '../model.js';
-import { formatCount, formatInstant } from '../format.js';
+import { formatCount, formatInstant, plural, seqText } from '../format.js';
 import { esc } from './svg.js';
 import type { Tone } from './outcome-charts.js';
-
-/** An operation's number as the history and `keysim check` write it: `1817`, no separators. */
-const seqText = (seq: number) => (Number.isFinite(seq) ? String(seq) : 'n/a');
-
-const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 function cell(html: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${html}</td>`;
