@@ -13,13 +13,12 @@
  * 3. HistoryWriter.recordCall per keys.verifyKey call: the history's cost per request on the
  *    generator (oracle-child.ts history).
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
 import type { HistoryResult, ReplayResult } from './oracle-child.js';
-import { RESULT_PREFIX, progress } from './subprocess.js';
+import { progress, runChild } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtPercent, fmtRate, fmtRatio, max, median, min, secondsSince, textTable, yesNo } from './stats.js';
 
 const CONNECTIONS = 50;
@@ -224,39 +223,9 @@ async function measureJournal(): Promise<{ runs: Record<Mode, JournalRun[]>; war
 // --- the child processes -----------------------------------------------------------------------
 
 const CHILD = fileURLToPath(new URL('./oracle-child.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 
 function runOracleChild<T>(task: 'replay' | 'history', timeoutMs = 90_000): Promise<T> {
-  const what = `oracle child "${task}"`;
-  return new Promise<T>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, CHILD, task], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const killOnExit = () => child.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    let stdout = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${what} took longer than ${timeoutMs / 1000} s and was stopped`));
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} failed: ${error.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      process.off('exit', killOnExit);
-      if (code !== 0) {
-        reject(new Error(`${what} exited with ${code ?? signal ?? 'unknown'}`));
-        return;
-      }
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-      if (line === undefined) reject(new Error(`${what} printed no result:\n${stdout}`));
-      else resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as T);
-    });
-  });
+  return runChild<T>(task, [], { entry: CHILD, timeoutMs });
 }
 
 // --- the section -------------------------------------------------------------------------------

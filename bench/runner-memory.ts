@@ -6,12 +6,11 @@
  * and reads memory after a full collection at a few sample counts. The child's entry is
  * runner-memory-child.ts; its result comes back as one RESULT line (subprocess.ts protocol).
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Random } from '../src/engine/index.js';
 import type { TransportErrorKind } from '../src/report/model.js';
 import { loadRunnerModules } from './runner-modules.js';
-import { RESULT_PREFIX, progress } from './subprocess.js';
+import { progress, runChild } from './subprocess.js';
 import { fmtInt, secondsSince } from './stats.js';
 
 export const RECORDED_TOTAL = 10_000_000;
@@ -161,38 +160,8 @@ export async function measureRecorderMemory(total = RECORDED_TOTAL): Promise<Rec
 }
 
 const ENTRY = fileURLToPath(new URL('./runner-memory-child.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 
-/** Parent side: runs the measurement in a fresh process with --expose-gc. */
+/** Parent side: runs the measurement in a fresh process with --expose-gc (the child reads no task). */
 export function runRecorderMemoryChild(timeoutMs = 120_000): Promise<RecorderMemoryResult> {
-  const what = 'runner memory child';
-  return new Promise<RecorderMemoryResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', TSX, ENTRY], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const killOnExit = () => child.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    let stdout = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${what} took longer than ${timeoutMs / 1000} s and was stopped`));
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} failed: ${error.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      process.off('exit', killOnExit);
-      if (code !== 0) {
-        reject(new Error(`${what} exited with ${code ?? signal ?? 'unknown'}`));
-        return;
-      }
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-      if (line === undefined) reject(new Error(`${what} printed no result:\n${stdout}`));
-      else resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as RecorderMemoryResult);
-    });
-  });
+  return runChild<RecorderMemoryResult>('recorder-memory', [], { entry: ENTRY, exposeGc: true, timeoutMs });
 }

@@ -17,13 +17,19 @@ export interface ChildOptions {
   exposeGc?: boolean;
   /** Kill the child after this long; default 150 s. */
   timeoutMs?: number;
+  /** The child's entry file (default bench/child.ts). */
+  entry?: string;
 }
 
 export function runChild<T>(task: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
-  const nodeArgs = [...(options.exposeGc === true ? ['--expose-gc'] : []), '--import', TSX, CHILD, task, ...args];
+  const entry = options.entry ?? CHILD;
+  const nodeArgs = [...(options.exposeGc === true ? ['--expose-gc'] : []), '--import', TSX, entry, task, ...args];
   const what = `bench child "${[task, ...args].join(' ')}"`;
   return new Promise<T>((resolve, reject) => {
     const child = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+    // A child must not outlive the benchmark (e.g. when the parent is stopped).
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
     let stdout = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
@@ -39,6 +45,7 @@ export function runChild<T>(task: string, args: readonly string[], options: Chil
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      process.off('exit', killOnExit);
       if (code !== 0) {
         reject(new Error(`${what} exited with ${code ?? signal ?? 'unknown'}`));
         return;
