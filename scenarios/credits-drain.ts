@@ -15,6 +15,7 @@ import {
   codeCount,
   createKey,
   createTaggedApi,
+  cutOff,
   isInt,
   isRecord,
   okData,
@@ -22,6 +23,7 @@ import {
   shown,
   transportErrors,
   unexpectedCodes,
+  withoutAnswerText,
 } from './support/common.js';
 
 /** Credits per verification: the expected VALID count is credits / COST. */
@@ -117,7 +119,10 @@ export default defineScenario<DrainFixtures>({
     const valid = codeCount(verify, 'VALID');
     const exceeded = codeCount(verify, 'USAGE_EXCEEDED');
     const answered = valid + exceeded;
-    const lost = transportErrors(verify);
+    // Failed requests are among `requests`; cut-off ones are not. Either may have consumed credits.
+    const failed = transportErrors(verify);
+    const cut = cutOff(verify);
+    const lost = failed + cut;
     const totalUnits = f.keys.reduce((n, k) => n + k.units, 0);
     const builtTotal = f.built.reduce((a, b) => a + b, 0);
     const balances = await Promise.all(
@@ -130,8 +135,8 @@ export default defineScenario<DrainFixtures>({
 
     // The runner builds a request only when it sends it, so `built` counts what each key was
     // asked, and each key admits min(units, asked): exactly totalUnits when nothing was dropped.
-    // If requests were built but never answered nor failed (a stopped run), only the plain bound
-    // min(credits, answered) is left.
+    // Every built request is answered, failed or cut off at the end of a closed-model phase; if
+    // some are missing (a stopped run), only the plain bound min(credits, answered) is left.
     const everyBuiltAnswered = builtTotal === answered + lost;
     const admittedPerKey = f.keys.map((k, i) => Math.min(k.units, f.built[i] ?? 0));
     const expectedValid = everyBuiltAnswered ? admittedPerKey.reduce((a, b) => a + b, 0) : Math.min(totalUnits, answered);
@@ -143,7 +148,7 @@ export default defineScenario<DrainFixtures>({
       checkResult(
         'exact VALID count',
         lost === 0 ? valid === expectedValid : valid <= expectedValid && valid >= expectedValid - lost,
-        `${valid} VALID, expected ${expectedValid} (credits for ${totalUnits} verifications of cost ${COST}; ${f.planned} planned, ${builtTotal} sent, ${results.totals.dropped} dropped, ${lost} without answer)`,
+        `${valid} VALID, expected ${expectedValid} (credits for ${totalUnits} verifications of cost ${COST}; ${f.planned} planned, ${builtTotal} sent, ${results.totals.dropped} dropped, ${withoutAnswerText(lost, cut, 'without answer')})`,
       ),
       checkResult(
         'balances drained',
@@ -157,8 +162,8 @@ export default defineScenario<DrainFixtures>({
       ),
       checkResult(
         'every verification answered VALID or USAGE_EXCEEDED',
-        unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']).length === 0 && answered + lost === (verify?.requests ?? 0),
-        `${answered} answered, ${lost} without answer, ${verify?.requests ?? 0} requests; other codes: ${unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']).join(', ') || 'none'}`,
+        unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']).length === 0 && answered + failed === (verify?.requests ?? 0),
+        `${answered} answered, ${failed} without answer, ${verify?.requests ?? 0} requests; other codes: ${unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']).join(', ') || 'none'}`,
       ),
     ];
     if (ctx.settings.model === 'open') {

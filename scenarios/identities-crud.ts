@@ -10,8 +10,10 @@
  *   new     created by the load under fresh names.
  * Pages come back in ascending id order whatever runs at the same time; the load follows cursors
  * that earlier pages returned. The end-of-run walk over every page checks that the groups add up
- * to what the run's answers say was created and deleted. The warm-up only reads, so every
- * creation and deletion is in the measured figures.
+ * to what the run's answers say was created and deleted, give or take the creations and deletions
+ * without answer (transport errors, or cut off at the end of a closed-model phase), which may or
+ * may not have taken effect. The warm-up only reads, so every creation and deletion is in the
+ * measured figures.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import {
@@ -30,6 +32,8 @@ import {
   plannedCount,
   sameJson,
   shown,
+  statusCount,
+  withoutAnswer,
 } from './support/common.js';
 
 const STABLE = 40;
@@ -269,8 +273,13 @@ export default defineScenario<CrudFixtures>({
   async finish(ctx, f, results) {
     const { ours, problems, pages } = await walkAll(ctx, f);
     const byGroup = (name: string) => ours.filter((item) => String(item.externalId).startsWith(group(f, name)));
-    const deleted = results.operation('identities.deleteIdentity')?.statuses['200'] ?? 0;
-    const created = results.operation('identities.createIdentity')?.statuses['200'] ?? 0;
+    const deletes = results.operation('identities.deleteIdentity');
+    const creates = results.operation('identities.createIdentity');
+    const deleted = statusCount(deletes, 200);
+    const created = statusCount(creates, 200);
+    const unknownDeletes = withoutAnswer(deletes);
+    const unknownCreates = withoutAnswer(creates);
+    const unknown = (n: number, what: string) => (n > 0 ? `, ${n} ${what} without answer (may have taken effect)` : '');
     const stableListed = byGroup('stable');
     const stableOk = f.stable.every((m, n) => stableListed.some((item) => item.id === m.id && item.externalId === m.externalId && sameJson(item.meta, { group: 'stable', n })));
     const mutableListed = byGroup('mut');
@@ -288,8 +297,16 @@ export default defineScenario<CrudFixtures>({
       checkResult('pages in ascending id order, no duplicates', problems.length === 0, problems.length === 0 ? `${pages} pages, ${ours.length} identities of this run` : problems.slice(0, 8).join('; ')),
       checkResult('stable identities intact', stableOk && stableListed.length === STABLE, `${stableListed.length} of ${STABLE} listed${stableOk ? ', all exact' : ', some differ'}`),
       checkResult('updates whole and consistent', mutableProblems.length === 0 && mutableListed.length === MUTABLE, mutableProblems.length === 0 ? `${MUTABLE} mutable identities, each at a revision it was sent` : mutableProblems.slice(0, 8).join('; ')),
-      checkResult('deletions add up', doomedLeft === f.doomedTotal - deleted, `${doomedLeft} doomed left of ${f.doomedTotal}, ${deleted} deletions answered 200`),
-      checkResult('creations add up', newListed === created, `${newListed} new identities listed, ${created} creations answered 200`),
+      checkResult(
+        'deletions add up',
+        doomedLeft <= f.doomedTotal - deleted && doomedLeft >= f.doomedTotal - deleted - unknownDeletes,
+        `${doomedLeft} doomed left of ${f.doomedTotal}, ${deleted} deletions answered 200${unknown(unknownDeletes, 'deletions')}`,
+      ),
+      checkResult(
+        'creations add up',
+        newListed >= created && newListed <= created + unknownCreates,
+        `${newListed} new identities listed, ${created} creations answered 200${unknown(unknownCreates, 'creations')}`,
+      ),
     ];
   },
   thresholds: ['errors == 0', 'checks == 0'],

@@ -219,11 +219,29 @@ export function statusCount(stats: OperationStats | undefined, status: number): 
   return stats?.statuses[String(status)] ?? 0;
 }
 
-/** Requests of an operation that got no HTTP answer (their effect on the service is unknown). */
+/** Requests of an operation that got no HTTP answer (their effect on the service is unknown); part of `requests`. */
 export function transportErrors(stats: OperationStats | undefined): number {
   if (stats === undefined) return 0;
   const t = stats.transportErrors;
   return t.timeout + t.reset + t.refused + t.other;
+}
+
+/**
+ * Requests of an operation cut off at the end of a closed-model phase: sent, answer abandoned, so
+ * their effect on the service is unknown too. Not part of `requests`, not errors; 0 in the open model.
+ */
+export function cutOff(stats: OperationStats | undefined): number {
+  return stats?.cutOff ?? 0;
+}
+
+/** Requests of an operation whose effect on the service is unknown: transport errors and cut off. */
+export function withoutAnswer(stats: OperationStats | undefined): number {
+  return transportErrors(stats) + cutOff(stats);
+}
+
+/** `n requests without answer`, saying how many of them were cut off at a phase's end. */
+export function withoutAnswerText(lost: number, cut: number, noun = 'requests without answer'): string {
+  return `${lost} ${noun}${cut > 0 ? ` (${cut} cut off at the end of a closed-model phase)` : ''}`;
 }
 
 /** Verification codes of an operation other than the listed ones, e.g. "NOT_FOUND×2". */

@@ -7,7 +7,12 @@ const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? v
 export function renderSummary(report: RunReport): string {
   const lines: string[] = [];
   const status = report.status === 'completed' ? '' : ` — ${report.status.toUpperCase()}`;
-  lines.push(`${report.scenario.name}${status}: ${report.totals.requests} requests in ${(report.measuredMs / 1000).toFixed(1)} s (${report.totals.ratePerSec}/s), ${report.totals.errors} errors, ${report.totals.late} late, ${report.totals.dropped} dropped`);
+  const cutOff = report.totals.cutOff ?? 0;
+  // Cut-off requests (closed model) are no errors, but the service may have executed them.
+  const cutOffText = cutOff > 0 ? `, ${cutOff} cut off at a phase's end (effect unknown)` : '';
+  lines.push(
+    `${report.scenario.name}${status}: ${report.totals.requests} requests in ${(report.measuredMs / 1000).toFixed(1)} s (${report.totals.ratePerSec}/s), ${report.totals.errors} errors${cutOffText}, ${report.totals.late} late, ${report.totals.dropped} dropped`,
+  );
   const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p99 uncorr.', 'outcomes'];
   const rows = [...report.operations, ...(report.operations.length > 1 ? [report.overall] : [])].map((o) => {
     const outcomes = [
@@ -19,6 +24,7 @@ export function renderSummary(report: RunReport): string {
       ...Object.entries(o.transportErrors)
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${k} ${n}`),
+      ...((o.cutOff ?? 0) > 0 ? [`cut off ${o.cutOff ?? 0}`] : []),
     ].join(', ');
     const c = o.latency.corrected;
     return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), ms(c.p99), ms(c.max), ms(o.latency.uncorrected.p99), outcomes];

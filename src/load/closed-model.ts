@@ -31,7 +31,9 @@
  * the reconnect (lib/httpClient.js, handleTimeout), so the kind waits for the end of that
  * synchronous step; a loss with neither is a connection the server closed: 'reset'. Requests still
  * in flight when the phase ends were cut off by us, not failed by the server: they are neither
- * answers nor errors (the history has them as 'unknown'; at most one per connection).
+ * answers nor errors (the history has them as 'unknown'; at most one per connection), but the
+ * server may have executed them, so they are counted apart (OperationStats.cutOff) for the
+ * end-of-run checks that reconcile the service's state with the answers.
  *
  * The end. autocannon's duration only raises a flag; the run ends at the next sample tick
  * (lib/run.js, tickInterval; every `sampleInt` ms, 1000 by default), so a 500 ms phase used to run
@@ -236,7 +238,10 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
         finished = true;
         for (const slot of slots) {
           settleLoss(slot);
-          if (slot.inFlight !== undefined) recordHistory(slot.inFlight, 'unknown');
+          if (slot.inFlight !== undefined) {
+            recordHistory(slot.inFlight, 'unknown');
+            recorder.recordCutOff(slot.inFlight.request.operation, phase.warmup);
+          }
           slot.inFlight = undefined;
         }
         signal?.removeEventListener('abort', stop);

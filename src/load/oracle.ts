@@ -75,16 +75,16 @@ export class Oracle {
     return this.#replayer.replayed;
   }
 
-  /**
-   * Takes what the journal holds and replays it. One drain at a time: a call while one runs
-   * waits for it and then drains again, so after `await drain()` everything executed before the
-   * call is replayed.
-   */
   /** A drain unless one is running (for a periodic timer: ticks must not queue up behind a slow drain). */
   drainIfIdle(): void {
     if (this.#draining === undefined) void this.drain();
   }
 
+  /**
+   * Takes what the journal holds and replays it. One drain at a time: a call while one runs
+   * waits for it and then drains again, so after `await drain()` everything executed before the
+   * call is replayed.
+   */
   async drain(): Promise<void> {
     while (this.#draining !== undefined) await this.#draining;
     this.#draining = this.#drainAll().finally(() => {

@@ -1,7 +1,8 @@
 /**
  * Accumulates the outcome of every request into flat-memory figures: per operation, two HDR
  * histograms (corrected: from the intended send time; uncorrected: from the actual send), HTTP
- * statuses, verification codes, rate-limit allow/deny, transport errors; and a per-second
+ * statuses, verification codes, rate-limit allow/deny, transport errors, requests cut off at the
+ * end of a closed-model phase (counted apart: no answer, no latency, not an error); and a per-second
  * timeline whose percentiles are computed when a second is closed, so memory does not grow with
  * the number of requests.
  */
@@ -32,6 +33,7 @@ interface OperationAccumulator {
   allowed: number;
   denied: number;
   transportErrors: Record<TransportErrorKind, number>;
+  cutOff: number;
   checkFailures: number;
   requests: number;
 }
@@ -51,6 +53,7 @@ function newAccumulator(): OperationAccumulator {
     allowed: 0,
     denied: 0,
     transportErrors: { timeout: 0, reset: 0, refused: 0, other: 0 },
+    cutOff: 0,
     checkFailures: 0,
     requests: 0,
   };
@@ -82,6 +85,7 @@ export class Recorder {
   #errors = 0;
   #requests = 0;
   #checkFailures = 0;
+  #cutOff = 0;
   /** The first few failed checks, for the report's notes. */
   readonly checkFailureExamples: string[] = [];
 
@@ -107,17 +111,37 @@ export class Recorder {
     return this.#checkFailures;
   }
 
+  /** Requests cut off at the end of a measured closed-model phase. */
+  get cutOff(): number {
+    return this.#cutOff;
+  }
+
   noteCheckFailure(message: string): void {
     if (this.checkFailureExamples.length < 10) this.checkFailureExamples.push(message);
   }
 
-  record(sample: Sample): void {
-    if (sample.warmup || this.#frozen) return;
-    let acc = this.#operations.get(sample.operation);
+  /**
+   * A request sent whose answer was abandoned when its closed-model phase ended: the service may
+   * have executed it. Not a completed request (no latency, not in the timeline) and not an error.
+   */
+  recordCutOff(operation: string, warmup: boolean): void {
+    if (warmup || this.#frozen) return;
+    this.#accumulator(operation).cutOff++;
+    this.#cutOff++;
+  }
+
+  #accumulator(operation: string): OperationAccumulator {
+    let acc = this.#operations.get(operation);
     if (acc === undefined) {
       acc = newAccumulator();
-      this.#operations.set(sample.operation, acc);
+      this.#operations.set(operation, acc);
     }
+    return acc;
+  }
+
+  record(sample: Sample): void {
+    if (sample.warmup || this.#frozen) return;
+    const acc = this.#accumulator(sample.operation);
     acc.requests++;
     this.#requests++;
     const correctedMs = sample.doneMs - sample.intendedMs;
@@ -179,6 +203,7 @@ export class Recorder {
       codes: Object.fromEntries([...acc.codes].sort((a, b) => b[1] - a[1])),
       ratelimit: { allowed: acc.allowed, denied: acc.denied },
       transportErrors: { ...acc.transportErrors },
+      cutOff: acc.cutOff,
       checkFailures: acc.checkFailures,
     });
     const operations = [...this.#operations].sort((a, b) => a[0].localeCompare(b[0])).map(([op, acc]) => stats(op, acc));
@@ -192,6 +217,7 @@ export class Recorder {
       merged.allowed += acc.allowed;
       merged.denied += acc.denied;
       for (const kind of TRANSPORT_ERROR_KINDS) merged.transportErrors[kind] += acc.transportErrors[kind];
+      merged.cutOff += acc.cutOff;
       merged.checkFailures += acc.checkFailures;
       merged.requests += acc.requests;
     }

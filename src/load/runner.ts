@@ -333,7 +333,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     const results: RunResults = {
       operations: figures.operations,
       overall: figures.overall,
-      totals: { requests: recorder.requests, errors: recorder.errors, ratePerSec: figures.overall.ratePerSec, late, lateThresholdMs: LATE_THRESHOLD_MS, dropped },
+      totals: { requests: recorder.requests, errors: recorder.errors, cutOff: recorder.cutOff, ratePerSec: figures.overall.ratePerSec, late, lateThresholdMs: LATE_THRESHOLD_MS, dropped },
       operation: (op: Operation): OperationStats | undefined => byOp.get(op),
     };
 

@@ -55,18 +55,22 @@ function object<T>(fields: { [K in keyof T]-?: Shape }, optional: ReadonlyArray<
 
 const percentilesShape = object<Percentiles>({ p50: num, p90: num, p99: num, p999: num, max: num, mean: num, count });
 
-const operationShape = object<OperationStats>({
-  operation: str,
-  requests: count,
-  ratePerSec: num,
-  latency: object<OperationStats['latency']>({ corrected: percentilesShape, uncorrected: percentilesShape }),
-  histograms: object<OperationStats['histograms']>({ corrected: base64, uncorrected: base64 }),
-  statuses: recordOf(count),
-  codes: recordOf(count),
-  ratelimit: object<OperationStats['ratelimit']>({ allowed: count, denied: count }),
-  transportErrors: object<Record<TransportErrorKind, number>>({ timeout: count, reset: count, refused: count, other: count }),
-  checkFailures: count,
-});
+const operationShape = object<OperationStats>(
+  {
+    operation: str,
+    requests: count,
+    ratePerSec: num,
+    latency: object<OperationStats['latency']>({ corrected: percentilesShape, uncorrected: percentilesShape }),
+    histograms: object<OperationStats['histograms']>({ corrected: base64, uncorrected: base64 }),
+    statuses: recordOf(count),
+    codes: recordOf(count),
+    ratelimit: object<OperationStats['ratelimit']>({ allowed: count, denied: count }),
+    transportErrors: object<Record<TransportErrorKind, number>>({ timeout: count, reset: count, refused: count, other: count }),
+    cutOff: count,
+    checkFailures: count,
+  },
+  ['cutOff'],
+);
 
 const witnessShape = object<WitnessOperation>(
   { seq: count, op: str, invokeMs: num, completeMs: num, serviceInvokeMs: num, serviceCompleteMs: num, request: str, outcome: str },
@@ -135,7 +139,7 @@ const reportShape = object<RunReport>(
         ['serviceClockFrom', 'serviceClockTo'],
       ),
     ),
-    totals: object<RunReport['totals']>({ requests: count, errors: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }),
+    totals: object<RunReport['totals']>({ requests: count, errors: count, cutOff: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }, ['cutOff']),
     overall: operationShape,
     operations: arrayOf(operationShape),
     timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
@@ -248,7 +252,7 @@ export type ParseReportResult = { ok: true; report: RunReport } | { ok: false; e
 
 /**
  * Reads a `report.json`: checks it is JSON, a keysim run report (`schema`), of a version this
- * keysim reads (1 or 2: version 1 is version 2 without `invariants`), and that every field has
+ * keysim reads (1 or 2: version 1 is version 2 without `invariants` or `cutOff`), and that every field has
  * the model's type. The error names each offending field
  * by its path (`operations[0].latency.corrected.p99: expected a number, got string "fast"`).
  */

@@ -175,6 +175,14 @@ function outcomes(report: RunReport): string[] {
           'lrrrr',
         )}`,
   );
+  const cutOff = report.operations.filter((op) => (op.cutOff ?? 0) > 0);
+  if (cutOff.length > 0) {
+    sections.push(
+      `**Cut off at a phase's end:** ${formatCount(cutOff.reduce((n, op) => n + (op.cutOff ?? 0), 0))} requests (${cutOff
+        .map((op) => `${escapeMarkdown(op.operation)} ${formatCount(op.cutOff ?? 0)}`)
+        .join(', ')}) — sent, but their answers were abandoned when a closed-model phase ended: not errors, their effect is unknown.`,
+    );
+  }
   const checkFailures = report.operations.filter((op) => op.checkFailures > 0);
   if (checkFailures.length > 0) {
     sections.push(

@@ -6,9 +6,12 @@
  */
 
 export const REPORT_SCHEMA = 'keysim-run-report';
-/** The version this keysim writes. Version 2 added the optional `invariants` section. */
+/**
+ * The version this keysim writes. Version 2 added the optional `invariants` section, and the
+ * optional `cutOff` counts (of operations and totals; absent from reports written before them).
+ */
 export const REPORT_VERSION = 2;
-/** The versions this keysim reads: a version-1 report is a version-2 report without `invariants`. */
+/** The versions this keysim reads: a version-1 report is a version-2 report without `invariants` or `cutOff`. */
 export const READABLE_REPORT_VERSIONS = [1, REPORT_VERSION] as const;
 export type ReportVersion = (typeof READABLE_REPORT_VERSIONS)[number];
 
@@ -29,7 +32,7 @@ export type TransportErrorKind = (typeof TRANSPORT_ERROR_KINDS)[number];
 export interface OperationStats {
   /** e.g. `keys.verifyKey`. */
   operation: string;
-  /** Requests completed in the measured part of the run (warm-up excluded), errors included. */
+  /** Requests completed in the measured part of the run (warm-up excluded), errors included; not `cutOff`. */
   requests: number;
   ratePerSec: number;
   latency: {
@@ -47,6 +50,13 @@ export interface OperationStats {
   /** ratelimit.limit / multiLimit outcomes. */
   ratelimit: { allowed: number; denied: number };
   transportErrors: Record<TransportErrorKind, number>;
+  /**
+   * Requests sent whose answer was abandoned when a closed-model phase ended (measured phases
+   * only): the service may or may not have executed them. Neither in `requests` nor an error.
+   * Always 0 in the open model, which waits for the answers in flight. Absent from reports
+   * written before keysim counted them (version 1): not counted there, which is not 0.
+   */
+  cutOff?: number;
   /** Responses that failed the scenario's per-response check. */
   checkFailures: number;
 }
@@ -220,6 +230,8 @@ export interface RunReport {
     requests: number;
     /** Transport errors + HTTP 5xx + unexpected 4xx counted by the scenario. */
     errors: number;
+    /** Requests cut off at the end of a closed-model phase, all operations (see OperationStats.cutOff). */
+    cutOff?: number;
     ratePerSec: number;
     /** Sends the generator started more than `lateThresholdMs` after their intended time. */
     late: number;

@@ -4,7 +4,8 @@
  * with a silent reconnect, no `reqError`), one it reset (a `reqError` the slot also sees: counted
  * once), a timeout. Requests still in flight when the phase ends were cut off by us, not failed by
  * the server: they are neither answers nor errors, so the history has them as 'unknown' beyond the
- * errors, at most one per connection. Runs are 2 s of real time.
+ * errors, at most one per connection, and the figures count them apart (cutOff). Runs are 2 s of
+ * real time.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -82,10 +83,19 @@ async function onSimulator(faults?: FaultsConfig, settings: LoadSettings = CLOSE
 /**
  * What every closed run must satisfy: the failures are under the real operation (no catch-all row),
  * they are the report's errors, each request sent is an answer, an error, or cut off by the end of
- * the phase (at most one per connection), and the history's unknowns are the errors plus the cut-off.
+ * the phase (at most one per connection, counted as cutOff), and the history's unknowns are the
+ * errors plus the cut-off.
  */
 function expectReconciled(f: Figures): void {
-  const detail = JSON.stringify({ sent: f.sent, requests: f.verify.requests, answered: f.answered, errors: f.errors, unknowns: f.unknowns, transportErrors: f.verify.transportErrors });
+  const detail = JSON.stringify({
+    sent: f.sent,
+    requests: f.verify.requests,
+    answered: f.answered,
+    errors: f.errors,
+    cutOff: f.verify.cutOff,
+    unknowns: f.unknowns,
+    transportErrors: f.verify.transportErrors,
+  });
   expect(f.report.operations.map((o) => o.operation), detail).toEqual(['keys.verifyKey']);
   expect(f.report.totals.errors, detail).toBe(f.errors);
   expect(f.report.totals.requests, detail).toBe(f.verify.requests);
@@ -94,6 +104,9 @@ function expectReconciled(f: Figures): void {
   expect(cutOff, detail).toBeGreaterThanOrEqual(0);
   expect(cutOff, detail).toBeLessThanOrEqual(CONNECTIONS);
   expect(f.unknowns, detail).toBe(f.errors + cutOff);
+  expect(f.verify.cutOff, detail).toBe(cutOff);
+  expect(f.report.overall.cutOff, detail).toBe(cutOff);
+  expect(f.report.totals.cutOff, detail).toBe(cutOff);
 }
 
 describe('closed-model errors', () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { renderHtml, type RunReport, type TimelinePoint } from '../../src/report/index.js';
 import { escapeHtml } from '../../src/report/html.js';
 import { formatMsValue } from '../../src/report/format.js';
-import { allFixtureReports, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
+import { allFixtureReports, closedCutOffReport, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
 
 function svgs(html: string): string[] {
   return html.match(/<svg[\s\S]*?<\/svg>/g) ?? [];
@@ -90,6 +90,15 @@ describe('renderHtml', () => {
       expect(html).toContain(`>${label}<title>`);
     }
     expect(html).toContain('3/3 passed');
+  });
+
+  it('requests cut off at the end of a closed-model phase: a table beside the transport errors, a bar, the errors card; only when there are some', () => {
+    const html = renderHtml(closedCutOffReport());
+    expect(html).toContain("<caption>Cut off at a phase&#39;s end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)</caption>");
+    expect(html).toContain('<tr><th scope="row">keys.verifyKey</th><td class="num">3</td></tr><tr><th scope="row">ratelimit.limit</th><td class="num">1</td></tr>');
+    expect(html).toContain('>cut off (phase end)<title>');
+    expect(html).toContain("4 cut off at a phase&#39;s end (not errors)");
+    for (const { report } of allFixtureReports().filter((f) => f.name !== 'closed-cut-off')) expect(renderHtml(report)).not.toMatch(/cut off/i);
   });
 
   it('the spectrum axis runs in nines up to what the sample count resolves', () => {

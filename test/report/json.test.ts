@@ -5,11 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { REPORT_SCHEMA, REPORT_VERSION, parseReport, renderJson, type RunReport } from '../../src/report/index.js';
-import { allFixtureReports, completedReport, interruptedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
+import { allFixtureReports, closedCutOffReport, completedReport, interruptedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
 
 /** The report as a plain JSON value, for editing into broken variants. */
 function asJson(report: RunReport): Record<string, unknown> {
   return JSON.parse(renderJson(report)) as Record<string, unknown>;
+}
+
+/** The report as written before keysim counted cut-off requests: no `cutOff` anywhere. */
+function withoutCutOff(json: Record<string, unknown>): Record<string, unknown> {
+  for (const op of [json['overall'], ...(json['operations'] as unknown[])] as Array<Record<string, unknown>>) delete op['cutOff'];
+  delete (json['totals'] as Record<string, unknown>)['cutOff'];
+  return json;
 }
 
 function errorOf(text: string): string {
@@ -103,6 +110,16 @@ describe('renderJson', () => {
     expect(clean.ok && clean.report.invariants?.verdict).toBe('clean');
   });
 
+  it('writes the cut-off counts after the transport errors and after the errors', () => {
+    const text = renderJson(closedCutOffReport());
+    const parsed = JSON.parse(text) as RunReport;
+    expect(Object.keys(parsed.totals).slice(0, 3)).toEqual(['requests', 'errors', 'cutOff']);
+    const keys = Object.keys(parsed.operations[0] ?? {});
+    expect(keys.indexOf('cutOff')).toBe(keys.indexOf('transportErrors') + 1);
+    expect(parsed.operations.map((o) => o.cutOff)).toEqual([3, 1]);
+    expect([parsed.overall.cutOff, parsed.totals.cutOff]).toEqual([4, 4]);
+  });
+
   it('writes no invariants key when the run recorded no history', () => {
     expect(renderJson(completedReport())).not.toContain('"invariants"');
   });
@@ -126,14 +143,33 @@ describe('parseReport', () => {
     expect(result.ok, result.ok ? '' : result.error).toBe(true);
   });
 
-  it('reads a version-1 report (written before the invariants section) and keeps its version', () => {
-    const json = { ...asJson(completedReport()), version: 1 };
+  it('reads a version-1 report (written before the invariants section and the cut-off counts) and keeps its version', () => {
+    const json = withoutCutOff({ ...asJson(completedReport()), version: 1 });
     const result = parseReport(JSON.stringify(json));
     expect(result.ok, result.ok ? '' : result.error).toBe(true);
     if (!result.ok) return;
     expect(result.report.version).toBe(1);
     expect(result.report.invariants).toBeUndefined();
+    // Not counted is not zero: the fields stay absent.
+    expect(result.report.totals.cutOff).toBeUndefined();
+    expect(result.report.operations.map((o) => o.cutOff)).toEqual(result.report.operations.map(() => undefined));
     expect(JSON.parse(renderJson(result.report))).toEqual(json);
+  });
+
+  it('reads a version-2 report written before the cut-off counts', () => {
+    const json = withoutCutOff(asJson(invariantsCleanReport()));
+    const result = parseReport(JSON.stringify(json));
+    expect(result.ok, result.ok ? '' : result.error).toBe(true);
+    if (result.ok) expect(result.report.overall.cutOff).toBeUndefined();
+  });
+
+  it('refuses a negative or non-numeric cut-off count', () => {
+    const json = asJson(closedCutOffReport());
+    (json['totals'] as Record<string, unknown>)['cutOff'] = -1;
+    ((json['operations'] as Array<Record<string, unknown>>)[0] as Record<string, unknown>)['cutOff'] = '3';
+    const error = errorOf(JSON.stringify(json));
+    expect(error).toContain('totals.cutOff: expected a number >= 0, got number -1');
+    expect(error).toContain('operations[0].cutOff: expected a number, got string "3"');
   });
 
   it('names bad fields of the invariants section by path', () => {

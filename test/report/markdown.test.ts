@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { renderMarkdown, type RunReport } from '../../src/report/index.js';
 import { escapeMarkdown } from '../../src/report/markdown.js';
 import { formatMsValue } from '../../src/report/format.js';
-import { allFixtureReports, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
+import { allFixtureReports, closedCutOffReport, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
 import { cells, tableStartingWith, tables } from './markdown-tables.js';
 
 describe('renderMarkdown', () => {
@@ -95,6 +95,15 @@ describe('renderMarkdown', () => {
     expect(md).toContain(`| ${(verify.codes['VALID'] ?? 0).toLocaleString('en-US')} |`);
     expect(md).toContain(`| ratelimit.limit | ${limit.ratelimit.allowed.toLocaleString('en-US')} | ${limit.ratelimit.denied} |`);
     expect(md).toContain(`| keys.createKey | ${create.transportErrors.timeout} | ${create.transportErrors.reset} | 0 | 0 |`);
+  });
+
+  it('requests cut off at the end of a closed-model phase: one line beside the transport errors, only when there are some', () => {
+    const md = renderMarkdown(closedCutOffReport());
+    expect(md).toContain(
+      "**Cut off at a phase's end:** 4 requests (keys.verifyKey 3, ratelimit.limit 1) — sent, but their answers were abandoned when a closed-model phase ended: not errors, their effect is unknown.",
+    );
+    expect(md.indexOf("**Cut off at a phase's end:**")).toBeGreaterThan(md.indexOf('**Transport errors:** none.'));
+    for (const { report } of allFixtureReports().filter((f) => f.name !== 'closed-cut-off')) expect(renderMarkdown(report)).not.toContain('Cut off');
   });
 
   it('an interrupted run is marked in the title, with a warning and the dropped sends', () => {

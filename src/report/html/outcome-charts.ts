@@ -32,13 +32,16 @@ export function outcomeSections(op: OperationStats): OutcomeSection[] {
   const statuses = sortedCounts(op.statuses).filter(([, c]) => c > 0);
   const transport = TRANSPORT_ERROR_KINDS.filter((k) => op.transportErrors[k] > 0);
   const answeredOrFailed = sumCounts(op.statuses) + TRANSPORT_ERROR_KINDS.reduce((s, k) => s + (Number.isFinite(op.transportErrors[k]) ? op.transportErrors[k] : 0), 0);
-  if (statuses.length > 0 || transport.length > 0) {
+  // Cut off at a closed-model phase's end: sent, not in `requests`, no answer and no error.
+  const cutOff = Number.isFinite(op.cutOff) ? (op.cutOff ?? 0) : 0;
+  if (statuses.length > 0 || transport.length > 0 || cutOff > 0) {
     sections.push({
       title: 'HTTP status / transport error',
-      total: Math.max(answeredOrFailed, op.requests),
+      total: Math.max(answeredOrFailed, op.requests) + cutOff,
       rows: [
         ...statuses.map(([status, count]): OutcomeRow => ({ label: `HTTP ${status}`, count, tone: statusTone(status) })),
         ...transport.map((kind): OutcomeRow => ({ label: `${kind} (transport)`, count: op.transportErrors[kind], tone: 'error' })),
+        ...(cutOff > 0 ? [{ label: 'cut off (phase end)', count: cutOff, tone: 'neutral' } satisfies OutcomeRow] : []),
       ],
     });
   }

@@ -50,6 +50,11 @@ export function outcomeTables(report: RunReport): string {
     countsTable('Verification codes by operation', report.operations, (op) => op.codes),
     countsTable('Rate-limit decisions by operation', report.operations, (op) => ({ allowed: op.ratelimit.allowed, denied: op.ratelimit.denied }), ['allowed', 'denied']),
     countsTable('Transport errors by operation', report.operations, (op) => ({ ...op.transportErrors }), TRANSPORT_ERROR_KINDS),
+    countsTable(
+      "Cut off at a phase's end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)",
+      report.operations,
+      (op) => ({ 'cut off': op.cutOff ?? 0 }),
+    ),
     countsTable("Responses failing the scenario's check", report.operations, (op) => ({ responses: op.checkFailures })),
   ].filter((t) => t !== '');
   return tables.length === 0 ? '<p class="muted">No outcomes recorded.</p>' : tables.join('');
@@ -139,7 +144,12 @@ export function summaryCards(report: RunReport): string {
   return (
     `<div class="cards">` +
     card('Requests', formatCount(t.requests), `${formatRate(t.ratePerSec)} req/s`) +
-    card('Errors', formatCount(t.errors), formatPercent(t.errors, t.requests), t.errors > 0 ? 'warn' : '') +
+    card(
+      'Errors',
+      formatCount(t.errors),
+      `${formatPercent(t.errors, t.requests)}${(t.cutOff ?? 0) > 0 ? ` · ${formatCount(t.cutOff ?? 0)} cut off at a phase's end (not errors)` : ''}`,
+      t.errors > 0 ? 'warn' : '',
+    ) +
     (report.overall.latency.corrected.count > 0
       ? card('p99 corrected', formatMs(report.overall.latency.corrected.p99), `uncorrected ${formatMs(report.overall.latency.uncorrected.p99)}`)
       : card('p99 corrected', '—', 'no samples')) +
