@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
+import type { RunResult } from './http-throughput.js';
 import type { HistoryResult, ReplayResult } from './oracle-child.js';
 import { progress, runChild } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtPercent, fmtRate, fmtRatio, max, median, min, secondsSince, textTable, yesNo } from './stats.js';
@@ -48,24 +49,11 @@ interface DrainStats {
   failure?: string;
 }
 
-interface JournalRun {
-  mode: Mode;
-  /** Completed requests per second. */
-  rate: number;
-  completed: number;
-  sent: number;
-  ok2xx: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  /** CPU time / wall time of the server process and of this (generator) process. */
-  serverCpuShare: number;
-  generatorCpuShare: number;
-  /** Server CPU time per completed request, µs ("on": the final drain included). */
-  serverCpuUsPerRequest: number;
-  drain?: DrainStats;
-}
+/** One autocannon run, with the fields the HTTP benchmark's runs have (same meaning; "on": the final drain's CPU included). */
+type JournalRun = Pick<
+  RunResult,
+  'rate' | 'completed' | 'sent' | 'ok2xx' | 'non2xx' | 'errors' | 'timeouts' | 'mismatches' | 'serverCpuShare' | 'generatorCpuShare' | 'serverCpuUsPerRequest'
+> & { mode: Mode; drain?: DrainStats };
 
 // --- the simulator's journal -------------------------------------------------------------------
 

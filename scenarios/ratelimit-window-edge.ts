@@ -21,7 +21,7 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import type { CheckResult } from '../src/report/model.js';
-import { checkResult, clockMode, deleteQuietly, ensureNamespace, iso, isInt, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
+import { checkResult, deleteQuietly, ensureNamespace, iso, isInt, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
 import { SWEEP_SHARE, type SweepTally, type SweepWho, sweepAdmissions, sweepChecks, windowSweepPhase } from './support/window-sweep.js';
 
 type Who = 'std' | 'vip' | 'gold' | 'blocked';
@@ -122,7 +122,7 @@ const mix: ReadonlyArray<MixEntry<EdgeFixtures>> = WHO.map(
 
 async function setup(ctx: ScenarioContext): Promise<EdgeFixtures> {
   const admin = requireAdmin(ctx, 'ratelimit-window-edge');
-  const mode = await clockMode(admin);
+  const mode = await admin.clockMode();
   const phaseMs = phaseDurationMs(ctx);
   // A window long enough that, on a running clock, each phase fits well inside one segment of it.
   const durationMs = Math.max(60_000, Math.ceil((4 * (phaseMs + 5_000)) / 1000) * 1000);

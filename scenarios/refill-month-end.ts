@@ -23,7 +23,7 @@
  * at its start and `before` moves the clock across it afterwards: (1) and (2) still hold.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, clockMode, createKey, createTaggedApi, iso, isRecord, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
+import { checkResult, createKey, createTaggedApi, iso, isRecord, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
 
 /** Refill days under test; 1 is the control (it refills on the 1st of every month). */
 const DAYS = [29, 30, 31, 1] as const;
@@ -205,7 +205,7 @@ const mix: ReadonlyArray<MixEntry<RefillFixtures>> = [
 
 async function setup(ctx: ScenarioContext): Promise<RefillFixtures> {
   const admin = requireAdmin(ctx, 'refill-month-end');
-  const mode = await clockMode(admin);
+  const mode = await admin.clockMode();
   const years = chooseYears(await admin.clockNow());
   // Keys are made mid-January of the common year: their first refill is at the next boundary.
   const createdAt = await moveClockTo(admin, Date.UTC(years.common, 0, 15, 12));

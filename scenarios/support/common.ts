@@ -184,17 +184,6 @@ export function requireAdmin(ctx: ScenarioContext, scenario: string): SimulatorA
   return ctx.admin;
 }
 
-/**
- * Whether the simulator's clock is frozen ('manual') or runs in real time ('system'): a manual
- * clock reads the same twice 25 ms apart. Scenarios place instants just before a boundary with a
- * 1 ms margin on a frozen clock, and with a margin longer than the phase on a running one.
- */
-export async function clockMode(admin: SimulatorAdmin): Promise<'manual' | 'system'> {
-  const first = await admin.clockNow();
-  await sleep(25);
-  return (await admin.clockNow()) === first ? 'manual' : 'system';
-}
-
 /** Moves the service clock to `toMs`; fails, saying why, if the clock is already past it. */
 export async function moveClockTo(admin: SimulatorAdmin, toMs: number): Promise<number> {
   const nowMs = await admin.clockNow();

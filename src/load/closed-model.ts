@@ -46,7 +46,7 @@ import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import type { PhaseHistory, PlannedRequest } from './open-model.js';
+import { type PhaseHistory, type PlannedRequest, serviceCompleteBound, serviceInvokeBound } from './open-model.js';
 import type { PlannedPhase } from './plan.js';
 import type { TransportErrorKind } from '../report/model.js';
 import type { Recorder } from './recorder.js';
@@ -117,7 +117,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
       body: sent.request.spec.body,
       invokeMs: performance.timeOrigin + sent.sentMs,
       completeMs: wallNow(),
-      ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: history.clock?.upperMs ?? sent.serviceInvokeMs }),
+      ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
       response,
     });
   };
@@ -194,7 +194,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
               slot.conn = conn;
               const request = next();
               const seq = history?.writer.begin();
-              slot.inFlight = { request, sentMs: performance.now(), seq, serviceInvokeMs: history?.clock?.lowerMs ?? history?.serviceMs };
+              slot.inFlight = { request, sentMs: performance.now(), seq, serviceInvokeMs: serviceInvokeBound(history) };
               const headers: Record<string, string> = { 'content-type': 'application/json' };
               if (request.spec.auth !== 'none') headers.authorization = `Bearer ${target.rootKey}`;
               if (seq !== undefined) headers[SEQ_HEADER] = String(seq);

@@ -54,6 +54,16 @@ export interface PhaseHistory {
   clock?: ServiceClockBounds | undefined;
 }
 
+/** The service clock's lower bound for a request sent now (read just before it leaves). */
+export function serviceInvokeBound(history: PhaseHistory | undefined): number | undefined {
+  return history?.clock?.lowerMs ?? history?.serviceMs;
+}
+
+/** The service clock's upper bound for a request answered (or given up) now. */
+export function serviceCompleteBound(history: PhaseHistory): number | undefined {
+  return history.clock?.upperMs ?? history.serviceMs;
+}
+
 export interface PhaseOutcome {
   sent: number;
   late: number;
@@ -150,10 +160,10 @@ export class OpenModelExecutor {
         const seq = history?.writer.begin();
         const invokeWallMs = performance.timeOrigin + sentMs;
         // Read just before the request leaves: the simulator executes it at or after this.
-        const serviceInvokeMs = history?.clock?.lowerMs ?? history?.serviceMs;
+        const serviceInvokeMs = serviceInvokeBound(history);
         const remember = (response: { status: number; body: unknown } | 'unknown') => {
           if (history === undefined || seq === undefined) return;
-          const serviceCompleteMs = history.clock?.upperMs ?? history.serviceMs;
+          const serviceCompleteMs = serviceCompleteBound(history);
           history.writer.recordCall({
             seq,
             op: request.spec.op,
