@@ -7,6 +7,18 @@ export const EXIT = {
   usage: 2,
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
+  /**
+   * Resources the run created on the target were left behind (a cleanup failed): `keysim cleanup
+   * --tag <run tag>` deletes them.
+   */
+  resourcesLeft: 95,
+  /** The target stopped answering during the run (e.g. every request refused): the run ended early. */
+  targetStopped: 96,
+  /**
+   * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay, its
+   * own CPU), so latency thresholds could not be judged. Run on a quieter machine or lower the rate.
+   */
+  generatorLimited: 97,
   /** A per-response or end-of-run check failed. */
   checkFailed: 98,
   /** A threshold such as `p99(keys.verifyKey) < 20ms` failed. */
