@@ -6,6 +6,9 @@
  *   or     := and ("OR" and)*
  *   and    := atom ("AND" atom)*
  *   atom   := NAME | "(" or ")"
+ *
+ * The operators are case-insensitive, as in the production service: `a and b` is `a AND b`, so
+ * a permission cannot be named "and" or "or" in any case.
  */
 import { type Result, invalid, ok } from './errors.js';
 
@@ -30,6 +33,12 @@ function tokenize(text: string): string[] | undefined {
   return tokens;
 }
 
+/** "AND" or "OR" (in any case), else undefined: the operator a token stands for. */
+function operatorOf(token: string | undefined): 'AND' | 'OR' | undefined {
+  const upper = token?.toUpperCase();
+  return upper === 'AND' || upper === 'OR' ? upper : undefined;
+}
+
 /** Parses a permission query; a syntax error is a 400 naming the problem. */
 export function parsePermissionQuery(text: string): Result<PermissionQuery> {
   const tokens = tokenize(text) ?? [];
@@ -43,7 +52,7 @@ export function parsePermissionQuery(text: string): Result<PermissionQuery> {
       const part = parseAnd();
       if (typeof part === 'string') return part;
       parts.push(part);
-      if (tokens[pos] !== 'OR') break;
+      if (operatorOf(tokens[pos]) !== 'OR') break;
       pos++;
     }
     return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'or', parts };
@@ -54,7 +63,7 @@ export function parsePermissionQuery(text: string): Result<PermissionQuery> {
       const part = parseAtom();
       if (typeof part === 'string') return part;
       parts.push(part);
-      if (tokens[pos] !== 'AND') break;
+      if (operatorOf(tokens[pos]) !== 'AND') break;
       pos++;
     }
     return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'and', parts };
@@ -62,8 +71,10 @@ export function parsePermissionQuery(text: string): Result<PermissionQuery> {
   function parseAtom(): PermissionQuery | string {
     const token = tokens[pos];
     if (token === undefined) return 'it ends where a permission name was expected';
-    if (token === 'AND' || token === 'OR') return `"${token}" stands where a permission name was expected`;
-    if (token === ')') return 'a ")" has no matching "("';
+    // Errors name the position, never the client's text.
+    const operator = operatorOf(token);
+    if (operator !== undefined) return `the operator ${operator} (token ${pos + 1}) stands where a permission name was expected`;
+    if (token === ')') return `a ")" (token ${pos + 1}) has no matching "("`;
     pos++;
     if (token !== '(') return { kind: 'name', name: token };
     const inner = parseOr();
@@ -76,7 +87,7 @@ export function parsePermissionQuery(text: string): Result<PermissionQuery> {
   if (tokens.length === 0) return problem('it is empty');
   const query = parseOr();
   if (typeof query === 'string') return problem(query);
-  if (pos < tokens.length) return problem(`"${tokens[pos] ?? ''}" is unexpected after a complete query (join names with AND or OR)`);
+  if (pos < tokens.length) return problem(`token ${pos + 1} of ${tokens.length} is unexpected after a complete query (join names with AND or OR)`);
   return ok(query);
 }
 
