@@ -129,7 +129,7 @@ export class Engine {
 
   /** Replaces the whole state with a snapshot; on a bad snapshot nothing changes. */
   restore(snapshot: unknown): Result<EngineStats> {
-    const parsed = stateFromSnapshot(snapshot);
+    const parsed = stateFromSnapshot(snapshot, this.#ctx.sha256);
     if (!parsed.ok) return parsed;
     this.#ctx.state = parsed.value.state;
     this.#ctx.random.setState(parsed.value.snapshot.randomState);

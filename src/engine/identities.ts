@@ -2,6 +2,7 @@
 import { type EngineContext, newId } from './context.js';
 import { type Caller, authenticate, requirePermission } from './auth.js';
 import { type Result, fail, invalid, ok } from './errors.js';
+import { bookMeta, releaseMeta } from './meta.js';
 import { type RateLimitInput, type RateLimitView, buildRateLimits, checkRateLimits, viewRateLimit } from './attached-ratelimits.js';
 import { byId, pageById, pageSize } from './pagination.js';
 import { type IdentityRecord, type JsonObject, externalIdKey } from './state.js';
@@ -72,6 +73,8 @@ export function createIdentity(ctx: EngineContext, rootKey: string | undefined, 
   if (identityByExternalId(ctx, caller.value.workspaceId, input.externalId) !== undefined) {
     return fail('err:service:data:identity_already_exists', `An identity with externalId "${input.externalId}" already exists in this workspace.`);
   }
+  const booked = bookMeta(ctx.state, null, input.meta ?? null, 'body.meta');
+  if (!booked.ok) return booked;
   const record = insertIdentity(ctx, caller.value.workspaceId, input.externalId, input.meta ?? null, input.ratelimits ?? []);
   return ok({ identityId: record.id });
 }
@@ -138,7 +141,11 @@ export function updateIdentity(ctx: EngineContext, rootKey: string | undefined, 
   const found = resolveIdentity(ctx, caller.value, input);
   if (!found.ok) return found;
   const record = found.value;
-  if (input.meta !== undefined) record.meta = input.meta;
+  if (input.meta !== undefined) {
+    const booked = bookMeta(ctx.state, record.meta, input.meta, 'body.meta');
+    if (!booked.ok) return booked;
+    record.meta = input.meta;
+  }
   if (input.ratelimits !== undefined) record.ratelimits = buildRateLimits(ctx, input.ratelimits, record.ratelimits);
   return ok(viewIdentity(record));
 }
@@ -152,6 +159,7 @@ export function deleteIdentity(ctx: EngineContext, rootKey: string | undefined, 
   // externalId is free again for a new identity.
   ctx.state.identities.delete(found.value.id);
   ctx.state.identitiesByExternalId.delete(externalIdKey(found.value.workspaceId, found.value.externalId));
+  releaseMeta(ctx.state, found.value.meta);
   return ok({});
 }
 

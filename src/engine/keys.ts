@@ -1,6 +1,7 @@
 /** Keys (service-facts §4): create, get, update, delete and credit updates. */
 import { type EngineContext, newId } from './context.js';
 import { type Caller, apiPermission, authenticate, requirePermission } from './auth.js';
+import { bookMeta, releaseMeta } from './meta.js';
 import { type Result, fail, invalid, ok } from './errors.js';
 import { base58Encode } from './base58.js';
 import { flatString } from './flat-string.js';
@@ -170,6 +171,9 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
     if (!api.value.encryption) return fail('err:service:application:precondition_failed', 'This API does not support key encryption.');
   }
 
+  const booked = bookMeta(ctx.state, null, input.meta ?? null, 'body.meta');
+  if (!booked.ok) return booked;
+
   // Everything is checked: from here on the request succeeds, so ids and key material may be drawn.
   const plaintext = base58Encode(ctx.random.bytes(byteLength), input.prefix === undefined ? '' : `${input.prefix}_`);
   let identityId: string | null = null;
@@ -297,6 +301,10 @@ export function updateKey(ctx: EngineContext, rootKey: string | undefined, input
   if (!credits.ok) return credits;
   const found = keyFor(ctx, caller.value, input.keyId, 'update_key', 'keys.updateKey');
   if (!found.ok) return found;
+  if (input.meta !== undefined) {
+    const booked = bookMeta(ctx.state, found.value.meta, input.meta, 'body.meta');
+    if (!booked.ok) return booked;
+  }
 
   const key = found.value;
   const nowMs = ctx.clock.now();
@@ -330,6 +338,7 @@ export function deleteKey(ctx: EngineContext, rootKey: string | undefined, input
   if (!key.ok) return key;
   ctx.state.keys.delete(key.value.id);
   ctx.state.keysByHash.delete(key.value.hash);
+  releaseMeta(ctx.state, key.value.meta);
   return ok({});
 }
 

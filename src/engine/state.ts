@@ -137,6 +137,8 @@ export interface EngineState {
   overrideIndex: Map<string, OverrideIndex>;
   /** `${counterScope}\0${identifier}\0${durationMs}` → counter. */
   windows: Map<string, WindowCounter>;
+  /** Bytes of metadata held over every key and identity (meta.ts bounds it). */
+  metaBytes: number;
 }
 
 export function emptyState(): EngineState {
@@ -153,6 +155,7 @@ export function emptyState(): EngineState {
     namespacesByName: new Map(),
     overrideIndex: new Map(),
     windows: new Map(),
+    metaBytes: 0,
   };
 }
 

@@ -1,4 +1,5 @@
 import { type Schema, array, boolean, integer, jsonObject, nullable, number, object, oneOf, optional, string } from '../schema.js';
+import { SNAPSHOT_MAX_DEPTH } from '../../engine/index.js';
 import { permissionList } from './common.js';
 import { DEFAULT_JOURNAL_CAPACITY, MAX_JOURNAL_CAPACITY, MAX_JOURNAL_TAKE } from '../journal.js';
 
@@ -26,7 +27,7 @@ export const apiRateLimitRequest = object({
   limit: nullable(integer({ minimum: 1, description: 'Requests per window per root key; null removes the limit.' })),
   durationMs: optional(integer({ minimum: 1, maximum: 86_400_000, description: 'Window length on the service clock; default 1000.' })),
 });
-export const restoreRequest = object({ snapshot: jsonObject(16, 'A snapshot taken by /_sim/snapshot.') });
+export const restoreRequest = object({ snapshot: jsonObject(SNAPSHOT_MAX_DEPTH, 'A snapshot taken by /_sim/snapshot.') });
 
 /** The largest injected latency, in ms (a minute: beyond it every client has given up). */
 export const MAX_FAULT_LATENCY_MS = 60_000;

@@ -1,9 +1,23 @@
 /** Schemas shared by several groups. */
-import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS } from '../../engine/index.js';
-import { array, boolean, integer, jsonObject, literals, nullable, object, optional, string } from '../schema.js';
+import { type JsonObject, MAX_LIMIT_DURATION_MS, MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MIN_LIMIT_DURATION_MS, metaProblem } from '../../engine/index.js';
+import { type Schema, array, boolean, integer, literals, nullable, object, optional, string } from '../schema.js';
 
 export const id = (description: string) => string({ minLength: 1, maxLength: 255, description });
-export const meta = jsonObject();
+/** Free-form metadata, bounded as the engine bounds it (depth, properties, bytes). */
+export const meta: Schema<JsonObject> = {
+  check(value, location, errors) {
+    const found = metaProblem(value);
+    if ('bytes' in found) return true;
+    errors.push(found.fix === undefined ? { location, message: found.problem } : { location, message: found.problem, fix: found.fix });
+    return false;
+  },
+  jsonSchema: () => ({
+    type: 'object',
+    additionalProperties: true,
+    maxProperties: MAX_META_PROPERTIES,
+    description: `Free-form JSON metadata: at most ${MAX_META_BYTES} bytes of JSON, ${MAX_META_PROPERTIES} top-level properties, ${MAX_META_DEPTH} levels deep.`,
+  }),
+};
 export const durationMs = integer({ minimum: MIN_LIMIT_DURATION_MS, maximum: MAX_LIMIT_DURATION_MS, description: 'Window length in milliseconds.' });
 export const permissionList = array(string({ minLength: 1, maxLength: 512 }), { maxItems: 1000 });
 
