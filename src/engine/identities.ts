@@ -2,9 +2,9 @@
 import { type EngineContext, newId } from './context.js';
 import { type Caller, authenticate, requirePermission } from './auth.js';
 import { type Result, fail, invalid, ok } from './errors.js';
-import { bookMeta, releaseMeta } from './meta.js';
+import { MAX_PAGE_META_BYTES, bookMeta, metaBytes, releaseMeta } from './meta.js';
 import { type RateLimitInput, type RateLimitView, buildRateLimits, checkRateLimits, viewRateLimit } from './attached-ratelimits.js';
-import { byId, pageById, pageSize } from './pagination.js';
+import { type Page, byId, pageById, pageSize } from './pagination.js';
 import { type IdentityRecord, type JsonObject, externalIdKey } from './state.js';
 
 const EXTERNAL_ID = /^[A-Za-z0-9_.-]{1,255}$/;
@@ -163,6 +163,22 @@ export function deleteIdentity(ctx: EngineContext, rootKey: string | undefined, 
   return ok({});
 }
 
+/**
+ * Ends a page early once its metadata passes MAX_PAGE_META_BYTES (at least one record per page),
+ * so a list answer stays small and quick whatever the records hold; the cursor goes on from there.
+ */
+function boundedPage(page: Page<IdentityRecord>): Page<IdentityRecord> {
+  let bytes = 0;
+  for (const [i, record] of page.items.entries()) {
+    bytes += metaBytes(record.meta);
+    if (bytes > MAX_PAGE_META_BYTES && i > 0) {
+      const items = page.items.slice(0, i);
+      return { items, cursor: (items[i - 1] as IdentityRecord).id };
+    }
+  }
+  return page;
+}
+
 export interface ListIdentitiesInput {
   limit?: number;
   cursor?: string;
@@ -184,7 +200,7 @@ export function listIdentities(ctx: EngineContext, rootKey: string | undefined, 
   const all: IdentityRecord[] = [];
   for (const record of ctx.state.identities.values()) if (record.workspaceId === caller.value.workspaceId) all.push(record);
   all.sort(byId);
-  const page = pageById(all, size.value, input.cursor);
+  const page = boundedPage(pageById(all, size.value, input.cursor));
   const identities = page.items.map(viewIdentity);
   return ok(page.cursor === undefined ? { identities, total: all.length } : { identities, cursor: page.cursor, total: all.length });
 }

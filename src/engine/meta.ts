@@ -11,7 +11,8 @@
  * - properties: at most MAX_META_PROPERTIES at the top level (the production schema's
  *   maxProperties for identity metadata; keysim applies it to keys too);
  * - in all: at most MAX_TOTAL_META_BYTES over every record the simulator holds, so that a
- *   snapshot, a journal start or a list page stays far below what one JSON string can hold.
+ *   snapshot or a journal start stays far below what one JSON string can hold;
+ * - per list page: a page ends early once its records' metadata passes MAX_PAGE_META_BYTES.
  */
 import { type Result, invalid, ok } from './errors.js';
 import type { EngineState, JsonObject } from './state.js';
@@ -19,8 +20,14 @@ import type { EngineState, JsonObject } from './state.js';
 export const MAX_META_DEPTH = 32;
 export const MAX_META_BYTES = 1_048_576;
 export const MAX_META_PROPERTIES = 100;
-/** keysim's own bound (the production service documents none): 256 MiB of metadata in all. */
-export const MAX_TOTAL_META_BYTES = 256 * 1_048_576;
+/**
+ * keysim's own bound (the production service documents none): 128 MiB of metadata in all, so a
+ * snapshot stays well within what one restore request (256 MiB) and one JSON string can carry.
+ */
+export const MAX_TOTAL_META_BYTES = 128 * 1_048_576;
+
+/** A list page ends early once the metadata of its records passes this (keysim's own bound). */
+export const MAX_PAGE_META_BYTES = 8 * 1_048_576;
 
 /** UTF-8 length of a string, without encoding it. */
 export function utf8Length(text: string): number {

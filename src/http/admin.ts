@@ -20,6 +20,7 @@ import {
   journalTakeRequest,
   namespaceCreateRequest,
   namespaceDeleteRequest,
+  RESTORE_MAX_BODY_BYTES,
   restoreRequest,
   rootKeyCreateRequest,
   vaultConfigureRequest,
@@ -216,6 +217,7 @@ export const adminRoutes: Route[] = [
     path: '/_sim/restore',
     summary: 'Replace the whole state with a snapshot; a bad snapshot changes nothing.',
     request: restoreRequest,
+    maxBodyBytes: RESTORE_MAX_BODY_BYTES,
     handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.engine.restore(input.snapshot))),
   }),
   defineRoute({

@@ -1,7 +1,13 @@
 /** Reads a request body up to a limit, without buffering more than the limit. */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** The most of a refused body read and discarded after its 413, so the client can read the answer. */
+export const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
+/** How long a refused body may take to arrive before the connection is closed anyway. */
+export const DISCARD_MAX_MS = 30_000;
+/** After a half-close, how long the client has to stop sending before the socket is destroyed. */
+const LINGER_MS = 2_000;
 
 export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
 
@@ -36,6 +42,59 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRe
     req.on('error', () => finish({ ok: false, reason: 'aborted' }));
     req.on('aborted', () => finish({ ok: false, reason: 'aborted' }));
   });
+}
+
+/**
+ * After a body was refused as too large: the answer goes out while the rest of the body is read
+ * and thrown away, so that the client, still sending, reads the 413 instead of a connection reset
+ * (closing a socket with unread data makes the kernel answer with RST, which can destroy the
+ * answer before the client reads it). Once the body has arrived the connection stays usable.
+ * A body that goes on past `maxBytes` or `maxMs` gets a lingering close: the server half-closes
+ * after the answer, keeps discarding for a moment, then lets go of the socket.
+ */
+export function discardRest(req: IncomingMessage, res: ServerResponse, maxBytes = DISCARD_MAX_BYTES, maxMs = DISCARD_MAX_MS): void {
+  if (req.complete) return;
+  let discarded = 0;
+  let closing = false;
+  const linger = () => {
+    if (closing) return;
+    closing = true;
+    clearTimeout(timer);
+    const socket = req.socket;
+    const close = () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    };
+    if (res.writableFinished) close();
+    else res.once('finish', close);
+  };
+  const timer = setTimeout(linger, maxMs);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > maxBytes) linger();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+export type JsonParse = { ok: true; value: unknown } | { ok: false; problem: string };
+
+/**
+ * Parses a request body. A syntax error is described by what and where (a character offset),
+ * never by an excerpt: the runtime's own message quotes the body, which may hold a secret.
+ */
+export function parseJsonBody(text: string): JsonParse {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : '';
+    const located = /^([^"]*?) in JSON at position (\d+)/.exec(message);
+    if (located !== null) return { ok: false, problem: `${located[1] ?? 'a syntax error'} at character ${located[2] ?? '?'}` };
+    if (message.startsWith('Unexpected end of JSON input')) return { ok: false, problem: 'it ends before the JSON value is complete' };
+    return { ok: false, problem: 'it has a character that cannot stand where it is' };
+  }
 }
 
 /** `application/json`, with or without parameters such as `; charset=utf-8`. */

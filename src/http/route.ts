@@ -59,6 +59,8 @@ export interface Route<I = unknown> {
    * the service must not repeat.
    */
   journal?: false;
+  /** The largest body this route reads, in bytes; default the server's limit (maxBodyBytes). */
+  maxBodyBytes?: number;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
 }
 

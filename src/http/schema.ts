@@ -138,7 +138,8 @@ export function literals<const L extends readonly string[]>(values: L, descripti
   return {
     check(value, location, errors) {
       if (typeof value === 'string' && values.includes(value)) return true;
-      return push(errors, location, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got ${typeof value === 'string' ? `"${value.slice(0, 50)}"` : describeType(value)}`);
+      // The value itself is not echoed: errors name the place and the rule, never the client's text.
+      return push(errors, location, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got ${typeof value === 'string' ? 'another string' : describeType(value)}`);
     },
     jsonSchema: () => (description === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], description }),
   };

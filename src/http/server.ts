@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import { DEFAULT_MAX_BODY_BYTES, isJsonContentType, readBody } from './body.js';
+import { DEFAULT_MAX_BODY_BYTES, discardRest, isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
 import { type Problem, fromEngine, invalidInput, problemBody, replyBody } from './envelope.js';
 import { seqHeader } from './journal.js';
@@ -165,11 +165,12 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     if (route.input === 'query') {
       req.resume();
     } else {
-      const body = await readBody(req, maxBodyBytes);
+      const bodyLimit = route.maxBodyBytes ?? maxBodyBytes;
+      const body = await readBody(req, bodyLimit);
       if (!body.ok) {
         if (body.reason === 'aborted') return;
-        res.on('finish', () => req.destroy());
-        reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${maxBodyBytes} bytes.` }), { connection: 'close' });
+        discardRest(req, res);
+        reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${bodyLimit} bytes.` }));
         return;
       }
       bodyText = body.text;
@@ -202,17 +203,16 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       } else {
         if (!isJsonContentType(req.headers['content-type'])) {
           reject(invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
-              { location: 'header.content-type', message: `must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}` },
+              { location: 'header.content-type', message: req.headers['content-type'] === undefined ? 'is missing: send application/json' : 'must be application/json' },
             ]));
           return;
         }
-        try {
-          input = JSON.parse(bodyText);
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : 'not JSON';
-          reject(invalidInput(`The request body is not valid JSON: ${reason.slice(0, 200)}`, [{ location: 'body', message: 'is not valid JSON' }]));
+        const parsed = parseJsonBody(bodyText);
+        if (!parsed.ok) {
+          reject(invalidInput(`The request body is not valid JSON: ${parsed.problem}.`, [{ location: 'body', message: `is not valid JSON: ${parsed.problem}` }]));
           return;
         }
+        input = parsed.value;
       }
     }
 

@@ -27,6 +27,12 @@ export const apiRateLimitRequest = object({
   limit: nullable(integer({ minimum: 1, description: 'Requests per window per root key; null removes the limit.' })),
   durationMs: optional(integer({ minimum: 1, maximum: 86_400_000, description: 'Window length on the service clock; default 1000.' })),
 });
+/**
+ * /_sim/restore reads bodies up to 256 MiB (other routes: the server's limit, 10 MiB by default), so
+ * a large state restores over HTTP as well as from a file; beyond it a JSON text nears the longest
+ * string the runtime can hold.
+ */
+export const RESTORE_MAX_BODY_BYTES = 256 * 1024 * 1024;
 export const restoreRequest = object({ snapshot: jsonObject(SNAPSHOT_MAX_DEPTH, 'A snapshot taken by /_sim/snapshot.') });
 
 /** The largest injected latency, in ms (a minute: beyond it every client has given up). */
