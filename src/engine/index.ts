@@ -18,7 +18,7 @@ export {
 } from './calendar.js';
 export { type PermissionQuery, parsePermissionQuery, satisfiesPermissionQuery } from './permission-query.js';
 export { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAX_DEPTH, SNAPSHOT_VERSION } from './snapshot.js';
-export { MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MAX_TOTAL_META_BYTES, metaProblem } from './meta.js';
+export { MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MAX_TOTAL_META_BYTES, metaProblem, nestingDepth } from './meta.js';
 export type { JsonObject, JsonValue } from './state.js';
 export type { CreateApiInput, CreateWorkspaceInput, CreateWorkspaceOutput, ConfigureApiInput } from './workspace.js';
 export type {

@@ -4,7 +4,7 @@
  * location, and the JSON Schema that goes into the OpenAPI document the simulator serves.
  * Deliberately small: exactly the shapes the service's interface needs.
  */
-import type { FieldError, JsonObject } from '../engine/index.js';
+import { type FieldError, type JsonObject, MAX_META_DEPTH, nestingDepth } from '../engine/index.js';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -236,20 +236,12 @@ export function object<S extends Shape>(shape: S, description?: string): ObjectS
  * Free-form JSON metadata: any object, bounded in depth so that no request can exhaust the
  * stack. (A value parsed from JSON is JSON by construction, so only the depth is checked.)
  */
-export function jsonObject(maxDepth = 32, description = 'Free-form JSON metadata.'): Schema<JsonObject> {
-  const depthOf = (value: unknown, depth: number): number => {
-    if (depth > maxDepth || typeof value !== 'object' || value === null) return depth;
-    let deepest = depth;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      deepest = Math.max(deepest, depthOf(child, depth + 1));
-      if (deepest > maxDepth) break;
-    }
-    return deepest;
-  };
+export function jsonObject(maxDepth = MAX_META_DEPTH, description = 'Free-form JSON metadata.'): Schema<JsonObject> {
   return {
     check(value, location, errors) {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return push(errors, location, `must be an object, got ${describeType(value)}`);
-      if (depthOf(value, 1) > maxDepth) return push(errors, location, `is nested deeper than ${maxDepth} levels`);
+      // Counted as the engine counts metadata (objects and arrays are levels), so the limits agree.
+      if (nestingDepth(value, maxDepth) > maxDepth) return push(errors, location, `is nested deeper than ${maxDepth} levels`);
       return true;
     },
     jsonSchema: () => ({ type: 'object', additionalProperties: true, description }),
