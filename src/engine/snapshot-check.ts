@@ -40,12 +40,15 @@ const orNull =
   (check: FieldCheck): FieldCheck =>
   (v) =>
     v === null ? undefined : check(v);
-const names: FieldCheck = (v) => {
-  if (!Array.isArray(v)) return 'must be an array of names';
-  const bad = v.findIndex((name) => typeof name !== 'string' || name.length < 1 || name.length > 512);
-  if (bad !== -1) return `has an entry (index ${bad}) that is not a name of 1 to 512 characters`;
-  return new Set(v).size === v.length ? undefined : 'has an entry twice';
-};
+const names =
+  (unique: boolean): FieldCheck =>
+  (v) => {
+    if (!Array.isArray(v)) return 'must be an array of names';
+    const bad = v.findIndex((name) => typeof name !== 'string' || name.length < 1 || name.length > 512);
+    if (bad !== -1) return `has an entry (index ${bad}) that is not a name of 1 to 512 characters`;
+    // Keys store their permissions and roles as sets; root keys keep the list as given.
+    return !unique || new Set(v).size === v.length ? undefined : 'has an entry twice';
+  };
 const meta: FieldCheck = (v) => {
   if (v === null) return undefined;
   const found = metaProblem(v);
@@ -82,7 +85,7 @@ const refill: FieldCheck = (v) => {
 
 const RECORD_FIELDS = {
   workspaces: { id: str(1, 255), name: str(0, 255), vaultEnabled: bool, createdAt: instant },
-  rootKeys: { id: str(1, 255), hash: str(1, 255), workspaceId: str(1, 255), permissions: names, createdAt: instant },
+  rootKeys: { id: str(1, 255), hash: str(1, 255), workspaceId: str(1, 255), permissions: names(false), createdAt: instant },
   apis: { id: str(1, 255), workspaceId: str(1, 255), name: str(0, 255), keyAuth: bool, encryption: bool, createdAt: instant },
   keys: {
     id: str(1, 255),
@@ -92,8 +95,8 @@ const RECORD_FIELDS = {
     start: str(0, 255),
     name: orNull(str(1, 255)),
     meta,
-    permissions: names,
-    roles: names,
+    permissions: names(true),
+    roles: names(true),
     expiresAtMs: orNull(int()),
     enabled: bool,
     createdAt: instant,
