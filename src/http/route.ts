@@ -59,7 +59,7 @@ export interface Route<I = unknown> {
    * the service must not repeat.
    */
   journal?: false;
-  /** The largest body this route reads, in bytes; default the server's limit (maxBodyBytes). */
+  /** A larger body limit for this route, in bytes (never below the server's maxBodyBytes). */
   maxBodyBytes?: number;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
 }

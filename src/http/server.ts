@@ -165,7 +165,7 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     if (route.input === 'query') {
       req.resume();
     } else {
-      const bodyLimit = route.maxBodyBytes ?? maxBodyBytes;
+      const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
       const body = await readBody(req, bodyLimit);
       if (!body.ok) {
         if (body.reason === 'aborted') return;
