@@ -122,15 +122,20 @@ type RecordList = keyof typeof RECORD_FIELDS;
 const RECORD_LISTS = Object.keys(RECORD_FIELDS) as RecordList[];
 const windowCounter: Record<string, FieldCheck> = { window: int(), current: int(), previous: int() };
 
-/** `field "x" must be …` for the first bad field, or undefined. */
-function fieldsProblem(value: unknown, fields: Record<string, FieldCheck>): string | undefined {
-  if (!isObject(value)) return 'value is not an object';
+/** The first bad field (`field` undefined when the value is no object) and its problem, or undefined. */
+function badField(value: unknown, fields: Record<string, FieldCheck>): { field?: string; problem: string } | undefined {
+  if (!isObject(value)) return { problem: 'value is not an object' };
   for (const [field, check] of Object.entries(fields)) {
-    if (!Object.hasOwn(value, field)) return `field "${field}" is missing`;
+    if (!Object.hasOwn(value, field)) return { field, problem: `field "${field}" is missing` };
     const problem = check(value[field]);
-    if (problem !== undefined) return `field "${field}" ${problem}`;
+    if (problem !== undefined) return { field, problem: `field "${field}" ${problem}` };
   }
   return undefined;
+}
+
+/** `field "x" must be …` for the first bad field, or undefined. */
+function fieldsProblem(value: unknown, fields: Record<string, FieldCheck>): string | undefined {
+  return badField(value, fields)?.problem;
 }
 
 /** A copy of the known fields only (values are checked, so their nesting is bounded). */
@@ -165,8 +170,10 @@ export function checkSnapshot(value: unknown, format: string, version: number, s
     const records = value[list];
     if (!Array.isArray(records)) return invalid(`${at}.${list}`, `The snapshot has no list "${list}".`);
     for (const [i, record] of records.entries()) {
-      const problem = fieldsProblem(record, RECORD_FIELDS[list]);
-      if (problem !== undefined) return invalid(`${at}.${list}[${i}]`, `A record of "${list}" (index ${i}): its ${problem}.`);
+      const bad = badField(record, RECORD_FIELDS[list]);
+      if (bad !== undefined) {
+        return invalid(`${at}.${list}[${i}]${bad.field === undefined ? '' : `.${bad.field}`}`, `A record of "${list}" (index ${i}): its ${bad.problem}.`);
+      }
     }
   }
   if (!Array.isArray(value.windows)) return invalid(`${at}.windows`, 'The snapshot has no list "windows".');

@@ -80,7 +80,7 @@ describe('restore refuses states the engine could not have produced', () => {
     const fx = populate();
     const good = fx.engine.snapshot();
     const index = good.keys.findIndex((k) => k.refill !== null);
-    const at = `body.snapshot.keys[${index}]`;
+    const at = `body.snapshot.keys[${index}].refill`;
     for (const refill of [
       { interval: 'monthly', amount: 5, refillDay: 0 },
       { interval: 'monthly', amount: 5, refillDay: 32 },
@@ -135,7 +135,7 @@ describe('restore refuses states the engine could not have produced', () => {
     const fx = populate();
     const bad = copy(fx.engine.snapshot());
     (bad.keys[0] as EngineSnapshot['keys'][number]).meta = { blob: 'x'.repeat(MAX_META_BYTES) };
-    expect(refusedAt(fx.engine, bad)).toBe('body.snapshot.keys[0]');
+    expect(refusedAt(fx.engine, bad)).toBe('body.snapshot.keys[0].meta');
     const extra = copy(fx.engine.snapshot()) as unknown as { keys: Array<Record<string, unknown>> };
     (extra.keys[0] as Record<string, unknown>).surplus = { deep: [[[1]]] };
     const fresh = new Engine({ clock: new ManualClock(fx.clock.now()), seed: 21 });
