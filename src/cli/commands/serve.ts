@@ -1,6 +1,6 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, type FaultsConfig, checkFaultsConfig, createSimulator, describeFaults, parseFaultFlags, parseInstant } from '../../http/index.js';
+import { FAULT_KEYS, type FaultsConfig, OPERATIONS, checkFaultsConfig, createSimulator, describeFaults, parseFaultFlags, parseInstant } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 
 interface ServeArgs {
@@ -20,7 +20,7 @@ interface ServeArgs {
 function faultsFromFlags(flags: readonly string[]): { ok: true; config: FaultsConfig } | { ok: false; message: string } {
   const parsed = parseFaultFlags(flags);
   if (!parsed.ok) return parsed;
-  const checked = checkFaultsConfig(parsed.config, '--fault');
+  const checked = checkFaultsConfig(parsed.config, '--fault', OPERATIONS);
   if (!checked.ok) {
     const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
     return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
