@@ -25,3 +25,9 @@ export function loopbackHosts(boundAddress: string, port: number): string[] {
 export function hostAllowed(allowed: ReadonlySet<string>, host: string | undefined): boolean {
   return host !== undefined && allowed.has(host.toLowerCase());
 }
+
+/** The warning `keysim serve` prints when bound beyond loopback; null on loopback. */
+export function exposureWarning(boundAddress: string): string | null {
+  if (isLoopbackAddress(boundAddress)) return null;
+  return `warning: listening on ${boundAddress}, beyond this machine: anyone who can reach it can call the service with a root key they hold, and the operator's root key runs the whole simulator (/_sim/*). Use it only on a network you trust; the Host check against DNS rebinding applies on loopback only.`;
+}

@@ -9,7 +9,8 @@
  * the admin surface acts on the whole simulator (every workspace, the clock, snapshots holding
  * recoverable plaintexts, the journal).
  */
-import type { EngineStats, Result } from '../engine/index.js';
+import { randomBytes } from 'node:crypto';
+import { type EngineStats, type Result, base58Encode } from '../engine/index.js';
 import type { Caller } from '../engine/auth.js';
 import { fail, invalid } from '../engine/errors.js';
 import type { RouteContext } from './route.js';
@@ -50,4 +51,12 @@ function snapshotKeepsOperator(snapshot: unknown, operatorRootKeyHash: string): 
   const rootKeys = (snapshot as { rootKeys?: unknown }).rootKeys;
   if (!Array.isArray(rootKeys)) return 'unknown';
   return rootKeys.some((r: unknown) => typeof r === 'object' && r !== null && (r as { hash?: unknown }).hash === operatorRootKeyHash);
+}
+
+/**
+ * A root key no one can guess or reproduce (node:crypto, 192 bits): what `keysim serve` starts
+ * with when given neither a root key nor a seed.
+ */
+export function randomRootKey(): string {
+  return base58Encode(randomBytes(24), 'root_');
 }
