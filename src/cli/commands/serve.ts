@@ -131,7 +131,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     }
     // A restored state goes on with its own seed unless one is given.
     const snapshotSeed = (snapshot as { seed?: unknown } | undefined)?.seed;
-    const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(0, 2 ** 48));
+    const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(1, 2 ** 47));
     const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
