@@ -185,18 +185,15 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     // From here on errors follow the route's conventions (e.g. problem+json on deleteIdentity).
     const reject = (problem: Problem, headers: Record<string, string> = {}) => sendProblem(res, style, requestId, problem, headers, route);
 
-    // The admin surface answers the operator only, before it looks at anything the caller sent.
+    // The admin surface answers the operator only, before it reads anything the caller sent
+    // (a refused caller's body is not read: the connection closes after the answer).
     if (path.startsWith('/_sim/')) {
       const auth = bearer(req.headers.authorization);
-      if (!auth.ok) {
-        req.resume();
-        reject(auth.problem);
-        return;
-      }
-      const operator = authorizeOperator(ctx, auth.token);
-      if (!operator.ok) {
-        req.resume();
-        reject(fromEngine(operator.error));
+      const operator = auth.ok ? authorizeOperator(ctx, auth.token) : undefined;
+      const problem = !auth.ok ? auth.problem : operator !== undefined && !operator.ok ? fromEngine(operator.error) : undefined;
+      if (problem !== undefined) {
+        res.on('finish', () => req.destroy());
+        reject(problem, { connection: 'close' });
         return;
       }
     }

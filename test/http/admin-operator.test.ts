@@ -78,6 +78,21 @@ describe('only the operator runs /_sim/*', () => {
     expect(health.status).toBe(200);
   });
 
+  test('a workspace root key sending an admin body over the limit gets 403, not 413: the body is never read', async () => {
+    const small = await createSimulator({ rootKey: OPERATOR, maxBodyBytes: 1024 });
+    try {
+      const star = (await call<{ rootKey: string }>(small, '/_sim/rootKeys.create', { permissions: ['*'] })).rootKey;
+      const huge = { name: 'x'.repeat(1_000_000) };
+      expectV2Error(await postJson(small.url, '/_sim/namespaces.create', huge, star), 403, 'authorization/insufficient_permissions');
+      expectV2Error(await postJson(small.url, '/_sim/restore', { snapshot: huge }, star), 403, 'authorization/insufficient_permissions');
+      // The operator's body is read, and is over the limit.
+      expectV2Error(await postJson(small.url, '/_sim/namespaces.create', huge, OPERATOR), 413);
+      expect((await fetch(`${small.url}/_sim/health`)).status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('workspace root keys still call the service: the admin surface is all they lose', async () => {
     const { star, foreign } = await workspaceRootKeys();
     expect(await call(sim, '/v2/apis.createApi', { name: 'by star' }, star)).toMatchObject({ apiId: expect.stringMatching(/^api_/) });
