@@ -120,8 +120,6 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
-    // Without a seed nothing is reproducible, the root key least of all (it would be the same on
-    // every machine): both are drawn at random. An explicit --seed reproduces everything.
     let snapshot: unknown;
     if (args.restore !== undefined) {
       if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
@@ -129,7 +127,9 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
       snapshot = read.snapshot;
     }
-    // A restored state goes on with its own seed unless one is given.
+    // Without a seed nothing is reproducible, the root key least of all (a fixed default would
+    // give every machine the same one): both are drawn at random. An explicit --seed reproduces
+    // everything; a restored state goes on with its own seed unless one is given.
     const snapshotSeed = (snapshot as { seed?: unknown } | undefined)?.seed;
     const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(1, 2 ** 47));
     const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
