@@ -10,6 +10,8 @@ import { type Result, fail, ok } from './errors.js';
 export interface Caller {
   workspaceId: string;
   rootKeyId: string;
+  /** The root key's hash: how the simulator recognises its operator without keeping the plaintext. */
+  rootKeyHash: string;
   permissions: readonly string[];
 }
 
@@ -28,7 +30,7 @@ export function authenticate(ctx: EngineContext, rootKey: string | undefined): R
       'The root key is not valid: it is unknown or was deleted. Check the key you send in the Authorization header.',
     );
   }
-  return ok({ workspaceId: record.workspaceId, rootKeyId: record.id, permissions: record.permissions });
+  return ok({ workspaceId: record.workspaceId, rootKeyId: record.id, rootKeyHash: record.hash, permissions: record.permissions });
 }
 
 /** True when the caller holds `*` or any of the given permission names. */

@@ -2,10 +2,13 @@
  * The simulator's admin surface, `/_sim/*`: what production has no API for — the clock,
  * fixtures (workspaces, root keys, namespaces, API and vault settings), reset, snapshots and
  * injected faults.
- * Every call is a POST with a root key as bearer; it acts in that key's workspace.
+ * Every call is a POST with the operator's root key as bearer (operator.ts): any other root key
+ * gets 403. Calls that act in one workspace take an optional `workspaceId`; default the
+ * operator's own.
  */
 import { type ControllableClock, MAX_INSTANT_MS, type Result } from '../engine/index.js';
 import { invalid, ok } from '../engine/errors.js';
+import { authorizeOperator, restoreKeepingOperator } from './operator.js';
 import { asData, defineRoute, type Reply, type Route, type RouteContext } from './route.js';
 import {
   apiConfigureRequest,
@@ -47,10 +50,14 @@ export function parseInstant(value: string | number, location: string): Result<n
   return ok(ms);
 }
 
-/** Runs `fn` with the caller's workspace. */
-function inWorkspace(ctx: RouteContext, rootKey: string | undefined, fn: (workspaceId: string) => Result<Reply>): Result<Reply> {
-  const caller = ctx.engine.admin.authenticate(rootKey);
-  return caller.ok ? fn(caller.value.workspaceId) : caller;
+/**
+ * Runs `fn` for the operator only, with the workspace it acts in: `workspaceId` when given, else
+ * the operator's own. (The server checks the operator before it even reads the input; this check
+ * keeps a handler safe wherever it is called from, e.g. a journal replay.)
+ */
+function asOperator(ctx: RouteContext, rootKey: string | undefined, fn: (workspaceId: string) => Result<Reply>, workspaceId?: string): Result<Reply> {
+  const caller = authorizeOperator(ctx, rootKey);
+  return caller.ok ? fn(workspaceId ?? caller.value.workspaceId) : caller;
 }
 
 function clockAnswer(ctx: RouteContext, moved: Result<number>): Result<Reply> {
@@ -67,7 +74,7 @@ export const adminRoutes: Route[] = [
     summary: 'Read the service clock.',
     request: emptyRequest,
     response: clockView,
-    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: viewClock(ctx.clock) } })),
+    handle: (ctx, rootKey) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: viewClock(ctx.clock) } })),
   }),
   defineRoute({
     ...common,
@@ -76,7 +83,7 @@ export const adminRoutes: Route[] = [
     request: clockSetRequest,
     response: clockView,
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         const to = parseInstant(input.to, 'body.to');
         return to.ok ? clockAnswer(ctx, ctx.clock.set(to.value)) : to;
       }),
@@ -87,7 +94,7 @@ export const adminRoutes: Route[] = [
     summary: 'Move the service clock forward by byMs.',
     request: clockAdvanceRequest,
     response: clockView,
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => clockAnswer(ctx, ctx.clock.advance(input.byMs))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => clockAnswer(ctx, ctx.clock.advance(input.byMs))),
   }),
   defineRoute({
     ...common,
@@ -97,7 +104,7 @@ export const adminRoutes: Route[] = [
     request: emptyRequest,
     response: clockView,
     handle: (ctx, rootKey) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         ctx.reset();
         return { ok: true, value: { data: viewClock(ctx.clock) } };
       }),
@@ -109,10 +116,15 @@ export const adminRoutes: Route[] = [
     request: namespaceCreateRequest,
     response: object({ namespaceId: string() }),
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, (workspaceId) => {
-        const created = ctx.engine.admin.createNamespace(workspaceId, input.name);
-        return created.ok ? { ok: true, value: { data: { namespaceId: created.value.namespaceId } } } : created;
-      }),
+      asOperator(
+        ctx,
+        rootKey,
+        (workspaceId) => {
+          const created = ctx.engine.admin.createNamespace(workspaceId, input.name);
+          return created.ok ? { ok: true, value: { data: { namespaceId: created.value.namespaceId } } } : created;
+        },
+        input.workspaceId,
+      ),
   }),
   defineRoute({
     ...common,
@@ -120,16 +132,16 @@ export const adminRoutes: Route[] = [
     summary: 'Delete a namespace; it answers 410 afterwards.',
     request: namespaceDeleteRequest,
     response: object({ namespaceId: string() }),
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.deleteNamespace(workspaceId, input.namespace))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.deleteNamespace(workspaceId, input.namespace)), input.workspaceId),
   }),
   defineRoute({
     ...common,
     path: '/_sim/workspaces.create',
-    summary: 'Create another workspace with an all-powerful root key.',
+    summary: 'Create another workspace with a root key holding every permission of that workspace (no admin credential).',
     request: workspaceCreateRequest,
     response: object({ workspaceId: string(), rootKey: string() }),
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         const created = ctx.engine.admin.createWorkspace(input.name === undefined ? {} : { name: input.name });
         return created.ok ? { ok: true, value: { data: { workspaceId: created.value.workspaceId, rootKey: created.value.rootKey } } } : created;
       }),
@@ -137,14 +149,19 @@ export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
     path: '/_sim/rootKeys.create',
-    summary: "Create a root key with the given permissions in the caller's workspace.",
+    summary: "Create a root key with the given permissions in a workspace (default the operator's). It calls the service's API; it is no admin credential.",
     request: rootKeyCreateRequest,
-    response: object({ rootKey: string() }),
+    response: object({ rootKey: string(), workspaceId: string() }),
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, (workspaceId) => {
-        const created = ctx.engine.admin.createRootKey(workspaceId, input.permissions);
-        return created.ok ? { ok: true, value: { data: { rootKey: created.value.rootKey } } } : created;
-      }),
+      asOperator(
+        ctx,
+        rootKey,
+        (workspaceId) => {
+          const created = ctx.engine.admin.createRootKey(workspaceId, input.permissions);
+          return created.ok ? { ok: true, value: { data: { rootKey: created.value.rootKey, workspaceId } } } : created;
+        },
+        input.workspaceId,
+      ),
   }),
   defineRoute({
     ...common,
@@ -152,7 +169,12 @@ export const adminRoutes: Route[] = [
     summary: 'Switch key authentication and key encryption of an API (the 412 conditions).',
     request: apiConfigureRequest,
     response: object({ apiId: string(), keyAuth: boolean(), encryption: boolean() }),
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureApi(workspaceId, input))),
+    handle: (ctx, rootKey, input) => asOperator(
+        ctx,
+        rootKey,
+        (workspaceId) => asData(ctx.engine.admin.configureApi(workspaceId, { apiId: input.apiId, ...(input.keyAuth === undefined ? {} : { keyAuth: input.keyAuth }), ...(input.encryption === undefined ? {} : { encryption: input.encryption }) })),
+        input.workspaceId,
+      ),
   }),
   defineRoute({
     ...common,
@@ -160,7 +182,7 @@ export const adminRoutes: Route[] = [
     summary: "Switch the workspace's vault (needed for recoverable keys).",
     request: vaultConfigureRequest,
     response: object({ enabled: boolean() }),
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled)), input.workspaceId),
   }),
   defineRoute({
     ...common,
@@ -170,7 +192,7 @@ export const adminRoutes: Route[] = [
     request: apiRateLimitRequest,
     response: object({ limit: nullable(integer()), durationMs: nullable(integer()) }),
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         ctx.apiRateLimit.set(input.limit === null ? null : { limit: input.limit, durationMs: input.durationMs ?? 1000 });
         const config = ctx.apiRateLimit.config;
         return { ok: true, value: { data: { limit: config?.limit ?? null, durationMs: config?.durationMs ?? null } } };
@@ -184,7 +206,7 @@ export const adminRoutes: Route[] = [
       'Inject faults (replacing the current ones): latencyMs, errorRate (500s), dropRate (closed connections), overAdmitRate, skipRefillRate, lostDecrementRate, optionally only in some operations. Answers the whole configuration.',
     request: faultsSetRequest,
     response: faultsView,
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.faults.set(input))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => asData(ctx.faults.set(input))),
   }),
   defineRoute({
     ...common,
@@ -193,7 +215,7 @@ export const adminRoutes: Route[] = [
     summary: 'The injected faults (every rate, 0 = off).',
     request: emptyRequest,
     response: faultsView,
-    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.view } })),
+    handle: (ctx, rootKey) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.view } })),
   }),
   defineRoute({
     ...common,
@@ -202,7 +224,7 @@ export const adminRoutes: Route[] = [
     summary: 'Remove every injected fault. Reset removes them too.',
     request: emptyRequest,
     response: faultsView,
-    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.clear() } })),
+    handle: (ctx, rootKey) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.faults.clear() } })),
   }),
   defineRoute({
     ...common,
@@ -210,37 +232,37 @@ export const adminRoutes: Route[] = [
     journal: false,
     summary: 'The whole state as JSON (root keys and keys as hashes only).',
     request: emptyRequest,
-    handle: (ctx, rootKey) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.engine.snapshot() } })),
+    handle: (ctx, rootKey) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.engine.snapshot() } })),
   }),
   defineRoute({
     ...common,
     path: '/_sim/restore',
-    summary: 'Replace the whole state with a snapshot; a bad snapshot changes nothing.',
+    summary: "Replace the whole state with a snapshot; a bad snapshot, or one without the operator's root key, changes nothing.",
     request: restoreRequest,
     maxBodyBytes: RESTORE_MAX_BODY_BYTES,
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => asData(ctx.engine.restore(input.snapshot))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => asData(restoreKeepingOperator(ctx, input.snapshot))),
   }),
   defineRoute({
     ...common,
     path: '/_sim/journal.start',
     journal: false,
     summary:
-      'Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point. Restarts a running journal.',
+      'Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key\'s hash. Restarts a running journal.',
     request: journalStartRequest,
     handle: (ctx, rootKey, input) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         const snapshot = ctx.engine.snapshot();
         ctx.journal.start(input.capacity);
-        return { ok: true, value: { data: { snapshot, startedAtMs: ctx.clock.now() } } };
+        return { ok: true, value: { data: { snapshot, startedAtMs: ctx.clock.now(), operatorRootKeyHash: ctx.operatorRootKeyHash } } };
       }),
   }),
   defineRoute({
     ...common,
     path: '/_sim/journal.take',
     journal: false,
-    summary: 'Hand out (and forget) the oldest journal entries: route, service time, root key, input and the x-keysim-seq header of each executed call.',
+    summary: "Hand out (and forget) the oldest journal entries: route, service time, the root key's hash, input (a verified key as its hash) and the x-keysim-seq header of each executed call.",
     request: journalTakeRequest,
-    handle: (ctx, rootKey, input) => inWorkspace(ctx, rootKey, () => ({ ok: true, value: { data: ctx.journal.take(input.max ?? MAX_JOURNAL_TAKE) } })),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.journal.take(input.max ?? MAX_JOURNAL_TAKE) } })),
   }),
   defineRoute({
     ...common,
@@ -249,7 +271,7 @@ export const adminRoutes: Route[] = [
     summary: 'Stop journaling and drop what was not handed out.',
     request: emptyRequest,
     handle: (ctx, rootKey) =>
-      inWorkspace(ctx, rootKey, () => {
+      asOperator(ctx, rootKey, () => {
         ctx.journal.stop();
         return { ok: true, value: { data: { active: false } } };
       }),

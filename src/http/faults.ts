@@ -22,7 +22,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Engine, type EngineFaultsView, type FieldError, Random, type Result, faultSeed } from '../engine/index.js';
 import { fail, ok } from '../engine/errors.js';
-import { OPERATIONS } from './operations.js';
 import { validate } from './schema.js';
 import { MAX_FAULT_LATENCY_MS, faultsSetRequest } from './schemas/admin.js';
 
@@ -66,16 +65,16 @@ interface TransportFaults {
   operations: ReadonlySet<string> | null;
 }
 
-const KNOWN_OPERATIONS = new Set(OPERATIONS);
 /** The transport's draws are apart from both the ids and the engine's fault decisions. */
 const TRANSPORT_SALT = 0x7a11;
 
 /**
  * Checks a configuration: its schema (rates 0..1, latencies 0..60 000 ms), then what a schema
  * cannot say (min ≤ max, errorRate + dropRate ≤ 1, operations that exist). `at` prefixes the
- * locations of violations (`body`, `faults`).
+ * locations of violations (`body`, `faults`). `operations`: the service's operation names (the
+ * caller passes them in, so that this module does not import the routes, which import it back).
  */
-export function checkFaultsConfig(value: unknown, at = 'body'): Result<FaultsConfig> {
+export function checkFaultsConfig(value: unknown, at: string, operations: readonly string[]): Result<FaultsConfig> {
   const checked = validate(faultsSetRequest, value, at);
   if (!checked.ok) {
     const first = checked.errors[0];
@@ -91,8 +90,8 @@ export function checkFaultsConfig(value: unknown, at = 'body'): Result<FaultsCon
     errors.push({ location: `${at}.dropRate`, message: 'errorRate + dropRate must be ≤ 1 (one draw decides both)' });
   }
   for (const [i, name] of (config.operations ?? []).entries()) {
-    if (!KNOWN_OPERATIONS.has(name)) {
-      errors.push({ location: `${at}.operations[${i}]`, message: `"${name.slice(0, 100)}" is not an operation of the service`, fix: `Use the operationIds of GET /openapi.json (admin ones excluded): ${OPERATIONS.join(', ')}.` });
+    if (!operations.includes(name)) {
+      errors.push({ location: `${at}.operations[${i}]`, message: `"${name.slice(0, 100)}" is not an operation of the service`, fix: `Use the operationIds of GET /openapi.json (admin ones excluded): ${operations.join(', ')}.` });
     }
   }
   if (errors.length > 0) {
@@ -165,6 +164,7 @@ function isActive(latency: LatencySpec, errorRate: number, dropRate: number): bo
 export class FaultInjector {
   readonly #engine: Engine;
   readonly #seed: number;
+  readonly #known: readonly string[];
   readonly #random: Random;
   #latency: LatencySpec = 0;
   #errorRate = 0;
@@ -173,9 +173,11 @@ export class FaultInjector {
   /** Null unless a transport fault can strike: the server's hot path checks only this. */
   #transport: TransportFaults | null = null;
 
-  constructor(engine: Engine, seed: number) {
+  /** `operations`: the names the `operations` filter accepts (the service's, `OPERATIONS`). */
+  constructor(engine: Engine, seed: number, operations: readonly string[]) {
     this.#engine = engine;
     this.#seed = seed;
+    this.#known = operations;
     this.#random = new Random(faultSeed(seed, TRANSPORT_SALT));
   }
 
@@ -202,7 +204,7 @@ export class FaultInjector {
 
   /** Replaces the whole configuration (omitted = off); a bad one changes nothing. */
   set(config: FaultsConfig, at = 'body'): Result<FaultsView> {
-    const checked = checkFaultsConfig(config, at);
+    const checked = checkFaultsConfig(config, at, this.#known);
     if (!checked.ok) return checked;
     const c = checked.value;
     const engineFaults = this.#engine.setFaults({

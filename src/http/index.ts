@@ -1,4 +1,6 @@
 export { createSimulator, nodeSha256, type Simulator, type SimulatorOptions } from './simulator.js';
+export { authorizeOperator, randomRootKey, restoreKeepingOperator } from './operator.js';
+export { exposureWarning, hostAllowed, isLoopbackAddress, loopbackHosts } from './host-check.js';
 export { createSimulatorServer, type ServerOptions, type SimulatorServer } from './server.js';
 export { PROBLEMS, DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
 export { ROUTES } from './routes.js';

@@ -11,9 +11,9 @@
  * `/_sim/journal.take`; beyond `capacity` undrained entries nothing more is recorded and the
  * journal says it overflowed (what was recorded is still a correct prefix of the order).
  * A reset ends it: the state it describes is gone.
- * It holds root keys and key plaintexts as sent, in memory only, and hands them to any caller
- * with a root key of the simulator (of any workspace: the journal is the whole simulator's order)
- * — the simulator's own fakes, never a deployment's.
+ * It keeps no credential in plaintext: the bearer root key and the key a verification sends are
+ * recorded as their SHA-256 (what the engine looks them up by), which is all a replay needs; and it
+ * reaches the operator only (`/_sim/*`, operator.ts).
  */
 
 /** One executed call. */
@@ -25,9 +25,9 @@ export interface JournalEntry {
   method: 'GET' | 'POST';
   /** Route path, e.g. `/v2/keys.verifyKey` or `/_sim/clock.set`. */
   path: string;
-  /** The bearer token sent (undefined: none). */
-  rootKey?: string;
-  /** The validated input the handler received. */
+  /** SHA-256 (base64url) of the bearer token sent (undefined: none). */
+  rootKeyHash?: string;
+  /** The validated input the handler received; the fields of `HASHED_INPUT_FIELDS` hold the SHA-256 of what was sent. */
   input: unknown;
   /** The client's `x-keysim-seq` header (its history sequence number), when sent. */
   seq?: number;
@@ -43,6 +43,11 @@ export interface JournalTake {
   endedBecause?: string;
 }
 
+/** Input fields that carry a key plaintext, per route: journaled as their SHA-256. */
+export const HASHED_INPUT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  '/v2/keys.verifyKey': ['key'],
+};
+
 export const DEFAULT_JOURNAL_CAPACITY = 200_000;
 /** About 430 bytes per verification entry: a full journal of this size is ~430 MB, within Node's default heap. */
 export const MAX_JOURNAL_CAPACITY = 1_000_000;
@@ -50,6 +55,7 @@ export const MAX_JOURNAL_CAPACITY = 1_000_000;
 export const MAX_JOURNAL_TAKE = 100_000;
 
 export class Journal {
+  readonly #sha256: (text: string) => string;
   #active = false;
   #overflowed = false;
   #capacity = DEFAULT_JOURNAL_CAPACITY;
@@ -57,6 +63,11 @@ export class Journal {
   #head = 0;
   #next = 0;
   #endedBecause: string | undefined;
+
+  /** `sha256`: the engine's hash (base64url), so that the journal's hashes are the ones it looks keys up by. */
+  constructor(sha256: (text: string) => string) {
+    this.#sha256 = sha256;
+  }
 
   /** Checked by the server on every request: the only cost while the journal is off. */
   get active(): boolean {
@@ -88,10 +99,22 @@ export class Journal {
       this.#overflowed = true;
       return;
     }
-    const entry: JournalEntry = { index: this.#next++, atMs, method, path, input };
-    if (rootKey !== undefined) entry.rootKey = rootKey;
+    const entry: JournalEntry = { index: this.#next++, atMs, method, path, input: this.#withoutSecrets(path, input) };
+    if (rootKey !== undefined) entry.rootKeyHash = this.#sha256(rootKey);
     if (seq !== undefined) entry.seq = seq;
     this.#entries.push(entry);
+  }
+
+  /** A copy of `input` whose key plaintexts are replaced by their hashes (the input itself is the handler's). */
+  #withoutSecrets(path: string, input: unknown): unknown {
+    const fields = HASHED_INPUT_FIELDS[path];
+    if (fields === undefined || typeof input !== 'object' || input === null) return input;
+    const copy: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    for (const field of fields) {
+      const value = copy[field];
+      if (typeof value === 'string') copy[field] = this.#sha256(value);
+    }
+    return copy;
   }
 
   /** Hands out (and forgets) up to `max` of the oldest entries. */

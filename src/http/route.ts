@@ -31,6 +31,8 @@ export interface RouteContext {
   journal: Journal;
   /** Back to the start state (admin surface). */
   reset(): void;
+  /** SHA-256 of the operator's root key: the only credential the admin surface answers (operator.ts). */
+  operatorRootKeyHash: string;
 }
 
 export interface Route<I = unknown> {

@@ -3,6 +3,8 @@
  * route (404/405) → body within the limit (413) → injected transport faults (latency, dropped
  * connection, 500; service routes only) → JSON content type and syntax (400) →
  * Authorization header (400) → schema (400, every violation) → engine → envelope.
+ * Before all that, a server bound to loopback refuses a `Host` it does not serve (421), and the
+ * admin surface refuses everyone but the operator (401/403) before it reads anything else.
  * Route handlers never build error bodies: an engine error code maps to status and title in
  * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
  */
@@ -17,6 +19,8 @@ import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
 import { SERVICE_ROUTES, operationName } from './operations.js';
 import { faultDelay } from './faults.js';
+import { authorizeOperator } from './operator.js';
+import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 
 export interface ServerOptions {
@@ -83,6 +87,11 @@ export interface SimulatorServer {
   server: Server;
   /** The OpenAPI document served at GET /openapi.json. */
   openApi: unknown;
+  /**
+   * Accept only these `Host` headers (lower case, e.g. `127.0.0.1:8787`), answering 421 to any
+   * other; null accepts every one. Set once the port is known (host-check.ts).
+   */
+  setAllowedHosts(hosts: readonly string[] | null): void;
 }
 
 export function createSimulatorServer(ctx: RouteContext, options: ServerOptions = {}): SimulatorServer {
@@ -109,11 +118,26 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     send(res, requestId, 200, replyBody(route, requestId, reply));
   }
 
+  let allowedHosts: ReadonlySet<string> | null = null;
+
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const rawUrl = req.url ?? '/';
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
     const method = req.method ?? 'GET';
+
+    // DNS rebinding: a web page whose name resolves to this machine reaches a loopback server with
+    // its own name as Host. Nothing here answers a name it does not serve.
+    if (allowedHosts !== null && !hostAllowed(allowedHosts, req.headers.host)) {
+      req.resume();
+      sendProblem(res, styleOf(path), requestId, {
+        status: 421,
+        title: 'Misdirected Request',
+        identifier: 'err:service:bad_request:host_not_allowed',
+        detail: `This simulator listens on loopback and answers only the Host headers ${[...allowedHosts].join(', ')}; send one of them (a request naming another host is refused, as a DNS-rebinding page would send).`,
+      });
+      return;
+    }
 
     if (path === '/_sim/health' || path === '/openapi.json') {
       req.resume();
@@ -160,6 +184,19 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
 
     // From here on errors follow the route's conventions (e.g. problem+json on deleteIdentity).
     const reject = (problem: Problem, headers: Record<string, string> = {}) => sendProblem(res, style, requestId, problem, headers, route);
+
+    // The admin surface answers the operator only, before it reads anything the caller sent
+    // (a refused caller's body is not read: the connection closes after the answer).
+    if (path.startsWith('/_sim/')) {
+      const auth = bearer(req.headers.authorization);
+      const operator = auth.ok ? authorizeOperator(ctx, auth.token) : undefined;
+      const problem = !auth.ok ? auth.problem : operator !== undefined && !operator.ok ? fromEngine(operator.error) : undefined;
+      if (problem !== undefined) {
+        res.on('finish', () => req.destroy());
+        reject(problem, { connection: 'close' });
+        return;
+      }
+    }
 
     let bodyText = '';
     if (route.input === 'query') {
@@ -292,5 +329,11 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
-  return { server, openApi };
+  return {
+    server,
+    openApi,
+    setAllowedHosts(hosts) {
+      allowedHosts = hosts === null ? null : new Set(hosts.map((h) => h.toLowerCase()));
+    },
+  };
 }

@@ -1,6 +1,7 @@
 /**
  * The simulator as a running server: an engine on a controllable clock behind real HTTP, started
- * in the documented start state (one workspace whose root key has every permission).
+ * in the documented start state (one workspace whose root key has every permission), or in a
+ * restored snapshot. The start root key is the operator's: the only credential of `/_sim/*`.
  */
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +9,10 @@ import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock }
 import { type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import { FaultInjector, type FaultsConfig } from './faults.js';
+import { OPERATIONS } from './operations.js';
 import { Journal } from './journal.js';
+import { restoreKeepingOperator } from './operator.js';
+import { isLoopbackAddress, loopbackHosts } from './host-check.js';
 import { keysimVersion } from '../version.js';
 
 export interface SimulatorOptions extends ServerOptions {
@@ -16,8 +20,22 @@ export interface SimulatorOptions extends ServerOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
-  /** The start workspace's root key; default a generated one (reproducible from the seed). */
+  /**
+   * The start workspace's root key, and the operator's credential (the only one `/_sim/*`
+   * answers); default a generated one (reproducible from the seed).
+   */
   rootKey?: string;
+  /**
+   * Start from this snapshot (as `/_sim/restore` takes it) instead of the start state; it must hold
+   * `rootKey` (by hash). A snapshot the restore refuses makes createSimulator throw an error whose
+   * `code` is `KEYSIM_BAD_SNAPSHOT`. A reset still goes back to the start state.
+   */
+  snapshot?: unknown;
+  /**
+   * Refuse (421) requests whose `Host` is not a loopback name with the served port, when bound to
+   * loopback (against DNS rebinding); default true. Off: every Host is answered.
+   */
+  checkHost?: boolean;
   /** 'manual' (default here: frozen until moved) or 'system' (real time plus an offset). */
   clock?: 'manual' | 'system';
   /** Where the clock starts, Unix ms; default now. */
@@ -34,7 +52,7 @@ export interface SimulatorOptions extends ServerOptions {
 export interface Simulator {
   /** Base URL, e.g. http://127.0.0.1:41234 (give it to the SDK as serverURL). */
   url: string;
-  /** The start workspace's root key (every permission). */
+  /** The start workspace's root key (every permission): the operator's credential for `/_sim/*`. */
   rootKey: string;
   workspaceId: string;
   clock: ControllableClock;
@@ -54,7 +72,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(Date.now, startMs) : new ManualClock(startMs);
   const seed = options.seed ?? 1;
   const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256 });
-  const faults = new FaultInjector(engine, seed);
+  const faults = new FaultInjector(engine, seed, OPERATIONS);
   if (options.faults !== undefined) {
     const set = faults.set(options.faults, 'faults');
     if (!set.ok) throw new Error(`cannot start the simulator: ${set.error.detail}`);
@@ -66,8 +84,17 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     return created.value;
   };
   const initial = start(options.rootKey);
+  const operatorRootKeyHash = nodeSha256(initial.rootKey);
+  if (options.snapshot !== undefined) {
+    const restored = restoreKeepingOperator({ engine, operatorRootKeyHash, clock }, options.snapshot);
+    if (!restored.ok) {
+      const first = restored.error.errors?.[0];
+      const where = first === undefined ? '' : ` (${first.location}: ${first.message})`;
+      throw Object.assign(new Error(`the snapshot cannot be restored: ${restored.error.detail}${where}`), { code: 'KEYSIM_BAD_SNAPSHOT' });
+    }
+  }
   const apiRateLimit = new ApiRateLimiter();
-  const journal = new Journal();
+  const journal = new Journal(nodeSha256);
   const reset = () => {
     journal.stop('the simulator was reset');
     apiRateLimit.set(null);
@@ -77,7 +104,10 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     start(initial.rootKey);
   };
 
-  const { server } = createSimulatorServer({ engine, clock, reset, apiRateLimit, faults, journal }, { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() });
+  const { server, setAllowedHosts } = createSimulatorServer(
+    { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash },
+    { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() },
+  );
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -88,6 +118,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  if (options.checkHost !== false && isLoopbackAddress(address.address)) setAllowedHosts(loopbackHosts(address.address, address.port));
 
   return {
     url: `http://${shownHost}:${address.port}`,

@@ -383,8 +383,17 @@ export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { 
       return failureOf(op, status, body, text, options.errorsUrl);
     };
 
-  async function admin<T>(op: string, rootKey: string | undefined, input: unknown): Promise<T> {
-    const { status, body, text, requestIdHeader } = await request(op, `/_sim/${op}`, rootKey ?? sim.rootKey, input);
+  // The admin surface answers the operator only: a fixture in another workspace names that
+  // workspace, found from the root key the test holds of it.
+  const workspaceOfRootKey = new Map<string, string>([[sim.rootKey, sim.workspaceId]]);
+  async function admin<T>(op: string, inWorkspaceOf: string | undefined, input: unknown): Promise<T> {
+    let sent = input;
+    if (inWorkspaceOf !== undefined) {
+      const workspaceId = workspaceOfRootKey.get(inWorkspaceOf);
+      if (workspaceId === undefined) throw new Error(`${op}: the root key given as inWorkspaceOf was not created by this client`);
+      sent = { ...(input as Record<string, unknown>), workspaceId };
+    }
+    const { status, body, text, requestIdHeader } = await request(op, `/_sim/${op}`, sim.rootKey, sent);
     checkMeta(op, body, text, requestIdHeader);
     if (status !== 200 || !('data' in body)) fail(op, `fixture failed with ${status}`, text);
     return body.data as T;
@@ -420,8 +429,16 @@ export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { 
       listOverrides: call('ratelimit.listOverrides'),
       deleteOverride: call('ratelimit.deleteOverride'),
     },
-    createWorkspace: () => admin<{ workspaceId: string; rootKey: string }>('workspaces.create', undefined, { name: 'other' }),
-    createRootKey: async (permissions, inWorkspaceOf) => (await admin<{ rootKey: string }>('rootKeys.create', inWorkspaceOf, { permissions })).rootKey,
+    createWorkspace: async () => {
+      const created = await admin<{ workspaceId: string; rootKey: string }>('workspaces.create', undefined, { name: 'other' });
+      workspaceOfRootKey.set(created.rootKey, created.workspaceId);
+      return created;
+    },
+    createRootKey: async (permissions, inWorkspaceOf) => {
+      const created = await admin<{ rootKey: string; workspaceId: string }>('rootKeys.create', inWorkspaceOf, { permissions });
+      workspaceOfRootKey.set(created.rootKey, created.workspaceId);
+      return created.rootKey;
+    },
     createNamespace: async (name, inWorkspaceOf) => (await admin<{ namespaceId: string }>('namespaces.create', inWorkspaceOf, { name })).namespaceId,
     deleteNamespace: async (namespace, inWorkspaceOf) => {
       await admin('namespaces.delete', inWorkspaceOf, { namespace });

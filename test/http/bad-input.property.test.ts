@@ -3,7 +3,8 @@
  * dropped, a wrong type, an extra field, a huge string, deep nesting, invalid JSON, raw bytes,
  * wrong content types, bad and missing Authorization). The server never answers 5xx, always
  * answers the error envelope of its style with the status the pipeline order implies
- * (content type → JSON → Authorization → schema → root key), a rejected request leaves the
+ * (content type → JSON → Authorization → schema → root key; on the admin surface the caller
+ * first: anyone but the operator is refused before the body is looked at), a rejected request leaves the
  * state exactly as it was, and the server still answers afterwards.
  */
 import fc from 'fast-check';
@@ -27,6 +28,10 @@ interface Fixture {
   limitedRootKey: string;
   /** The all-powerful root key of another workspace (404s). */
   foreignRootKey: string;
+  /** A `*` root key of the operator's workspace that is not the operator's (403 on the admin surface). */
+  starRootKey: string;
+  /** A root key of the operator's workspace without any permission. */
+  bareRootKey: string;
   baseline: EngineSnapshot;
 }
 
@@ -66,7 +71,9 @@ async function populate(s: Simulator): Promise<Fixture> {
   await call(s, '/v2/keys.verifyKey', { key: keyLimited.key, credits: { cost: 2 } });
   const { rootKey: limitedRootKey } = await call<{ rootKey: string }>(s, '/_sim/rootKeys.create', { permissions: ['api.*.read_key'] });
   const { rootKey: foreignRootKey } = await call<{ rootKey: string }>(s, '/_sim/workspaces.create', { name: 'other' });
-  return { apiId, keyLimited, keyUnlimited, identityId: identity.id, namespaceId, limitedRootKey, foreignRootKey, baseline: s.engine.snapshot() };
+  const { rootKey: starRootKey } = await call<{ rootKey: string }>(s, '/_sim/rootKeys.create', { permissions: ['*'] });
+  const { rootKey: bareRootKey } = await call<{ rootKey: string }>(s, '/_sim/rootKeys.create', { permissions: [] });
+  return { apiId, keyLimited, keyUnlimited, identityId: identity.id, namespaceId, limitedRootKey, foreignRootKey, starRootKey, bareRootKey, baseline: s.engine.snapshot() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,7 +407,7 @@ const contentTypes: fc.Arbitrary<ContentType> = fc.oneof(
   },
 );
 
-type AuthKind = 'root' | 'none' | 'malformed' | 'unknown' | 'limited' | 'foreign';
+type AuthKind = 'root' | 'none' | 'malformed' | 'unknown' | 'limited' | 'foreign' | 'star' | 'bare';
 interface Auth {
   kind: AuthKind;
   header?: string;
@@ -421,6 +428,7 @@ const auths: fc.Arbitrary<Auth> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'unknown', header: 'Bearer root_unknown_0000000000' }) },
   { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'limited' }) },
   { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'foreign' }) },
+  { weight: 1, arbitrary: fc.constantFrom<Auth>({ kind: 'star' }, { kind: 'bare' }) },
 );
 
 function authHeader(auth: Auth): string | undefined {
@@ -431,6 +439,10 @@ function authHeader(auth: Auth): string | undefined {
       return `Bearer ${fx.limitedRootKey}`;
     case 'foreign':
       return `Bearer ${fx.foreignRootKey}`;
+    case 'star':
+      return `Bearer ${fx.starRootKey}`;
+    case 'bare':
+      return `Bearer ${fx.bareRootKey}`;
     case 'none':
       return undefined;
     default:
@@ -562,6 +574,13 @@ interface Expected {
 
 /** The answer the pipeline order implies, when the request decides it; undefined when the engine does. */
 function predict(route: Route, built: Built, contentType: ContentType, auth: Auth): Expected | undefined {
+  // The admin surface checks its caller first: only the operator gets to the rest of the pipeline.
+  if (route.path.startsWith('/_sim/')) {
+    if (auth.kind === 'malformed') return { status: 400, type: 'authentication/malformed' };
+    if (auth.kind === 'none') return { status: 400, type: 'authentication/missing' };
+    if (auth.kind === 'unknown') return { status: 401, type: 'authentication/key_not_found' };
+    if (auth.kind !== 'root') return { status: 403, type: 'authorization/insufficient_permissions' };
+  }
   if (route.input === 'body') {
     const text = typeof built.payload === 'string' ? built.payload : Buffer.from(built.payload).toString('utf8');
     const adminEmpty = route.path.startsWith('/_sim/') && text.trim() === '';
@@ -755,6 +774,30 @@ describe('refusals by the engine (404, 403, 409, 410, 412, engine-level 400) lea
           await runCase(route, built, json, auth);
         }),
         { numRuns: 25 },
+      );
+    });
+  }
+});
+
+describe('the admin surface under a workspace root key (no permission, one, every one, another workspace\'s): always 403 in the envelope, never 5xx, nothing changed', () => {
+  const workspaceKeys = fc.constantFrom<Auth>({ kind: 'limited' }, { kind: 'foreign' }, { kind: 'star' }, { kind: 'bare' });
+  for (const route of ROUTES.filter((r) => r.path.startsWith('/_sim/'))) {
+    test(`${route.method} ${route.path}`, async () => {
+      const spec = BODIES[route.path];
+      if (spec === undefined) throw new Error(`no bodies for ${route.path}`);
+      await assertProperty(
+        fc.asyncProperty(spec.body(fx), bodyMutation, contentTypes, workspaceKeys, async (body, m, contentType, auth) => {
+          const built = buildBody(body, m, spec);
+          expect(predict(route, built, contentType, auth)).toEqual({ status: 403, type: 'authorization/insufficient_permissions' });
+          // runCase checks the 403 envelope and that the engine state is the baseline's.
+          await runCase(route, built, contentType, auth);
+          // What lives beside the engine state did not move either: the clock, the faults, the API limit.
+          expect(sim.clock.now()).toBe(START_MS);
+          expect(sim.faults.view).toMatchObject({ latencyMs: 0, errorRate: 0, dropRate: 0, overAdmitRate: 0, skipRefillRate: 0, lostDecrementRate: 0 });
+          const operatorCall = await postJson(sim.url, '/v2/apis.createApi', { name: 'unlimited' }, sim.rootKey);
+          expect(operatorCall.status).toBe(200);
+        }),
+        { numRuns: 40 },
       );
     });
   }

@@ -281,7 +281,7 @@ describe('createSimulator({ faults }) and the decisions themselves', () => {
   });
 
   function injector(config: FaultsConfig): FaultInjector {
-    const faults = new FaultInjector(new Engine({ clock: new ManualClock(START_MS), seed: 3 }), 3);
+    const faults = new FaultInjector(new Engine({ clock: new ManualClock(START_MS), seed: 3 }), 3, OPERATIONS);
     const set = faults.set(config);
     if (!set.ok) throw new Error(set.error.detail);
     return faults;

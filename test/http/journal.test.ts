@@ -164,7 +164,7 @@ describe('replaying the journal through a fresh engine', () => {
   });
 
   test('refuses a start without a usable snapshot', () => {
-    expect(() => JournalReplayer.create({ snapshot: { nope: true }, startedAtMs: START_MS })).toThrow(/no engine snapshot/);
-    expect(() => JournalReplayer.create({ snapshot: { seed: 1, compat: 'interface' }, startedAtMs: START_MS })).toThrow(/cannot be restored/);
+    expect(() => JournalReplayer.create({ snapshot: { nope: true }, startedAtMs: START_MS, operatorRootKeyHash: 'h' })).toThrow(/no engine snapshot/);
+    expect(() => JournalReplayer.create({ snapshot: { seed: 1, compat: 'interface' }, startedAtMs: START_MS, operatorRootKeyHash: 'h' })).toThrow(/cannot be restored/);
   });
 });

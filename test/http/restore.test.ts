@@ -35,6 +35,22 @@ describe('/_sim/restore', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  test('a state restored behind its own instant (after a reset) gave a snapshot that its own restore refused', async () => {
+    sim.reset();
+    const { apiId } = await call<{ apiId: string }>(sim, '/v2/apis.createApi', { name: 'behind' });
+    await call(sim, '/v2/keys.createKey', { apiId, credits: { remaining: 5, refill: { interval: 'monthly', amount: 10, refillDay: 31 } } });
+    await call(sim, '/_sim/clock.advance', { byMs: 45 * 86_400_000 });
+    const later = await snapshot();
+    sim.reset(); // the clock goes back to its start, weeks before the snapshot's refills
+    await call(sim, '/_sim/restore', { snapshot: later });
+    expect(sim.clock.now()).toBe(later.takenAtMs);
+    const again = await snapshot();
+    sim.reset();
+    const restored = await postJson(sim.url, '/_sim/restore', { snapshot: again }, sim.rootKey);
+    expect(restored.status).toBe(200);
+    expect(await snapshot()).toEqual(again);
+  });
+
   test('a state over the body limit got 413: /_sim/restore reads larger bodies than other routes', async () => {
     sim.reset();
     const meta = { blob: 'm'.repeat(1_000_000) };

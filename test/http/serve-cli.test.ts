@@ -5,11 +5,15 @@
  * test needs no build.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
+import { createSimulator } from '../../src/http/index.js';
 import { call, expectV2Error, postJson } from '../helpers/http.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,6 +31,8 @@ interface Running {
 }
 
 const children: Child[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'keysim-serve-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The environment of the parent without anything that would change the child's behaviour. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -186,6 +192,72 @@ describe('keysim serve', () => {
       expect(r.code, `${r.args.join(' ')}: ${r.stderr}`).toBe(EXIT.usage);
       expect(r.stderr, r.args.join(' ')).toContain(r.mentions);
       expect(r.stdout, r.args.join(' ')).not.toContain('listening on');
+    }
+  });
+  test('keysim serve without --root-key prints a new random root key every run; only an explicit --seed reproduces it', async () => {
+    const generated = async (args: string[]) => {
+      const running = await serve(['--port', '0', '--clock', 'manual', ...args]);
+      const rootKey = (await output(running, /root key \(generated[^)]*\): (\S+)/))[1] ?? '';
+      // The printed key is the operator's: it runs the admin surface.
+      expect(await call({ url: running.url, rootKey }, '/_sim/clock.get', {})).toMatchObject({ mode: 'manual' });
+      running.child.kill('SIGTERM');
+      expect(await exited(running.child, STOP_MS)).toBe(EXIT.ok);
+      return { rootKey, stdout: running.stdout() };
+    };
+    const [first, second] = await Promise.all([generated([]), generated([])]);
+    expect(first.rootKey).toMatch(/^root_\S{20,}$/);
+    expect(second.rootKey).not.toBe(first.rootKey);
+    expect(first.stdout).toMatch(/seed: \d+ \(random\)/);
+    const [seeded, again] = await Promise.all([generated(['--seed', '42']), generated(['--seed', '42'])]);
+    expect(again.rootKey).toBe(seeded.rootKey);
+    expect(seeded.rootKey).not.toBe(first.rootKey);
+    expect(seeded.stdout).toContain('from --seed 42');
+  });
+
+  test('keysim serve --restore FILE starts from a snapshot larger than the HTTP body limit; a bad file exits 2 and says why', async () => {
+    const rootKey = 'root_restore_0123456';
+    const source = await createSimulator({ rootKey, seed: 3 });
+    let snapshotAnswer: string;
+    let keyId: string;
+    try {
+      const { apiId } = await call<{ apiId: string }>(source, '/v2/apis.createApi', { name: 'restored' });
+      keyId = (await call<{ keyId: string }>(source, '/v2/keys.createKey', { apiId, name: 'k'.repeat(200), meta: { filler: 'x'.repeat(4000) } })).keyId;
+      // Saved as a client would: the whole answer of /_sim/snapshot.
+      snapshotAnswer = (await postJson(source.url, '/_sim/snapshot', {}, rootKey)).text;
+    } finally {
+      await source.close();
+    }
+    const good = join(dir, 'state.json');
+    writeFileSync(good, snapshotAnswer);
+    expect(snapshotAnswer.length).toBeGreaterThan(4096);
+    const running = await serve(['--port', '0', '--clock', 'manual', '--max-body-bytes', '4096', '--root-key', rootKey, '--restore', good]);
+    await output(running, /state restored from/);
+    expect(await call({ url: running.url, rootKey }, '/v2/keys.getKey', { keyId })).toMatchObject({ keyId, name: 'k'.repeat(200) });
+    running.child.kill('SIGTERM');
+    expect(await exited(running.child, STOP_MS)).toBe(EXIT.ok);
+
+    writeFileSync(join(dir, 'not-json.json'), '{"format": "keysim-engine-snapshot", ');
+    writeFileSync(join(dir, 'not-a-snapshot.json'), JSON.stringify({ format: 'nope' }));
+    const cases: Array<{ args: string[]; mentions: RegExp }> = [
+      { args: ['--root-key', rootKey, '--restore', join(dir, 'missing.json')], mentions: /no such file/ },
+      { args: ['--root-key', rootKey, '--restore', join(dir, 'not-json.json')], mentions: /is not JSON/ },
+      { args: ['--root-key', rootKey, '--restore', join(dir, 'not-a-snapshot.json')], mentions: /cannot be restored/ },
+      { args: ['--root-key', 'root_someone_else_000', '--restore', good], mentions: /operator/ },
+      { args: ['--restore', good], mentions: /needs the operator's root key/ },
+    ];
+    for (let i = 0; i < cases.length; i += 3) {
+      const batch = await Promise.all(
+        cases.slice(i, i + 3).map(async (c) => {
+          const run = spawnCli(['serve', '--port', '0', ...c.args], cleanEnv());
+          return { ...c, code: await exited(run.child, STARTUP_MS), stderr: run.stderr(), stdout: run.stdout() };
+        }),
+      );
+      for (const r of batch) {
+        expect(r.code, `${r.args.join(' ')}: ${r.stderr}`).toBe(EXIT.usage);
+        expect(r.stderr, r.args.join(' ')).toMatch(r.mentions);
+        expect(r.stderr, r.args.join(' ')).toContain('--restore');
+        expect(r.stdout, r.args.join(' ')).not.toContain('listening on');
+      }
     }
   });
 });

@@ -1,6 +1,19 @@
 /** `keysim serve`: the simulator as a standalone server. */
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, type FaultsConfig, checkFaultsConfig, createSimulator, describeFaults, parseFaultFlags, parseInstant } from '../../http/index.js';
+import {
+  FAULT_KEYS,
+  type FaultsConfig,
+  OPERATIONS,
+  checkFaultsConfig,
+  createSimulator,
+  describeFaults,
+  exposureWarning,
+  parseFaultFlags,
+  parseInstant,
+  randomRootKey,
+} from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 
 interface ServeArgs {
@@ -9,7 +22,8 @@ interface ServeArgs {
   rootKey?: string;
   clock: 'system' | 'manual';
   start?: string;
-  seed: number;
+  seed?: number;
+  restore?: string;
   compat: 'interface' | 'production';
   maxBodyBytes: number;
   errorsUrl?: string;
@@ -20,12 +34,45 @@ interface ServeArgs {
 function faultsFromFlags(flags: readonly string[]): { ok: true; config: FaultsConfig } | { ok: false; message: string } {
   const parsed = parseFaultFlags(flags);
   if (!parsed.ok) return parsed;
-  const checked = checkFaultsConfig(parsed.config, '--fault');
+  const checked = checkFaultsConfig(parsed.config, '--fault', OPERATIONS);
   if (!checked.ok) {
     const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
     return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
   }
   return { ok: true, config: checked.value };
+}
+
+/** Exits 2 with the message: bad input the user can fix. */
+function usageError(message: string): never {
+  process.stderr.write(`keysim serve: ${message}\n`);
+  process.exit(EXIT.usage);
+}
+
+/**
+ * A snapshot file as `--restore` takes it: the snapshot itself, the answer of `/_sim/snapshot`
+ * (`{ meta, data }`) or a `/_sim/restore` body (`{ snapshot }`). Read from disk whole, so its size
+ * is bounded by memory only, not by the HTTP body limit.
+ */
+function readSnapshotFile(path: string): { ok: true; snapshot: unknown } | { ok: false; message: string } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `cannot read the file (${why}).` };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, message: `is not JSON (${error instanceof Error ? error.message.slice(0, 120) : 'syntax error'}); it should hold a snapshot taken with /_sim/snapshot.` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, message: 'is not a JSON object; it should hold a snapshot taken with /_sim/snapshot.' };
+  const record = parsed as Record<string, unknown>;
+  if (record.format === undefined && typeof record.data === 'object' && record.data !== null) return { ok: true, snapshot: record.data };
+  if (record.format === undefined && typeof record.snapshot === 'object' && record.snapshot !== null) return { ok: true, snapshot: record.snapshot };
+  return { ok: true, snapshot: parsed };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -35,10 +82,14 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     y
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
       .option('port', { type: 'number', default: 8787, describe: 'Port to listen on (0 = a free port)' })
-      .option('root-key', { type: 'string', describe: 'Root key of the start workspace (or set KEYSIM_ROOT_KEY); default: a generated one, printed' })
+      .option('root-key', {
+        type: 'string',
+        describe: "Root key of the start workspace and the operator's credential, the only one /_sim/* answers (or set KEYSIM_ROOT_KEY); default: a random one, printed",
+      })
       .option('clock', { choices: ['system', 'manual'] as const, default: 'system' as const, describe: 'system: real time plus an offset; manual: frozen until moved' })
       .option('start', { type: 'string', describe: 'Where the clock starts: ISO-8601 (e.g. 2028-02-28T23:59:59Z) or Unix ms; default now' })
-      .option('seed', { type: 'number', default: 1, describe: 'Seed of every generated id and key' })
+      .option('seed', { type: 'number', describe: 'Seed of every generated id and key, the start root key included (reproducible runs); default: a random seed and a random root key' })
+      .option('restore', { type: 'string', describe: "Start from a snapshot file (the data of /_sim/snapshot, or a /_sim/restore body); needs the operator's root key of that snapshot (--root-key)" })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
       .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
@@ -49,7 +100,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       })
       .check((args) => {
         if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
-        if (!Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
+        if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
         if (!Number.isInteger(maxBody) || maxBody < 1) return '--max-body-bytes must be a positive integer.';
         if (args.start !== undefined) {
@@ -64,10 +115,24 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       })
       .example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day')
       .example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app')
+      .example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot')
       .example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms') as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
-    const rootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+    const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+    let snapshot: unknown;
+    if (args.restore !== undefined) {
+      if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
+      const read = readSnapshotFile(args.restore);
+      if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
+      snapshot = read.snapshot;
+    }
+    // Without a seed nothing is reproducible, the root key least of all (a fixed default would
+    // give every machine the same one): both are drawn at random. An explicit --seed reproduces
+    // everything; a restored state goes on with its own seed unless one is given.
+    const snapshotSeed = (snapshot as { seed?: unknown } | undefined)?.seed;
+    const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(1, 2 ** 47));
+    const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
     let sim;
@@ -76,26 +141,34 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         host: args.host,
         port: args.port,
         clock: args.clock,
-        seed: args.seed,
+        seed,
         compat: args.compat,
         maxBodyBytes: args.maxBodyBytes,
         ...(rootKey === undefined ? {} : { rootKey }),
+        ...(snapshot === undefined ? {} : { snapshot }),
         ...(start?.ok === true ? { startMs: start.value } : {}),
         ...(args.errorsUrl === undefined ? {} : { errorsUrl: args.errorsUrl }),
         ...(faults?.ok === true ? { faults: faults.config } : {}),
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
+      if (code === 'KEYSIM_BAD_SNAPSHOT') usageError(`--restore ${args.restore ?? ''}: ${error instanceof Error ? error.message : String(error)}`);
       const hint = code === 'EADDRINUSE' ? ` Port ${args.port} is taken: choose another with --port, or --port 0 for a free one.` : '';
       process.stderr.write(`keysim serve: cannot start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
       process.exit(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? EXIT.usage : EXIT.failure);
     }
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
-    out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${args.seed}\n`);
+    out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`);
+    if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
     if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
-    if (rootKey === undefined) out.write(`  root key (generated; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
-    out.write('  OpenAPI document: GET /openapi.json; admin: POST /_sim/*; Ctrl-C stops.\n');
+    if (givenRootKey === undefined) {
+      const how = args.seed === undefined ? 'random' : `from --seed ${args.seed}`;
+      out.write(`  operator root key (generated, ${how}; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
+    }
+    const warning = exposureWarning(new URL(sim.url).hostname);
+    if (warning !== null) process.stderr.write(`keysim serve: ${warning}\n`);
+    out.write("  OpenAPI document: GET /openapi.json; admin: POST /_sim/* (the operator's root key only); Ctrl-C stops.\n");
 
     let stopping = false;
     const stop = (signal: string) => {
