@@ -4,6 +4,7 @@ import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
 import mixed from './mixed.js';
 import planChange from './plan-change.js';
+import ratelimitLiveEdges from './ratelimit-live-edges.js';
 import ratelimitWindowEdge from './ratelimit-window-edge.js';
 import refillMonthEnd from './refill-month-end.js';
 import smoke from './smoke.js';
@@ -15,6 +16,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'credits-drain': creditsDrain,
   'refill-month-end': refillMonthEnd,
   'ratelimit-window-edge': ratelimitWindowEdge,
+  'ratelimit-live-edges': ratelimitLiveEdges,
   'identities-crud': identitiesCrud,
   'plan-change': planChange,
   mixed,
