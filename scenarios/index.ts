@@ -2,6 +2,7 @@
 import type { Scenario } from '../src/load/scenario.js';
 import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
+import limitedKeys from './limited-keys.js';
 import mixed from './mixed.js';
 import planChange from './plan-change.js';
 import ratelimitLiveEdges from './ratelimit-live-edges.js';
@@ -19,6 +20,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'ratelimit-live-edges': ratelimitLiveEdges,
   'identities-crud': identitiesCrud,
   'plan-change': planChange,
+  'limited-keys': limitedKeys,
   mixed,
 };
 
