@@ -7,6 +7,7 @@ import mixed from './mixed.js';
 import planChange from './plan-change.js';
 import ratelimitLiveEdges from './ratelimit-live-edges.js';
 import ratelimitWindowEdge from './ratelimit-window-edge.js';
+import refillMidnight from './refill-midnight.js';
 import refillMonthEnd from './refill-month-end.js';
 import smoke from './smoke.js';
 import verifyHotKeys from './verify-hot-keys.js';
@@ -16,6 +17,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'verify-hot-keys': verifyHotKeys,
   'credits-drain': creditsDrain,
   'refill-month-end': refillMonthEnd,
+  'refill-midnight': refillMidnight,
   'ratelimit-window-edge': ratelimitWindowEdge,
   'ratelimit-live-edges': ratelimitLiveEdges,
   'identities-crud': identitiesCrud,
