@@ -87,7 +87,15 @@ function utcMonthInstant(year: number, month: number, day: number): number {
   return Date.UTC(year, month, Math.min(day, last));
 }
 
-export async function startTestService(options: { bug?: ServiceBug; clockOffsetMs?: number } = {}): Promise<TestService> {
+export interface TestServiceOptions {
+  bug?: ServiceBug;
+  /** Service clock − real clock, ms. */
+  clockOffsetMs?: number;
+  /** Refills land this long after their boundary, as a deployment's batch job does (not a bug within a tolerance). */
+  refillDelayMs?: number;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const bug = options.bug;
   let offsetMs = options.clockOffsetMs ?? 0;
   const now = () => Date.now() + offsetMs;
@@ -111,9 +119,12 @@ export async function startTestService(options: { bug?: ServiceBug; clockOffsetM
     const next = utcMonthInstant(d.getUTCFullYear(), d.getUTCMonth() + 1, day);
     return (bug === 'skipMonth' || thisMonth <= local ? next : thisMonth) - shift;
   }
+  // A batch job refills `refillDelayMs` after the boundary (0: at the boundary).
+  const refillDelayMs = options.refillDelayMs ?? 0;
   function settle(key: Key, t: number): void {
-    if (key.refill !== null && nextBoundary(key.settledMs, key.refill) <= t) key.credits = key.refill.amount;
-    key.settledMs = Math.max(key.settledMs, t);
+    const horizon = t - refillDelayMs;
+    if (key.refill !== null && nextBoundary(key.settledMs, key.refill) <= horizon) key.credits = key.refill.amount;
+    key.settledMs = Math.max(key.settledMs, horizon);
   }
 
   /** The documented sliding window (or the bugs'); commits only when `commit`. */
