@@ -125,7 +125,7 @@ function diagnosis(k: LimitedKey, missing: number): string {
 export default defineScenario<LimitedFixtures>({
   name: 'limited-keys',
   description:
-    'Live-safe: verifications on keys with credits and rate limits (key and identity limits, 1 s and 5 s windows) raced against top-ups: refusals spend nothing, no top-up lost, exact balances, limits per window',
+    'Live-safe: verifications on keys with credits and key/identity rate limits raced against top-ups; exact balances, limits per window',
   defaults: { rate: 40, durationMs: 8_000, warmupMs: 0 },
   async setup(ctx) {
     const apiId = await createTaggedApi(ctx, 'limited-keys');

@@ -159,7 +159,7 @@ const steadyMix: ReadonlyArray<MixEntry<LiveEdgeFixtures>> = [
 export default defineScenario<LiveEdgeFixtures>({
   name: 'ratelimit-live-edges',
   description:
-    'Live-safe: bursts of limit + 1 right after real window edges (1 s and 5 s, found from the answers\' reset) on an identifier and on a key with credits: exact limits, sliding (not fixed) windows, refusals spend nothing',
+    'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
   defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },
   async setup(ctx) {
     const namespace = await ensureNamespace(ctx, 'live-edges');

@@ -162,7 +162,7 @@ function judge(f: MidnightFixtures, k: MidnightKey, finalCredits: number | undef
 export default defineScenario<MidnightFixtures>({
   name: 'refill-midnight',
   description:
-    'Live-safe: daily and monthly refills across the target\'s next real UTC midnight (waits for it, at most KEYSIM_MIDNIGHT_MAX_WAIT; tolerance KEYSIM_REFILL_TOLERANCE for batch refills)',
+    "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
   defaults: { rate: 10, durationMs: 4_000, warmupMs: 0 },
   setup,
   mix: [watchEntry],
