@@ -24,8 +24,8 @@ import { type TargetTime, durationEnv, targetTime } from './support/target-time.
 const DAY_MS = 86_400_000;
 const INITIAL = 10;
 const AMOUNT = 100;
-/** How long the load watches past midnight + tolerance. */
-const AFTER_MS = 2_000;
+/** The final verification comes this long after midnight + tolerance (+ the clock's uncertainty), not later: a refill later than that is late. */
+const SETTLE_MS = 250;
 const PROGRESS_EVERY_MS = 30_000;
 
 type Kind = 'daily' | 'monthly-due' | 'monthly-other';
@@ -167,13 +167,13 @@ export default defineScenario<MidnightFixtures>({
   setup,
   mix: [watchEntry],
   phases(ctx, f): ReadonlyArray<PhaseSpec<MidnightFixtures>> {
-    const endServiceMs = f.midnightMs + f.toleranceMs + AFTER_MS;
+    const endServiceMs = f.midnightMs + f.toleranceMs + SETTLE_MS;
     if (f.manualClock) return [{ name: 'across midnight (simulated time)', durationMs: ctx.settings.durationMs, serviceClock: { fromMs: f.serviceAfterSetupMs, toMs: endServiceMs } }];
-    return [{ name: 'across midnight', durationMs: Math.max(1_000, Math.round(wallOf(f, endServiceMs) + f.time.uncertaintyMs - Date.now())) }];
+    return [{ name: 'across midnight', durationMs: Math.max(1_000, Math.round(wallOf(f, endServiceMs) - Date.now())) }];
   },
   async finish(ctx, f) {
     if (!f.manualClock) {
-      const settleWall = wallOf(f, f.midnightMs + f.toleranceMs) + f.time.uncertaintyMs + 250;
+      const settleWall = wallOf(f, f.midnightMs + f.toleranceMs) + f.time.uncertaintyMs + SETTLE_MS;
       if (settleWall > Date.now()) await sleep(settleWall - Date.now());
     }
     const finals = new Map<string, number | undefined>();

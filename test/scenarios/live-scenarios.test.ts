@@ -9,6 +9,11 @@
  * slow run into an inconclusive (passing) one; the bursts are placed from the service's own window
  * edges, and the refill runs meet a midnight the test service's clock puts seconds away.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { ScenarioFailedError } from '../../src/load/runner.js';
@@ -16,8 +21,8 @@ import { type ServiceBug, type TestServiceOptions, startTestService } from '../h
 import { type LiveRun, runLive } from './live-run.js';
 
 const RUN_LIMIT_MS = 180_000;
-/** A service time 8 s before a midnight that begins the 15th (a monthly refillDay 15 is due). */
-const BEFORE_MIDNIGHT = Date.parse('2027-03-14T23:59:52Z');
+/** A service time 10 s before a midnight that begins the 15th (a monthly refillDay 15 is due). */
+const BEFORE_MIDNIGHT = Date.parse('2027-03-14T23:59:50Z');
 
 async function withService<T>(options: TestServiceOptions, fn: (s: { url: string; rootKey: string }) => Promise<T>): Promise<T> {
   const service = await startTestService(options);
@@ -40,12 +45,36 @@ function acrossMidnight(options: TestServiceOptions): Promise<LiveRun> {
   });
 }
 
+/** `keysim …` from the sources as a child process, the root key in KEYSIM_ROOT_KEY, reports in a temporary folder. */
+function cliRun(args: string[], rootKey: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const out = mkdtempSync(join(tmpdir(), 'keysim-live-cli-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYSIM_ROOT_KEY: rootKey };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', out], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_LIMIT_MS - 10_000);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      rmSync(out, { recursive: true, force: true });
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 const failedCheck = (run: LiveRun, name: string) => run.report.checks.find((c) => c.name === name && !c.passed);
 const shortLoad = { durationMs: 3_000 };
 
 const saved = { ...process.env };
 beforeAll(() => {
-  process.env.KEYSIM_MIDNIGHT_LEAD = '4s';
+  process.env.KEYSIM_MIDNIGHT_LEAD = '6s';
   process.env.KEYSIM_MIDNIGHT_MAX_WAIT = '1m';
   delete process.env.KEYSIM_REFILL_TOLERANCE;
   delete process.env.KEYSIM_NAMESPACE;
@@ -108,7 +137,7 @@ describe('refills across a real UTC midnight (the test service puts it seconds a
   test('a correct service → refill-midnight exits 0', async () => {
     const run = await acrossMidnight({});
     expect(run.exit, run.failures).toBe(EXIT.ok);
-    expect(run.logs.some((l) => /s to wait until 2027-03-14T23:59:56\.000Z/.test(l))).toBe(true);
+    expect(run.logs.some((l) => /s to wait until 2027-03-14T23:59:54\.000Z/.test(l))).toBe(true);
   }, RUN_LIMIT_MS);
 
   test('a refill at local (UTC+2) midnight → exit 98: daily and monthly keys not refilled at 00:00 UTC', async () => {
@@ -135,6 +164,12 @@ describe('refills across a real UTC midnight (the test service puts it seconds a
     }
   }, RUN_LIMIT_MS);
 
+  test('a batch refill a minute late without a tolerance → exit 98: not refilled by midnight', async () => {
+    const run = await acrossMidnight({ refillDelayMs: 60_000 });
+    expect(run.exit, run.failures).toBe(EXIT.checkFailed);
+    expect(failedCheck(run, 'daily refill at the UTC midnight')?.detail).toContain('not refilled by 2027-03-15T00:00:00.000Z');
+  }, RUN_LIMIT_MS);
+
   test('a midnight further away than KEYSIM_MIDNIGHT_MAX_WAIT → the run fails at once, saying when to start it', async () => {
     const error = await withService({}, async (s) => {
       (s as Awaited<ReturnType<typeof startTestService>>).setClockOffsetMs(Date.parse('2027-03-14T21:00:00Z') - Date.now());
@@ -156,4 +191,12 @@ describe.concurrent('the same scenarios on the embedded simulator (--history, or
       expect(run.report.invariants?.oracle?.verdict).toBe('agrees');
     }, RUN_LIMIT_MS);
   }
+});
+
+describe('through the CLI', () => {
+  test('`keysim run limited-keys --target URL --history` on a service that loses top-ups → exit 100, the check named in the summary', async () => {
+    const result = await withService({ bug: 'lostTopUp' }, (s) => cliRun(['run', 'limited-keys', '--target', s.url, '--history', '--duration', '3s', '--quiet'], s.rootKey));
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(EXIT.invariantViolated);
+    expect(result.stdout).toContain('top-ups were lost');
+  }, RUN_LIMIT_MS);
 });
