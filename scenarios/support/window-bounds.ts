@@ -100,8 +100,8 @@ export function checkWindowBounds(counters: readonly CounterRecord[], evidence: 
 
 /**
  * The exact admissions of a burst of `asked` requests on a counter with nothing admitted in the
- * window before: min(asked, limit) when every decision fell in one window; undefined (not
- * judged) when the burst straddled an edge.
+ * window before: min(asked, limit) when every decision fell in one window. Undefined when it
+ * did, a message when it did not, 'straddled' (not judged) when the burst straddled an edge.
  */
 export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[]): string | undefined | 'straddled' {
   const resets = new Set(burst.map((d) => d.resetMs));
