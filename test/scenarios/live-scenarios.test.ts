@@ -21,8 +21,8 @@ import { type ServiceBug, type TestServiceOptions, startTestService } from '../h
 import { type LiveRun, runLive } from './live-run.js';
 
 const RUN_LIMIT_MS = 180_000;
-/** A service time 10 s before a midnight that begins the 15th (a monthly refillDay 15 is due). */
-const BEFORE_MIDNIGHT = Date.parse('2027-03-14T23:59:50Z');
+/** A service time 14 s before a midnight that begins the 15th (a monthly refillDay 15 is due): time to read the clock and start waiting. */
+const BEFORE_MIDNIGHT = Date.parse('2027-03-14T23:59:46Z');
 
 async function withService<T>(options: TestServiceOptions, fn: (s: { url: string; rootKey: string }) => Promise<T>): Promise<T> {
   const service = await startTestService(options);
