@@ -2,9 +2,12 @@
 import type { Scenario } from '../src/load/scenario.js';
 import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
+import limitedKeys from './limited-keys.js';
 import mixed from './mixed.js';
 import planChange from './plan-change.js';
+import ratelimitLiveEdges from './ratelimit-live-edges.js';
 import ratelimitWindowEdge from './ratelimit-window-edge.js';
+import refillMidnight from './refill-midnight.js';
 import refillMonthEnd from './refill-month-end.js';
 import smoke from './smoke.js';
 import verifyHotKeys from './verify-hot-keys.js';
@@ -14,9 +17,12 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'verify-hot-keys': verifyHotKeys,
   'credits-drain': creditsDrain,
   'refill-month-end': refillMonthEnd,
+  'refill-midnight': refillMidnight,
   'ratelimit-window-edge': ratelimitWindowEdge,
+  'ratelimit-live-edges': ratelimitLiveEdges,
   'identities-crud': identitiesCrud,
   'plan-change': planChange,
+  'limited-keys': limitedKeys,
   mixed,
 };
 

@@ -13,7 +13,19 @@ import { parseThreshold } from '../../src/load/thresholds.js';
 import type { CheckResult } from '../../src/report/model.js';
 import { type HarnessOptions, type HarnessRun, type MutableResults, runScenario, settingsFor } from '../helpers/scenario-harness.js';
 
-const NAMES = ['smoke', 'verify-hot-keys', 'credits-drain', 'refill-month-end', 'ratelimit-window-edge', 'identities-crud', 'plan-change', 'mixed'];
+const NAMES = [
+  'smoke',
+  'verify-hot-keys',
+  'credits-drain',
+  'refill-month-end',
+  'ratelimit-window-edge',
+  'identities-crud',
+  'plan-change',
+  'mixed',
+  'limited-keys',
+  'ratelimit-live-edges',
+  'refill-midnight',
+];
 const CLOCK_SCENARIOS = ['refill-month-end', 'ratelimit-window-edge'];
 /** Mid-March of a common year, before the years refill-month-end picks (2027 and 2028). */
 const START_MS = Date.parse('2026-03-10T12:00:00Z');
@@ -80,7 +92,7 @@ function expectSweepChecksRefuse(result: HarnessRun<unknown>): void {
 }
 
 describe('scenario catalogue', () => {
-  test('the eight scenarios, each in scenarios/<name>.ts, named like its file and key', async () => {
+  test('the eleven scenarios, each in scenarios/<name>.ts, named like its file and key', async () => {
     const files = readdirSync(new URL('../../scenarios/', import.meta.url))
       .filter((f) => f.endsWith('.ts') && f !== 'index.ts')
       .map((f) => f.slice(0, -3));

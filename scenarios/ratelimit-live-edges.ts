@@ -1,0 +1,244 @@
+/**
+ * ratelimit-live-edges: bursts at the limit on both sides of real window edges, for live targets
+ * (no clock control needed; it runs on the simulator too). For each window length (1 s and 5 s)
+ * it takes a fresh rate-limit identifier (ratelimit.limit, limit 5) and a fresh key with credits
+ * and an auto-applied key limit (limit 4), then:
+ *
+ * 1. waits for a window edge, found by cost-0 probes (they consume nothing) whose `reset` moves on;
+ * 2. fires limit + 1 requests at once on each: a fresh window admits exactly the limit — one
+ *    more is an off-by-one, one fewer a false refusal;
+ * 3. waits for the next edge the same way and fires limit + 1 again right after it. The sliding
+ *    window still weighs the full previous window there and admits next to nothing; a fixed
+ *    window admits a full limit again. The bound (support/window-bounds.ts) is judged on keysim's
+ *    own clock between the last probe before the edge and each answer after it, so a slow machine
+ *    makes it inconclusive, never wrong;
+ * 4. at the end, each key's balance is its credits less its VALID answers: a verification refused
+ *    with RATE_LIMITED spends nothing.
+ *
+ * On the simulator's frozen clock the scenario moves the clock to each edge instead of waiting.
+ * A burst that straddles an edge (a very slow machine) is retried once, then reported as not
+ * judged. Everything the bursts send goes through the scenario's API, so `--history` records it
+ * and the invariant checkers see it too. The phases' own load is a steady, light stream of
+ * rate-limit checks on an identifier of its own.
+ */
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type CreatedKey, checkResult, createKey, createTaggedApi, ensureNamespace, isInt, isRecord, moveClockTo, okData, shown, sleep } from './support/common.js';
+import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
+
+const DURATIONS_MS = [1_000, 5_000] as const;
+const IDENTIFIER_LIMIT = 5;
+const KEY_LIMIT = 4;
+const KEY_CREDITS = 50;
+/** A burst that straddles an edge is tried again this many times. */
+const ATTEMPTS = 2;
+const STEADY = { limit: 1_000, duration: 1_000 };
+
+interface EdgeKey extends CreatedKey {
+  counter: CounterRecord;
+}
+
+interface LiveEdgeFixtures {
+  namespace: string;
+  apiId: string;
+  /** Cost-0 probes per window length: they place the edges. */
+  probes: Map<number, Decision[]>;
+  counters: CounterRecord[];
+  keys: EdgeKey[];
+  exactProblems: string[];
+  exactJudged: number;
+  exactStraddled: number;
+  answerProblems: string[];
+  steadyIdentifier: string;
+  /** The simulator's frozen clock (moved to each edge) rather than a running one. */
+  manualClock: boolean;
+}
+
+async function probe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number): Promise<Decision> {
+  const invokeMs = localNowMs();
+  const r = await ctx.api.call('ratelimit.limit', { namespace: f.namespace, identifier: `${ctx.tag}-clock`, limit: 1, duration: durationMs, cost: 0 });
+  const completeMs = localNowMs();
+  const d = okData(r);
+  if (typeof d === 'string' || !isInt(d.reset) || d.success !== true) throw new Error(`a cost-0 probe of the ${durationMs} ms window answered ${shown(r)}`);
+  const decision: Decision = { invokeMs, completeMs, admitted: true, resetMs: d.reset };
+  f.probes.get(durationMs)?.push(decision);
+  return decision;
+}
+
+/** Probes until the window moves on; returns the local time it was seen. Bounded by the window length. */
+async function awaitEdge(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number, hintMs?: number): Promise<number> {
+  if (f.manualClock && ctx.admin !== undefined) {
+    // The embedded simulator's clock stands still: move it to the edge instead of waiting for it.
+    await moveClockTo(ctx.admin, (await probe(ctx, f, durationMs)).resetMs);
+    return (await probe(ctx, f, durationMs)).completeMs;
+  }
+  if (hintMs !== undefined && hintMs - 150 > localNowMs()) await sleep(hintMs - 150 - localNowMs());
+  const first = await probe(ctx, f, durationMs);
+  const deadline = localNowMs() + durationMs + 10_000;
+  for (;;) {
+    const p = await probe(ctx, f, durationMs);
+    if (p.resetMs > first.resetMs) return p.completeMs;
+    if (localNowMs() > deadline) throw new Error(`no window edge seen in ${durationMs + 10_000} ms of ${durationMs} ms windows: the answers' reset never moved (${first.resetMs})`);
+    await sleep(5);
+  }
+}
+
+async function limitCall(ctx: ScenarioContext, f: LiveEdgeFixtures, counter: CounterRecord, identifier: string): Promise<Decision> {
+  const invokeMs = localNowMs();
+  const r = await ctx.api.call('ratelimit.limit', { namespace: f.namespace, identifier, limit: counter.limit, duration: counter.durationMs });
+  const completeMs = localNowMs();
+  const d = okData(r);
+  if (typeof d === 'string' || !isInt(d.reset) || typeof d.success !== 'boolean' || d.limit !== counter.limit) {
+    f.answerProblems.push(`${counter.label}: ${typeof d === 'string' ? d : `malformed answer ${shown(r)}`}`);
+    return { invokeMs, completeMs, admitted: false, resetMs: Number.NaN };
+  }
+  const decision = { invokeMs, completeMs, admitted: d.success, resetMs: d.reset };
+  counter.decisions.push(decision);
+  return decision;
+}
+
+async function verifyCall(ctx: ScenarioContext, f: LiveEdgeFixtures, key: EdgeKey): Promise<Decision> {
+  const invokeMs = localNowMs();
+  const r = await ctx.api.call('keys.verifyKey', { key: key.key, credits: { cost: 1 } });
+  const completeMs = localNowMs();
+  const d = okData(r);
+  const limit = typeof d === 'string' || !Array.isArray(d.ratelimits) ? undefined : (d.ratelimits[0] as unknown);
+  if (typeof d === 'string' || !isRecord(limit) || !isInt(limit.reset) || (d.code !== 'VALID' && d.code !== 'RATE_LIMITED') || d.keyId !== key.keyId) {
+    f.answerProblems.push(`${key.counter.label}: ${typeof d === 'string' ? d : `expected VALID or RATE_LIMITED with the key's limit, got ${shown(r)}`}`);
+    return { invokeMs, completeMs, admitted: false, resetMs: Number.NaN };
+  }
+  const decision = { invokeMs, completeMs, admitted: d.code === 'VALID', resetMs: limit.reset };
+  key.counter.decisions.push(decision);
+  return decision;
+}
+
+/** limit + 1 requests at once on the identifier and on the key. */
+async function burst(ctx: ScenarioContext, f: LiveEdgeFixtures, identifier: string, idCounter: CounterRecord, key: EdgeKey): Promise<[Decision[], Decision[]]> {
+  const ids = Array.from({ length: idCounter.limit + 1 }, () => limitCall(ctx, f, idCounter, identifier));
+  const verifications = Array.from({ length: key.counter.limit + 1 }, () => verifyCall(ctx, f, key));
+  return [await Promise.all(ids), await Promise.all(verifications)];
+}
+
+/** One round on fresh counters: a burst after an edge (exact), then one right after the next edge. */
+async function round(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number, attempt: number): Promise<boolean> {
+  const seconds = durationMs / 1000;
+  const identifier = `${ctx.tag}-edge-${seconds}s-${attempt}`;
+  const idCounter: CounterRecord = { label: `ratelimit.limit ${identifier} (${IDENTIFIER_LIMIT} per ${seconds} s)`, limit: IDENTIFIER_LIMIT, durationMs, decisions: [] };
+  const created = await createKey(ctx, {
+    apiId: f.apiId,
+    name: `${identifier}-key`,
+    credits: { remaining: KEY_CREDITS },
+    ratelimits: [{ name: 'edge', limit: KEY_LIMIT, duration: durationMs, autoApply: true }],
+  });
+  const key: EdgeKey = { ...created, counter: { label: `key ${created.keyId} limit "edge" (${KEY_LIMIT} per ${seconds} s)`, limit: KEY_LIMIT, durationMs, decisions: [] } };
+  f.counters.push(idCounter, key.counter);
+  f.keys.push(key);
+  const firstEdge = await awaitEdge(ctx, f, durationMs);
+  const [b1Id, b1Key] = await burst(ctx, f, identifier, idCounter, key);
+  const exact = [exactBurstProblem(idCounter, b1Id), exactBurstProblem(key.counter, b1Key)];
+  await awaitEdge(ctx, f, durationMs, firstEdge + durationMs);
+  await burst(ctx, f, identifier, idCounter, key);
+  if (exact.includes('straddled')) return false;
+  f.exactJudged += 2;
+  for (const p of exact) if (p !== undefined && p !== 'straddled') f.exactProblems.push(p);
+  return true;
+}
+
+const steadyMix: ReadonlyArray<MixEntry<LiveEdgeFixtures>> = [
+  {
+    name: 'ratelimit.limit steady',
+    weight: 1,
+    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.steadyIdentifier, ...STEADY } }),
+    check(r) {
+      const d = okData(r);
+      if (typeof d === 'string') return d;
+      return d.limit === STEADY.limit && isInt(d.remaining) && isInt(d.reset) && typeof d.success === 'boolean' ? undefined : `malformed answer ${shown(r)}`;
+    },
+  },
+];
+
+export default defineScenario<LiveEdgeFixtures>({
+  name: 'ratelimit-live-edges',
+  description:
+    'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
+  defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },
+  async setup(ctx) {
+    const namespace = await ensureNamespace(ctx, 'live-edges');
+    const apiId = await createTaggedApi(ctx, 'live-edges');
+    return {
+      namespace,
+      apiId,
+      probes: new Map(DURATIONS_MS.map((d) => [d, []])),
+      counters: [],
+      keys: [],
+      exactProblems: [],
+      exactJudged: 0,
+      exactStraddled: 0,
+      answerProblems: [],
+      steadyIdentifier: `${ctx.tag}-steady`,
+      manualClock: ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual',
+    };
+  },
+  mix: steadyMix,
+  phases(ctx) {
+    return DURATIONS_MS.map(
+      (durationMs): PhaseSpec<LiveEdgeFixtures> => ({
+        name: `bursts at ${durationMs / 1000} s window edges`,
+        durationMs: Math.max(500, Math.round(ctx.settings.durationMs / DURATIONS_MS.length)),
+        async before(c, f) {
+          for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+            if (await round(c, f, durationMs, attempt)) return;
+            f.exactStraddled++;
+            c.log(`ratelimit-live-edges: a burst of the ${durationMs} ms round straddled a window edge (a slow machine); trying again`);
+          }
+        },
+      }),
+    );
+  },
+  async finish(ctx, f) {
+    const bounds = DURATIONS_MS.map((d) => checkWindowBounds(f.counters.filter((c) => c.durationMs === d), f.probes.get(d) ?? []));
+    const problems = bounds.flatMap((b) => b.problems);
+    const judged = bounds.reduce((n, b) => n + b.edgesJudged, 0);
+    const seen = bounds.reduce((n, b) => n + b.edgesSeen, 0);
+    const balances = await Promise.all(
+      f.keys.map(async (k) => {
+        const d = await ctx.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: k.keyId });
+        const valid = k.counter.decisions.filter((x) => x.admitted).length;
+        const refused = k.counter.decisions.length - valid;
+        const remaining = d.credits?.remaining;
+        return { k, remaining, expected: KEY_CREDITS - valid, valid, refused };
+      }),
+    );
+    const wrong = balances.filter((b) => b.remaining !== b.expected);
+    return [
+      checkResult('answers to the bursts well-formed', f.answerProblems.length === 0, f.answerProblems.length === 0 ? 'all' : f.answerProblems.slice(0, 6).join('; ')),
+      checkResult(
+        'exact admissions at the limit (limit + 1 asked in a fresh window)',
+        f.exactProblems.length === 0,
+        f.exactProblems.length > 0
+          ? f.exactProblems.join('; ')
+          : `${f.exactJudged} bursts admitted exactly their limit${f.exactStraddled > 0 ? `; ${f.exactStraddled} rounds not judged (a burst straddled an edge: the machine was slow)` : ''}`,
+      ),
+      checkResult(
+        'sliding window across real window edges',
+        problems.length === 0,
+        problems.length > 0
+          ? problems.slice(0, 6).join('; ')
+          : judged > 0
+            ? `${judged} of ${seen} edges judged (the window before still weighed on the burst after it): within the sliding-window bound`
+            : `inconclusive: ${seen} edges seen, none close enough to its burst to judge (a slow machine); nothing wrong seen`,
+      ),
+      checkResult(
+        'a verification refused by a rate limit spends no credits',
+        wrong.length === 0,
+        (wrong.length > 0 ? wrong : balances)
+          .map(
+            (b) =>
+              `${b.k.keyId}: ${String(b.remaining)} credits left of ${KEY_CREDITS} after ${b.valid} VALID and ${b.refused} RATE_LIMITED, expected ${b.expected}` +
+              (b.remaining !== b.expected && isInt(b.remaining) && b.expected - b.remaining === b.refused ? ' (as if every RATE_LIMITED verification spent its cost)' : ''),
+          )
+          .join('; '),
+      ),
+    ];
+  },
+  thresholds: ['errors == 0', 'checks == 0'],
+});

@@ -1,0 +1,195 @@
+/**
+ * refill-midnight: daily and monthly refills across the next real UTC midnight of the target, for
+ * live targets (on the simulator, a frozen clock is moved there instead of waited for).
+ *
+ * The target's time comes from its `Date` header (support/target-time.ts). The scenario waits,
+ * with a progress line every 30 s, until KEYSIM_MIDNIGHT_LEAD (default 10 s) before the target's
+ * next UTC midnight, and refuses to wait longer than KEYSIM_MIDNIGHT_MAX_WAIT (default 10m): it
+ * then fails at once, saying when to start it instead. Shortly before midnight it creates three
+ * keys with 10 credits: a daily refill to 100; a monthly refill to 100 on the day that begins at
+ * midnight (`refillDay` = tomorrow's day); and a monthly one due another day. Each is verified
+ * once before midnight (10 → 9), watched with cost-0 verifications across it, and verified again
+ * after midnight + KEYSIM_REFILL_TOLERANCE (default 0s; a deployment that refills with a batch job
+ * gets that long): the first two must read 99 (replaced by 100, then one verification), the third
+ * 8. A refill seen before midnight, a missing one (refilled at another hour, a month skipped) and
+ * one that adds instead of replacing all fail with the balances that show it.
+ *
+ * Keys made, or first verified, too close to midnight for the placement to be sure (a slow
+ * machine) make the affected check inconclusive, never red; `createdAt` (service time) decides.
+ */
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type CreatedKey, checkResult, createKey, createTaggedApi, isInt, iso, moveClockTo, okData, shown, sleep } from './support/common.js';
+import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
+
+const DAY_MS = 86_400_000;
+const INITIAL = 10;
+const AMOUNT = 100;
+/** The final verification comes this long after midnight + tolerance (+ the clock's uncertainty), not later: a refill later than that is late. */
+const SETTLE_MS = 250;
+const PROGRESS_EVERY_MS = 30_000;
+
+type Kind = 'daily' | 'monthly-due' | 'monthly-other';
+
+interface MidnightKey extends CreatedKey {
+  kind: Kind;
+  refillDay: number | undefined;
+  createdAtMs: number | undefined;
+  before: { credits: number | undefined; completeWall: number } | undefined;
+  /** Cost-0 readings: local wall time at the answer, and the balance. */
+  seen: Array<{ wall: number; credits: number }>;
+}
+
+interface MidnightFixtures {
+  midnightMs: number;
+  time: TargetTime;
+  toleranceMs: number;
+  manualClock: boolean;
+  keys: MidnightKey[];
+  /** Service time when setup ended (the simulator's sweep starts there). */
+  serviceAfterSetupMs: number;
+}
+
+const wallOf = (f: MidnightFixtures, serviceMs: number): number => serviceMs - f.time.offsetMs;
+
+async function waitForLead(ctx: ScenarioContext, time: TargetTime, startMs: number, midnightMs: number): Promise<void> {
+  let lastLog = Number.NEGATIVE_INFINITY;
+  for (;;) {
+    const left = startMs - (Date.now() + time.offsetMs);
+    if (left <= 0) return;
+    if (Date.now() - lastLog >= PROGRESS_EVERY_MS) {
+      lastLog = Date.now();
+      ctx.log(`refill-midnight: ${Math.ceil(left / 1000)} s to wait until ${iso(startMs)}, shortly before the target's UTC midnight ${iso(midnightMs)}`);
+    }
+    await sleep(Math.min(left, 1_000));
+  }
+}
+
+async function setup(ctx: ScenarioContext): Promise<MidnightFixtures> {
+  const leadMs = Math.max(3_000, durationEnv('KEYSIM_MIDNIGHT_LEAD', '10s'));
+  const maxWaitMs = durationEnv('KEYSIM_MIDNIGHT_MAX_WAIT', '10m');
+  const toleranceMs = durationEnv('KEYSIM_REFILL_TOLERANCE', '0s');
+  const manualClock = ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual';
+  const time = await targetTime(ctx);
+  const nowMs = Date.now() + time.offsetMs;
+  let midnightMs = (Math.floor(nowMs / DAY_MS) + 1) * DAY_MS;
+  if (midnightMs - nowMs < leadMs + time.uncertaintyMs) midnightMs += DAY_MS;
+  const startMs = midnightMs - leadMs;
+  if (manualClock && ctx.admin !== undefined) {
+    await moveClockTo(ctx.admin, startMs);
+    ctx.log(`refill-midnight: moved the simulator's clock to ${iso(startMs)}, ${leadMs / 1000} s before midnight`);
+  } else {
+    const waitMs = startMs - nowMs;
+    if (waitMs > maxWaitMs) {
+      throw new Error(
+        `the target's next UTC midnight is ${iso(midnightMs)}, ${Math.round(waitMs / 60_000)} min from now (its clock read from ${time.source === 'admin' ? 'the admin surface' : 'its Date header'}), ` +
+          `and refill-midnight waits at most ${Math.round(maxWaitMs / 60_000)} min (KEYSIM_MIDNIGHT_MAX_WAIT): start it within that of ${iso(startMs)}, or raise KEYSIM_MIDNIGHT_MAX_WAIT`,
+      );
+    }
+    ctx.log(`refill-midnight: the target's clock is ${Math.round(time.offsetMs)} ± ${Math.round(time.uncertaintyMs)} ms from this machine's; tolerance for the refill ${toleranceMs} ms`);
+    await waitForLead(ctx, time, startMs, midnightMs);
+  }
+  const tomorrow = new Date(midnightMs).getUTCDate();
+  const otherDay = tomorrow === 1 ? 15 : tomorrow - 1;
+  const apiId = await createTaggedApi(ctx, 'refill-midnight');
+  const specs: Array<{ kind: Kind; refill: Record<string, unknown>; refillDay: number | undefined }> = [
+    { kind: 'daily', refill: { interval: 'daily', amount: AMOUNT }, refillDay: undefined },
+    { kind: 'monthly-due', refill: { interval: 'monthly', amount: AMOUNT, refillDay: tomorrow }, refillDay: tomorrow },
+    { kind: 'monthly-other', refill: { interval: 'monthly', amount: AMOUNT, refillDay: otherDay }, refillDay: otherDay },
+  ];
+  const keys: MidnightKey[] = [];
+  for (const s of specs) {
+    const created = await createKey(ctx, { apiId, name: `${ctx.tag}-${s.kind}`, credits: { remaining: INITIAL, refill: s.refill } });
+    const got = await ctx.api.data<{ createdAt?: unknown }>('keys.getKey', { keyId: created.keyId });
+    keys.push({ ...created, kind: s.kind, refillDay: s.refillDay, createdAtMs: isInt(got.createdAt) ? got.createdAt : undefined, before: undefined, seen: [] });
+  }
+  for (const k of keys) {
+    const r = await ctx.api.call('keys.verifyKey', { key: k.key });
+    const d = okData(r);
+    k.before = { credits: typeof d !== 'string' && isInt(d.credits) ? d.credits : undefined, completeWall: Date.now() };
+  }
+  const serviceAfterSetupMs = ctx.admin === undefined ? Date.now() + time.offsetMs : await ctx.admin.clockNow();
+  return { midnightMs, time, toleranceMs, manualClock, keys, serviceAfterSetupMs };
+}
+
+const watchEntry: MixEntry<MidnightFixtures> = {
+  name: 'verifyKey cost 0 across midnight',
+  weight: 1,
+  build: (f, random) => ({ op: 'keys.verifyKey', body: { key: (f.keys[random.int(f.keys.length)] as MidnightKey).key, credits: { cost: 0 } } }),
+  check(r, f) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    const key = f.keys.find((k) => k.keyId === d.keyId);
+    if (key === undefined || d.code !== 'VALID' || !isInt(d.credits)) return `expected VALID with credits for one of the run's keys, got ${shown(r)}`;
+    key.seen.push({ wall: Date.now(), credits: d.credits });
+    const allowed = key.kind === 'monthly-other' ? [INITIAL, INITIAL - 1] : [INITIAL, INITIAL - 1, AMOUNT, AMOUNT - 1];
+    return allowed.includes(d.credits) ? undefined : `${key.kind} key: ${d.credits} credits, expected one of ${allowed.join(', ')}`;
+  },
+};
+
+/** The check of one key: its balance before, during (cost 0) and after midnight. */
+function judge(f: MidnightFixtures, k: MidnightKey, finalCredits: number | undefined): { passed: boolean; detail: string } {
+  const midnightWall = wallOf(f, f.midnightMs);
+  const u = f.time.uncertaintyMs;
+  const due = k.kind !== 'monthly-other';
+  const what = k.kind === 'daily' ? 'daily refill' : `monthly refill on day ${String(k.refillDay)}`;
+  if (k.createdAtMs !== undefined ? k.createdAtMs >= f.midnightMs : false) {
+    return { passed: true, detail: `inconclusive: ${k.keyId} was created at ${iso(k.createdAtMs ?? 0)}, after midnight (a slow machine; raise KEYSIM_MIDNIGHT_LEAD)` };
+  }
+  const before = k.before?.credits;
+  const beforeSurely = f.manualClock || (k.before !== undefined && k.before.completeWall < midnightWall - u);
+  const early = f.manualClock ? [] : k.seen.filter((s) => s.wall < midnightWall - u && s.credits >= AMOUNT - 1);
+  const problems: string[] = [];
+  if (early.length > 0 || (beforeSurely && before !== INITIAL - 1)) {
+    problems.push(`before midnight it read ${early.length > 0 ? String(early[0]?.credits) : String(before)} credits, expected ${INITIAL - 1}: ${due ? 'refilled before the UTC midnight' : 'refilled on a day it is not due'}`);
+  }
+  const expected = due ? (before === AMOUNT - 1 && !beforeSurely ? AMOUNT - 2 : AMOUNT - 1) : INITIAL - 2;
+  if (problems.length === 0 && finalCredits !== expected) {
+    const why = !due
+      ? 'refilled although not due'
+      : finalCredits === INITIAL - 2
+        ? `not refilled by ${iso(f.midnightMs + f.toleranceMs)} (a refill at another hour than 00:00 UTC${k.kind === 'monthly-due' ? ', or a month skipped' : ''}?)`
+        : finalCredits === INITIAL - 1 + AMOUNT - 1
+          ? 'the refill added the amount instead of replacing the balance'
+          : 'a balance no refill explains';
+    problems.push(`after midnight${f.toleranceMs > 0 ? ` + ${f.toleranceMs} ms tolerance` : ''} it read ${String(finalCredits)} credits, expected ${expected}: ${why}`);
+  }
+  return {
+    passed: problems.length === 0,
+    detail: `${k.keyId} (${what}, created ${k.createdAtMs === undefined ? 'at an unknown time' : iso(k.createdAtMs)}): ${problems.length > 0 ? problems.join('; ') : `${String(before)} before midnight, ${String(finalCredits)} after (${k.seen.length} cost-0 readings in between)`}`,
+  };
+}
+
+export default defineScenario<MidnightFixtures>({
+  name: 'refill-midnight',
+  description:
+    "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
+  defaults: { rate: 10, durationMs: 4_000, warmupMs: 0 },
+  setup,
+  mix: [watchEntry],
+  phases(ctx, f): ReadonlyArray<PhaseSpec<MidnightFixtures>> {
+    const endServiceMs = f.midnightMs + f.toleranceMs + SETTLE_MS;
+    if (f.manualClock) return [{ name: 'across midnight (simulated time)', durationMs: ctx.settings.durationMs, serviceClock: { fromMs: f.serviceAfterSetupMs, toMs: endServiceMs } }];
+    return [{ name: 'across midnight', durationMs: Math.max(1_000, Math.round(wallOf(f, endServiceMs) - Date.now())) }];
+  },
+  async finish(ctx, f) {
+    if (!f.manualClock) {
+      const settleWall = wallOf(f, f.midnightMs + f.toleranceMs) + f.time.uncertaintyMs + SETTLE_MS;
+      if (settleWall > Date.now()) await sleep(settleWall - Date.now());
+    }
+    const finals = new Map<string, number | undefined>();
+    for (const k of f.keys) {
+      const d = okData(await ctx.api.call('keys.verifyKey', { key: k.key }));
+      finals.set(k.keyId, typeof d !== 'string' && isInt(d.credits) ? d.credits : undefined);
+    }
+    const names: Record<Kind, string> = {
+      daily: 'daily refill at the UTC midnight',
+      'monthly-due': 'monthly refill on refillDay at the UTC midnight',
+      'monthly-other': 'a monthly key due another day is not refilled',
+    };
+    return f.keys.map((k) => {
+      const v = judge(f, k, finals.get(k.keyId));
+      return checkResult(names[k.kind], v.passed, v.detail);
+    });
+  },
+  thresholds: ['errors == 0', 'checks == 0'],
+});

@@ -1,0 +1,115 @@
+/**
+ * Judging rate-limit decisions on a live target, where nobody controls or reads the service
+ * clock exactly: every decision is placed by the window its answer names (`reset`, the end of the
+ * window it was decided in; the service's windows are aligned to the Unix epoch, so every counter
+ * of one duration shares its edges) and by keysim's own monotonic clock around the request.
+ *
+ * The sliding window (two epoch-aligned fixed windows; `used = current + floor(previous × (1 −
+ * elapsed))`) gives two bounds that hold whatever the pace of the machine:
+ *
+ * - Per window: the admissions decided in window k never exceed the limit (used ≥ current).
+ * - Across an edge: let I be the latest send of any request answered in window k (the edge came
+ *   after it) and T the answer of an admission in window k + 1. At most (T − I) of the window had
+ *   elapsed when any admission answered by T was decided, so the A admissions of window k + 1
+ *   answered by T, after P admissions in window k, satisfy A + floor(P × (1 − (T − I)/D)) ≤ L.
+ *   Both clocks run at the same rate, so their offset cancels out.
+ *
+ * A slow machine only widens (T − I) and weakens the second bound: a busy run is inconclusive
+ * (reported as such), never a false alarm. A fixed-window limiter admits a full second burst
+ * right after an edge, which breaks the second bound as soon as the burst follows the edge
+ * closely; an off-by-one limit breaks the first.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** Monotonic local time, ms (only differences matter). */
+export const localNowMs = (): number => performance.now();
+
+/** One decision of one counter. */
+export interface Decision {
+  invokeMs: number;
+  completeMs: number;
+  admitted: boolean;
+  /** The end of the window the answer names (service time, Unix ms). */
+  resetMs: number;
+}
+
+export interface CounterRecord {
+  /** How reports name it, e.g. `limit std (1 s)` or `key 2 per-second`. */
+  label: string;
+  limit: number;
+  durationMs: number;
+  decisions: Decision[];
+}
+
+export interface BoundsVerdict {
+  problems: string[];
+  /** Window edges where the previous window still weighed at least one admission: the edge bound had teeth. */
+  edgesJudged: number;
+  /** Window edges with admissions before them and decisions after them. */
+  edgesSeen: number;
+}
+
+/**
+ * Checks the per-window and across-edge bounds of each counter. `evidence` holds further
+ * decisions (any counter of the same duration, e.g. cost-0 probes) that place window edges.
+ */
+export function checkWindowBounds(counters: readonly CounterRecord[], evidence: readonly Decision[] = []): BoundsVerdict {
+  const problems: string[] = [];
+  let edgesJudged = 0;
+  let edgesSeen = 0;
+  for (const c of counters) {
+    const D = c.durationMs;
+    const admittedBy = new Map<number, Decision[]>();
+    for (const d of c.decisions) if (d.admitted) admittedBy.set(d.resetMs, [...(admittedBy.get(d.resetMs) ?? []), d]);
+    // Latest send answered in each window, from this counter and the evidence of the same duration.
+    const lastSend = new Map<number, number>();
+    for (const d of [...c.decisions, ...evidence]) {
+      lastSend.set(d.resetMs, Math.max(lastSend.get(d.resetMs) ?? Number.NEGATIVE_INFINITY, d.invokeMs));
+    }
+    const resets = new Set(c.decisions.map((d) => d.resetMs));
+    for (const reset of resets) {
+      const admitted = admittedBy.get(reset) ?? [];
+      if (admitted.length > c.limit) {
+        problems.push(`${c.label}: ${admitted.length} admitted in the window ending ${new Date(reset).toISOString()}, limit ${c.limit}`);
+        continue;
+      }
+      const previous = admittedBy.get(reset - D)?.length ?? 0;
+      const edgeSend = lastSend.get(reset - D);
+      if (previous === 0 || edgeSend === undefined) continue;
+      edgesSeen++;
+      const carriedAt = (t: number) => Math.floor(previous * (1 - Math.min(1, Math.max(0, (t - edgeSend) / D))));
+      // Judged when the first answer after the edge still had the previous window weighing on it.
+      const firstAfter = Math.min(...c.decisions.filter((d) => d.resetMs === reset).map((d) => d.completeMs));
+      const judged = carriedAt(firstAfter) >= 1;
+      const sorted = [...admitted].sort((a, b) => a.completeMs - b.completeMs);
+      for (const [i, x] of sorted.entries()) {
+        const carried = carriedAt(x.completeMs);
+        if (i + 1 + carried > c.limit) {
+          problems.push(
+            `${c.label}: ${i + 1} admitted within ${Math.round(x.completeMs - edgeSend)} ms of the window edge at ${new Date(reset - D).toISOString()}, ` +
+              `after ${previous} in the window before it: a sliding window of ${D} ms admits at most ${c.limit - carried} there (limit ${c.limit}) — a fixed window admits a full limit again`,
+          );
+          break;
+        }
+      }
+      if (judged) edgesJudged++;
+    }
+  }
+  return { problems, edgesJudged, edgesSeen };
+}
+
+/**
+ * The exact admissions of a burst of `asked` requests on a counter with nothing admitted in the
+ * window before: min(asked, limit) when every decision fell in one window. Undefined when it
+ * did, a message when it did not, 'straddled' (not judged) when the burst straddled an edge.
+ */
+export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[]): string | undefined | 'straddled' {
+  const resets = new Set(burst.map((d) => d.resetMs));
+  if (resets.size !== 1) return 'straddled';
+  const [reset] = resets;
+  const before = c.decisions.filter((d) => d.admitted && d.resetMs === (reset as number) - c.durationMs).length;
+  if (before > 0) return 'straddled';
+  const admitted = burst.filter((d) => d.admitted).length;
+  const expected = Math.min(burst.length, c.limit);
+  return admitted === expected ? undefined : `${c.label}: a burst of ${burst.length} in one fresh window admitted ${admitted}, the limit ${c.limit} admits exactly ${expected}`;
+}

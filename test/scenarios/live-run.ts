@@ -1,0 +1,57 @@
+/**
+ * Runs a scenario the way `keysim run --target URL [--history]` does (the real runner, real HTTP)
+ * against a test service, and gives back the report, its exit code and a readable digest of what
+ * failed, for the tests of the live scenarios.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SCENARIOS } from '../../scenarios/index.js';
+import { exitCodeOf } from '../../src/cli/commands/run.js';
+import type { ExitCode } from '../../src/cli/exit-codes.js';
+import { runScenario } from '../../src/load/runner.js';
+import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
+import { liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import type { RunReport } from '../../src/report/model.js';
+
+const BASE: LoadSettings = { rate: 20, connections: 8, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 10_000, model: 'open' };
+
+export interface LiveRun {
+  report: RunReport;
+  exit: ExitCode;
+  /** Failed checks, thresholds and invariant violations, one per line. */
+  failures: string;
+  logs: string[];
+}
+
+export async function runLive(
+  name: string,
+  target: { url: string; rootKey: string } | 'sim',
+  options: { history?: boolean; settings?: Partial<LoadSettings>; seed?: number } = {},
+): Promise<LiveRun> {
+  const scenario = SCENARIOS[name] as Scenario<unknown>;
+  const t = target === 'sim' ? await startEmbeddedSimulator({ seed: 3 }) : liveTarget(target.url, target.rootKey);
+  const dir = options.history === true ? mkdtempSync(join(tmpdir(), 'keysim-live-')) : undefined;
+  const logs: string[] = [];
+  try {
+    const report = await runScenario({
+      scenario,
+      target: t,
+      settings: { ...BASE, ...scenario.defaults, ...options.settings },
+      seed: options.seed ?? 7,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+      log: (line) => logs.push(line),
+      ...(dir === undefined ? {} : { historyPath: join(dir, 'history.jsonl.gz') }),
+    });
+    const failures = [
+      ...report.checks.filter((c) => !c.passed).map((c) => `check ${c.name}: ${c.detail}`),
+      ...(report.invariants?.violations ?? []).map((v) => `invariant ${v.invariant} ${v.subject}: ${v.message}`),
+    ].join('\n');
+    return { report, exit: exitCodeOf(report), failures, logs };
+  } finally {
+    await t.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
