@@ -49,7 +49,7 @@
  */
 import { MS_PER_DAY, civilFromDays, monthlyRefillInstant, nextRefillBoundary } from '../../engine/index.js';
 import { type HistoryEvent, type HistoryRefill, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknown, okOutcome, timeBracket } from '../history.js';
-import type { CheckOptions, CheckerResult, InvariantId, Violation } from './index.js';
+import type { CheckOptions, CheckerResult, InvariantId, Violation } from './types.js';
 import { countLE, countLT } from './sorted.js';
 import { ViolationLog, witness } from './violation-log.js';
 
