@@ -17,7 +17,8 @@ import type { Target } from './target.js';
 import { type Threshold, evaluateThresholds } from './thresholds.js';
 import { classifyTransportError } from './transport-error.js';
 import { runClosedPhase } from './closed-model.js';
-import { HistoryWriter, readHistory } from './history.js';
+import { DEFAULT_WALL_SKEW_MS, HistoryWriter, readHistory } from './history.js';
+import { type RunSkew, liveRunSkew } from './clock-skew.js';
 import { recordingServiceApi } from './history-recording.js';
 import { checkHistory } from './checks/index.js';
 import { ClockDriver, serviceClockProblem } from './clock-driver.js';
@@ -81,6 +82,11 @@ export interface RunOptions {
    * a fresh engine and compare every answer (oracle.ts). Default true.
    */
   oracle?: boolean;
+  /**
+   * With a history on a live target: the bound on its clock's skew from ours, ms. Default:
+   * measured from its Date headers before the run (clock-skew.ts).
+   */
+  wallSkewMs?: number;
 }
 
 /** Checks that the target answers and that the root key is accepted, before anything is created. */
@@ -150,8 +156,18 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const cleanups: Array<() => Promise<void>> = [];
   const admin = target.clockControl ? simulatorAdmin(client) : undefined;
   const recordHistory = options.historyPath !== undefined;
+  // A live target records no service times: its decisions are placed by our clock ± this skew.
+  let skew: RunSkew | undefined;
+  if (recordHistory && target.kind === 'live') {
+    skew = await liveRunSkew(target, { given: options.wallSkewMs, timeoutMs: settings.timeoutMs, fallbackMs: DEFAULT_WALL_SKEW_MS });
+    log(skew.note);
+  }
   const history = recordHistory
-    ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } }).catch(
+    ? await HistoryWriter.create(options.historyPath as string, {
+        startedAt: startedAt.toISOString(),
+        run: { scenario: scenario.name, seed, target: target.kind },
+        ...(skew === undefined ? {} : { wallSkewMs: skew.wallSkewMs }),
+      }).catch(
         async (error: unknown) => {
           await client.close();
           throw error;
@@ -367,6 +383,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
           await oracle.drain();
         }
         const sectionNotes = oracleProblem === undefined ? [] : [`The oracle did not run: ${oracleProblem}`];
+        if (skew !== undefined) sectionNotes.push(skew.note);
         if (oracle === undefined && target.kind === 'live') sectionNotes.push('No oracle on a live target: it replays the simulator\'s journal.');
         invariants = await invariantsReport(options.historyPath as string, oracle, sectionNotes);
       }
