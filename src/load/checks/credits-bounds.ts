@@ -4,7 +4,7 @@
  * credits.ts).
  */
 import type { HistoryEvent, TimeBracket } from '../history.js';
-import { TimedSums } from './credits-sums.js';
+import { type Amount, TimedSums } from './credits-sums.js';
 import { type KeyModel, type SetEvent, INF, possiblyBefore, surelyAfter } from './credits-sets.js';
 import { countLE } from './sorted.js';
 
@@ -127,6 +127,11 @@ export class KeyCheck {
       .filter((a) => a.comp < x.inv && surelyAfter(a, s))
       .sort((a, b) => b.comp - a.comp)
       .map((a) => a.event);
+  }
+
+  /** The top-ups (increments) surely between S and X, the earliest first: what proves a refusal wrong. */
+  sureTopUpsBetween(s: SetEvent, x: TimeBracket): Amount[] {
+    return this.key.sureUp.filter((a) => a.comp < x.inv && surelyAfter(a, s)).sort((a, b) => a.comp - b.comp);
   }
 
   /** The spends possibly between S and X, for witnesses. */

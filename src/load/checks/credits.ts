@@ -51,13 +51,23 @@ import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId } from './types.js';
 import { KeyCheck } from './credits-bounds.js';
 import { collect } from './credits-collect.js';
-import { INF, type Read, type SetEvent, ServiceToWall, refillSets, surelyAfter } from './credits-sets.js';
+import { INF, type Read, type SetEvent, ServiceToWall, iso, refillSets, surelyAfter } from './credits-sets.js';
+import type { Amount } from './credits-sums.js';
 import { ViolationLog, witness } from './violation-log.js';
 
 const DEFAULT_MAX_CANDIDATES = 16;
 
 function fmt(n: number): string {
   return n === INF ? '∞' : String(n);
+}
+
+/** The top-ups that surely came in between, with when they were answered (the latest three named). */
+function topUpText(topUps: readonly Amount[]): string {
+  if (topUps.length === 0) return '';
+  const total = topUps.reduce((n, a) => n + a.amount, 0);
+  const named = topUps.slice(-3).map((a) => `#${a.event.seq} +${a.amount} (answered ${iso(a.comp)})`);
+  const more = topUps.length > named.length ? ` and ${topUps.length - named.length} earlier` : '';
+  return ` and the top-up${topUps.length === 1 ? '' : 's'} of ${total} credits surely before it: ${named.join(', ')}${more}`;
 }
 
 /**
@@ -108,7 +118,9 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
       // The decisive set, the answer, what happened in between, then the other candidate sets.
       const others = candidates.map((s) => s.event);
       const sureWitness = (s: SetEvent) => witness([s.event], check.sureSpendsBetween(s, x).slice(0, 3), [read.event], others);
-      const possibleWitness = (s: SetEvent) => witness([s.event], [read.event], check.possibleSpendsBetween(s, x, read.event).slice(0, 3), others);
+      // A lower bound rests on the set and the top-ups surely after it: they come before the spends.
+      const possibleWitness = (s: SetEvent) =>
+        witness([s.event], [read.event], check.sureTopUpsBetween(s, x).slice(-3).map((a) => a.event), check.possibleSpendsBetween(s, x, read.event).slice(0, 3), others);
       const candidateText = (s: SetEvent) => (candidates.length === 1 ? `after ${s.label}` : `after ${s.label} (or another of ${candidates.length} concurrent changes)`);
 
       if (read.kind === 'verify') counts[valid ? 'credits.no-over-spend' : 'credits.no-under-serve'] += 1;
@@ -122,7 +134,7 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
       if (read.code === 'USAGE_EXCEEDED' && b.lo >= c) {
         const invariant: InvariantId = allRefills ? 'credits.refill' : 'credits.no-under-serve';
         log.add(invariant, subject, at, () => ({
-          message: `${what} was refused for credits although at least ${fmt(b.lo)} credits were surely left ${candidateText(b.loSet)}${allRefills ? ': the refill was not applied at its boundary' : ''} (${check.possibleSpendsBetween(b.loSet, x, read.event).length} operations could have spent in between).`,
+          message: `${what} was refused for credits although at least ${fmt(b.lo)} credits were surely left ${candidateText(b.loSet)}${topUpText(check.sureTopUpsBetween(b.loSet, x))}${allRefills ? ': the refill was not applied at its boundary' : ''} (${check.possibleSpendsBetween(b.loSet, x, read.event).length} operations could have spent in between).`,
           witness: possibleWitness(b.loSet),
         }));
       }
