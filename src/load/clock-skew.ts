@@ -27,8 +27,13 @@ import { request } from 'undici';
 import { wallNowMs } from './history-recording.js';
 import type { TargetCredentials } from './service-api.js';
 
-/** Added to the measured bound: drift during a run, a `Date` cache refreshed late. */
+/** Added to the measured bound: a `Date` cache refreshed late, jitter of the clocks. */
 export const SKEW_MARGIN_MS = 50;
+/**
+ * How fast the two clocks may drift apart during a run, in parts per million: clocks kept by NTP
+ * stay well within it (our history clock is monotonic and is not slewed with the system clock).
+ */
+export const DRIFT_PPM = 100;
 
 export interface SkewProbe {
   /** Our clock when the request was sent, Unix ms. */
@@ -173,11 +178,17 @@ export interface RunSkew {
  * The skew for a run's history on a live target: `given` (the run's --skew) as is, else measured;
  * when the target's answers cannot bound it, the default (`fallbackMs`), said so.
  */
-export async function liveRunSkew(target: TargetCredentials, options: { given?: number | undefined; timeoutMs: number; fallbackMs: number; measure?: MeasureOptions }): Promise<RunSkew> {
+export async function liveRunSkew(
+  target: TargetCredentials,
+  options: { given?: number | undefined; timeoutMs: number; fallbackMs: number; plannedMs: number; measure?: MeasureOptions },
+): Promise<RunSkew> {
   if (options.given !== undefined) return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.` };
   try {
     const m = await measureSkew(targetProbe(target, Math.min(options.timeoutMs, 10_000)), options.measure);
-    return { wallSkewMs: m.skewMs, note: `Clock skew of the live target: ±${m.skewMs} ms, ${m.method}.` };
+    // The bound must hold until the last answer: allow for drift over the planned run and a minute of set-up.
+    const driftMs = Math.ceil((DRIFT_PPM * (options.plannedMs + 60_000)) / 1e6);
+    const wallSkewMs = m.skewMs + driftMs;
+    return { wallSkewMs, note: `Clock skew of the live target: ±${wallSkewMs} ms, ${m.method}, + ${driftMs} ms for drift (${DRIFT_PPM} ppm over the run).` };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { wallSkewMs: options.fallbackMs, note: `Clock skew of the live target: could not be measured (${reason}); the default ±${options.fallbackMs} ms is used, too wide to judge the previous window's weight of short rate-limit windows.` };

@@ -159,7 +159,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   // A live target records no service times: its decisions are placed by our clock ± this skew.
   let skew: RunSkew | undefined;
   if (recordHistory && target.kind === 'live') {
-    skew = await liveRunSkew(target, { given: options.wallSkewMs, timeoutMs: settings.timeoutMs, fallbackMs: DEFAULT_WALL_SKEW_MS });
+    skew = await liveRunSkew(target, { given: options.wallSkewMs, timeoutMs: settings.timeoutMs, fallbackMs: DEFAULT_WALL_SKEW_MS, plannedMs: settings.warmupMs + settings.durationMs });
     log(skew.note);
   }
   const history = recordHistory

@@ -127,7 +127,7 @@ describe('a live run with a history', () => {
       const { header } = await readHistory(historyPath);
       expect(header.wallSkewMs).toBeDefined();
       expect(header.wallSkewMs).toBeGreaterThanOrEqual(SKEW_MARGIN_MS);
-      expect(report.invariants?.notes.join('\n')).toMatch(new RegExp(`Clock skew of the live target: ±${header.wallSkewMs} ms, measured: \\d+ requests' Date headers`));
+      expect(report.invariants?.notes.join('\n')).toMatch(new RegExp(`Clock skew of the live target: ±${header.wallSkewMs} ms, measured: \\d+ requests' Date headers .* margin, \\+ 7 ms for drift \\(100 ppm over the run\\)\\.`));
     } finally {
       await server.kill();
     }
