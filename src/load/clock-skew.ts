@@ -172,6 +172,8 @@ export function targetProbe(target: TargetCredentials, timeoutMs: number): () =>
 export interface RunSkew {
   wallSkewMs: number;
   note: string;
+  /** Measured (so worth measuring again after the run), rather than given or the default. */
+  measured: boolean;
 }
 
 /**
@@ -182,15 +184,42 @@ export async function liveRunSkew(
   target: TargetCredentials,
   options: { given?: number | undefined; timeoutMs: number; fallbackMs: number; plannedMs: number; measure?: MeasureOptions },
 ): Promise<RunSkew> {
-  if (options.given !== undefined) return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.` };
+  if (options.given !== undefined) return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.`, measured: false };
   try {
     const m = await measureSkew(targetProbe(target, Math.min(options.timeoutMs, 10_000)), options.measure);
     // The bound must hold until the last answer: allow for drift over the planned run and a minute of set-up.
     const driftMs = Math.ceil((DRIFT_PPM * (options.plannedMs + 60_000)) / 1e6);
     const wallSkewMs = m.skewMs + driftMs;
-    return { wallSkewMs, note: `Clock skew of the live target: ±${wallSkewMs} ms, ${m.method}, + ${driftMs} ms for drift (${DRIFT_PPM} ppm over the run).` };
+    return { wallSkewMs, note: `Clock skew of the live target: ±${wallSkewMs} ms, ${m.method}, + ${driftMs} ms for drift (${DRIFT_PPM} ppm over the run).`, measured: true };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { wallSkewMs: options.fallbackMs, note: `Clock skew of the live target: could not be measured (${reason}); the default ±${options.fallbackMs} ms is used, too wide to judge the previous window's weight of short rate-limit windows.` };
+    return {
+      wallSkewMs: options.fallbackMs,
+      note: `Clock skew of the live target: could not be measured (${reason}); the default ±${options.fallbackMs} ms is used, too wide to judge the previous window's weight of short rate-limit windows.`,
+      measured: false,
+    };
+  }
+}
+
+/**
+ * After the run, measures again: if the bound the history was recorded with cannot be confirmed
+ * (the clocks drifted apart, or slower round trips leave more uncertainty), the run's own check
+ * uses the new, wider bound and says so, with the `keysim check --skew` that re-checks the saved
+ * history the same way. Otherwise `skew` as is.
+ */
+export async function remeasuredRunSkew(target: TargetCredentials, skew: RunSkew, options: { timeoutMs: number; measure?: MeasureOptions }): Promise<RunSkew> {
+  if (!skew.measured) return skew;
+  try {
+    const m = await measureSkew(targetProbe(target, Math.min(options.timeoutMs, 10_000)), options.measure ?? { spread: 8, bisect: 2 });
+    if (m.skewMs <= skew.wallSkewMs) return skew;
+    return {
+      wallSkewMs: m.skewMs,
+      note:
+        `${skew.note} Measured again after the run: ±${m.skewMs} ms (${m.method}) — wider than the bound the history was recorded with (the clocks drifted apart, or the round trips were slower), ` +
+        `so the invariants were checked with ±${m.skewMs} ms; re-check the saved history with keysim check --skew ${m.skewMs}.`,
+      measured: true,
+    };
+  } catch (error) {
+    return { ...skew, note: `${skew.note} It could not be measured again after the run (${error instanceof Error ? error.message : String(error)}).` };
   }
 }

@@ -13,7 +13,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { SKEW_MARGIN_MS, type SkewProbe, SkewUnmeasurable, measureSkew, skewFromProbes, targetProbe } from '../../src/load/clock-skew.js';
+import { SKEW_MARGIN_MS, type SkewProbe, SkewUnmeasurable, liveRunSkew, measureSkew, remeasuredRunSkew, skewFromProbes, targetProbe } from '../../src/load/clock-skew.js';
 import { readHistory } from '../../src/load/history.js';
 import { runScenario } from '../../src/load/runner.js';
 import { type Scenario, defineScenario } from '../../src/load/scenario.js';
@@ -93,6 +93,38 @@ describe('measured skew', () => {
       expect(m.offsetHiMs + SKEW_MARGIN_MS).toBeGreaterThan(0);
       expect(m.skewMs).toBeGreaterThanOrEqual(SKEW_MARGIN_MS);
       expect(m.probes).toBe(7);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('measured again after the run', () => {
+  test('a target whose clock drifted beyond the bound during the run gets the wider bound, and the report says so', async () => {
+    let shiftMs = 0;
+    const server = createServer((_req, res) => {
+      // The Date header as a server whose clock is `shiftMs` ahead would send it.
+      res.setHeader('date', new Date(Date.now() + shiftMs).toUTCString());
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const target = { url: `http://127.0.0.1:${port}`, rootKey: 'root_x' };
+      const measure = { spread: 6, bisect: 1 };
+      const measured = await liveRunSkew(target, { timeoutMs: 5_000, fallbackMs: 1_000, plannedMs: 0, measure });
+      expect(measured.measured).toBe(true);
+      // No drift: a bound of 1.5 s stands (one probe alone bounds the offset by a second plus its round trip).
+      const start = { ...measured, wallSkewMs: 1_500 };
+      expect(await remeasuredRunSkew(target, start, { timeoutMs: 5_000, measure })).toBe(start);
+      shiftMs = 3_000;
+      const end = await remeasuredRunSkew(target, start, { timeoutMs: 5_000, measure });
+      expect(end.wallSkewMs).toBeGreaterThanOrEqual(3_000);
+      expect(end.note).toMatch(new RegExp(`wider than the bound the history was recorded with .*, so the invariants were checked with ±${end.wallSkewMs} ms; re-check the saved history with keysim check --skew ${end.wallSkewMs}\\.$`));
+      // A bound given by the user is not second-guessed.
+      const given = await liveRunSkew(target, { given: 40, timeoutMs: 5_000, fallbackMs: 1_000, plannedMs: 0 });
+      expect(await remeasuredRunSkew(target, given, { timeoutMs: 5_000, measure })).toBe(given);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
