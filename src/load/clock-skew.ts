@@ -123,8 +123,9 @@ export interface MeasureOptions {
 export async function measureSkew(probe: () => Promise<SkewProbe>, options: MeasureOptions = {}): Promise<MeasuredSkew> {
   const spread = options.spread ?? 12;
   const bisect = options.bisect ?? 3;
-  const now = options.clock?.now ?? wallNowMs;
-  const wait = options.clock?.sleep ?? ((ms: number) => sleep(ms));
+  const clock = options.clock;
+  const now = clock === undefined ? wallNowMs : () => clock.now();
+  const wait = clock === undefined ? (ms: number) => sleep(ms) : (ms: number) => clock.sleep(ms);
   const probes: SkewProbe[] = [];
   // Spread over a second, so that some answers come from either side of a tick of the target's second.
   const step = Math.ceil(1000 / spread) + 3;
