@@ -133,6 +133,9 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   const settings = scenarios.map((s) => settingsFor(s, args));
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
+    throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
+  }
 
   let makeTarget: () => Promise<Target>;
   if (args.fault.length > 0 && args.target !== 'sim') {
