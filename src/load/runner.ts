@@ -17,7 +17,8 @@ import type { Target } from './target.js';
 import { type Threshold, evaluateThresholds } from './thresholds.js';
 import { classifyTransportError } from './transport-error.js';
 import { runClosedPhase } from './closed-model.js';
-import { HistoryWriter, readHistory } from './history.js';
+import { DEFAULT_WALL_SKEW_MS, HistoryWriter, readHistory } from './history.js';
+import { type RunSkew, liveRunSkew, remeasuredRunSkew } from './clock-skew.js';
 import { recordingServiceApi } from './history-recording.js';
 import { checkHistory } from './checks/index.js';
 import { ClockDriver, serviceClockProblem } from './clock-driver.js';
@@ -81,6 +82,11 @@ export interface RunOptions {
    * a fresh engine and compare every answer (oracle.ts). Default true.
    */
   oracle?: boolean;
+  /**
+   * With a history on a live target: the bound on its clock's skew from ours, ms. Default:
+   * measured from its Date headers before the run (clock-skew.ts).
+   */
+  wallSkewMs?: number;
 }
 
 /** Checks that the target answers and that the root key is accepted, before anything is created. */
@@ -124,9 +130,10 @@ function environment(version: string): RunReport['environment'] {
  * Reads the saved history back, checks every invariant over it and compares the oracle's replay
  * (simulator only) with the answers recorded: the report's invariants section.
  */
-async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[]): Promise<InvariantsSection> {
+async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[], wallSkewMs?: number): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
-  const verdict = checkHistory(events, header.wallSkewMs === undefined ? {} : { wallSkewMs: header.wallSkewMs });
+  const skew = wallSkewMs ?? header.wallSkewMs;
+  const verdict = checkHistory(events, skew === undefined ? {} : { wallSkewMs: skew });
   return invariantsSection(verdict, {
     operations: events.length,
     notes,
@@ -150,8 +157,18 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const cleanups: Array<() => Promise<void>> = [];
   const admin = target.clockControl ? simulatorAdmin(client) : undefined;
   const recordHistory = options.historyPath !== undefined;
+  // A live target records no service times: its decisions are placed by our clock ± this skew.
+  let skew: RunSkew | undefined;
+  if (recordHistory && target.kind === 'live') {
+    skew = await liveRunSkew(target, { given: options.wallSkewMs, timeoutMs: settings.timeoutMs, fallbackMs: DEFAULT_WALL_SKEW_MS, plannedMs: settings.warmupMs + settings.durationMs });
+    log(skew.note);
+  }
   const history = recordHistory
-    ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } }).catch(
+    ? await HistoryWriter.create(options.historyPath as string, {
+        startedAt: startedAt.toISOString(),
+        run: { scenario: scenario.name, seed, target: target.kind },
+        ...(skew === undefined ? {} : { wallSkewMs: skew.wallSkewMs }),
+      }).catch(
         async (error: unknown) => {
           await client.close();
           throw error;
@@ -367,8 +384,11 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
           await oracle.drain();
         }
         const sectionNotes = oracleProblem === undefined ? [] : [`The oracle did not run: ${oracleProblem}`];
+        // The bound must still hold at the end of the run: a wider one if the clocks drifted apart.
+        if (skew !== undefined) skew = await remeasuredRunSkew(target, skew, { timeoutMs: settings.timeoutMs });
+        if (skew !== undefined) sectionNotes.push(skew.note);
         if (oracle === undefined && target.kind === 'live') sectionNotes.push('No oracle on a live target: it replays the simulator\'s journal.');
-        invariants = await invariantsReport(options.historyPath as string, oracle, sectionNotes);
+        invariants = await invariantsReport(options.historyPath as string, oracle, sectionNotes, skew?.wallSkewMs);
       }
     }
     if (dropped > 0) notes.push(`${dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);

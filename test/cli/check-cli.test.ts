@@ -170,6 +170,24 @@ describe('keysim check', () => {
     expect(lost).toBe('#11 keys.verifyKey key_cli cost 2 → unknown (no answer)  [sent 2027-01-15T12:00:00.007Z, given up +5000.0 ms]');
   });
 
+  test('a live history: the verdict says which clock skew placed its wall-timed operations (the measured one, or --skew)', async () => {
+    const live = join(dir, 'live.jsonl.gz');
+    const writer = await HistoryWriter.create(live, { run: { scenario: 'smoke', seed: 1, target: 'live' }, wallSkewMs: 63 });
+    writer.recordCall({
+      op: 'ratelimit.limit',
+      body: { namespace: 'ns', identifier: 'user-1', limit: 5, duration: 60_000 },
+      invokeMs: T0 + 20,
+      completeMs: T0 + 22,
+      response: { status: 200, body: { data: { limit: 5, remaining: 4, reset: T0 + 60_000, success: true } } },
+    });
+    await writer.close();
+    const [recorded, given] = await Promise.all([keysim(['check', live]), keysim(['check', live, '--skew', '5'])]);
+    expect(recorded.code).toBe(EXIT.ok);
+    expect(recorded.stdout).toContain("note: Operations without service-clock times were placed at their wall times ± 63 ms of clock skew, the history's (measured or given when it was recorded).");
+    expect(given.code).toBe(EXIT.ok);
+    expect(given.stdout).toContain('note: Operations without service-clock times were placed at their wall times ± 5 ms of clock skew, given (--skew).');
+  });
+
   test('a bad line, a missing path and a folder without a history: exit 2 with a message that says what is wrong', async () => {
     const bad = join(dir, 'bad.jsonl.gz');
     writeFileSync(bad, gzipSync(`${JSON.stringify({ format: HISTORY_FORMAT, version: HISTORY_VERSION })}\n{"seq":0,"op":"keys.getKey"}\nnot json\n`));

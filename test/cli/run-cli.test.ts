@@ -122,6 +122,17 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
     expect(result.stderr).toMatch(/--duration "soon"/);
   });
 
+  test('`--skew` where no live history is recorded, or negative → exit 2 (never silently ignored)', async () => {
+    const [onSim, negative] = await Promise.all([
+      cli(['run', 'smoke', '--history', '--skew', '50', '--out', tempDir()]),
+      cli(['run', 'smoke', '--target', 'http://127.0.0.1:9', '--history', '--skew', '-5', '--out', tempDir()]),
+    ]);
+    expect(onSim.code, onSim.stderr).toBe(EXIT.usage);
+    expect(onSim.stderr).toMatch(/--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target/);
+    expect(negative.code, negative.stderr).toBe(EXIT.usage);
+    expect(negative.stderr).toMatch(/--skew must be a number of milliseconds ≥ 0, got -5/);
+  });
+
   test('a live loopback target without KEYSIM_ROOT_KEY → exit 2, saying how to give the key', async () => {
     const out = tempDir();
     const result = await cli(['run', 'smoke', '--target', 'http://127.0.0.1:9', '--out', out, ...SHORT]);

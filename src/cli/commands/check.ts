@@ -82,10 +82,13 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     if (error instanceof HistoryFileError) throw new UsageError(`${error.message} — not a readable keysim history.`);
     throw error;
   }
-  const report = checkHistory(history.events, {
-    wallSkewMs: args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS,
-    refill: args.compat === 'production' ? 'production' : 'replace',
-  });
+  const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
+  const report = checkHistory(history.events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace' });
+  // Only wall-timed events depend on the skew: say which one judged them.
+  if (history.events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {
+    const source = args.skew !== undefined ? 'given (--skew)' : history.header.wallSkewMs !== undefined ? "the history's (measured or given when it was recorded)" : 'the default: the history names none';
+    report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
+  }
   if (args.json) process.stdout.write(`${JSON.stringify({ file, header: history.header, operations: history.events.length, ...report }, null, 2)}\n`);
   else process.stdout.write(renderVerdict(file, history.header, history.events.length, report));
   return report.passed ? EXIT.ok : EXIT.invariantViolated;

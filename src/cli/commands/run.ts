@@ -37,6 +37,8 @@ interface RunArgs {
   history: boolean;
   /** With --history on the simulator: compare every answer with a replay of its journal. */
   oracle: boolean;
+  /** With --history on a live target: the clock-skew bound, ms, instead of measuring it. */
+  skew?: number;
   fault: string[];
 }
 
@@ -130,6 +132,10 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   const scenarios = names.map((name) => SCENARIOS[name] as Scenario<unknown>);
   const settings = scenarios.map((s) => settingsFor(s, args));
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
+  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
+    throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
+  }
 
   let makeTarget: () => Promise<Target>;
   if (args.fault.length > 0 && args.target !== 'sim') {
@@ -197,6 +203,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,
+          ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
         });
       } catch (error) {
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
@@ -254,6 +261,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
       .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
       .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
+      .option('skew', { type: 'number', describe: "With --history on a live target: bound on its clock's skew from ours in ms, instead of measuring it from its Date headers before the run" })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)

@@ -4,90 +4,15 @@
  * described at the top of each checker.
  */
 import type { HistoryEvent } from '../history.js';
+import { type CheckOptions, type CheckReport, INVARIANTS, type InvariantVerdict } from './types.js';
 import { checkCredits } from './credits.js';
 import { checkRateLimits } from './ratelimit.js';
 
 export { checkCredits } from './credits.js';
 export { checkRateLimits } from './ratelimit.js';
 
-export type InvariantId =
-  | 'credits.no-over-spend'
-  | 'credits.no-under-serve'
-  | 'credits.consistent'
-  | 'credits.refill'
-  | 'ratelimit.no-over-admission'
-  | 'ratelimit.no-false-denial';
-
-/** Every invariant, in the order the verdict lists them. */
-export const INVARIANTS: ReadonlyArray<{ id: InvariantId; title: string }> = [
-  { id: 'credits.no-over-spend', title: 'no over-spend: VALID answers never grant more credits than the budget allowed' },
-  { id: 'credits.no-under-serve', title: 'no under-serve: USAGE_EXCEEDED only when the credits left could be below the cost' },
-  { id: 'credits.consistent', title: 'consistent credits: reported balances fit the bounds; one period never reports a balance twice' },
-  { id: 'credits.refill', title: 'refills take effect at their boundary and replace the balance' },
-  { id: 'ratelimit.no-over-admission', title: 'no over-admission: admitted cost per window never exceeds the effective limit' },
-  { id: 'ratelimit.no-false-denial', title: 'no false denial: a request is denied only when the limit could have been reached' },
-];
-
-/** A broken invariant, with the few operations that prove it. */
-export interface Violation {
-  invariant: InvariantId;
-  /** The key id, or the rate-limited identifier (namespace/identifier, or the limit's id). */
-  subject: string;
-  message: string;
-  /** The operations that prove it (at most about six), in seq order. */
-  witness: HistoryEvent[];
-  /** How many answers broke it for this subject; the witness is the earliest. */
-  occurrences: number;
-}
-
-export interface CheckOptions {
-  /**
-   * Bound on |service clock − wall clock| in ms, used for events recorded without service times
-   * (default: the history header's, else 1000).
-   */
-  wallSkewMs?: number;
-  /** 'replace' (interface document, default) or 'production' (a refill leaves a balance ≥ amount alone). */
-  refill?: 'replace' | 'production';
-  /** An answer with more possible preceding credit changes than this is skipped (default 16). */
-  maxCandidates?: number;
-}
-
-export interface CheckedCounts {
-  /** Keys whose credits were followed (their createKey is in the history). */
-  keys: number;
-  /** Verifications whose credits were checked. */
-  verifications: number;
-  /** Rate-limit decisions checked (ratelimit.limit, multiLimit entries, verification limits). */
-  rateLimitChecks: number;
-}
-
-/** What one checker returns. */
-export interface CheckerResult {
-  violations: Violation[];
-  checked: CheckedCounts;
-  /** Checks made per invariant. */
-  counts: Partial<Record<InvariantId, number>>;
-  /** What could not be checked, and why. */
-  notes: string[];
-}
-
-export interface InvariantVerdict {
-  id: InvariantId;
-  title: string;
-  /** Checks made. */
-  checked: number;
-  /** Subjects that broke it. */
-  violations: number;
-  passed: boolean;
-}
-
-export interface CheckReport {
-  passed: boolean;
-  violations: Violation[];
-  checked: CheckedCounts;
-  invariants: InvariantVerdict[];
-  notes: string[];
-}
+export type { CheckOptions, CheckReport, CheckedCounts, CheckerResult, InvariantId, InvariantVerdict, Violation } from './types.js';
+export { INVARIANTS } from './types.js';
 
 /** Runs every checker over one history (an array, or any iterable: it is read once). */
 export function checkHistory(events: Iterable<HistoryEvent>, options: CheckOptions = {}): CheckReport {

@@ -1,6 +1,6 @@
 /** Collects the violations a checker finds: the earliest per invariant and subject, with a count. */
 import type { HistoryEvent } from '../history.js';
-import type { InvariantId, Violation } from './index.js';
+import type { InvariantId, Violation } from './types.js';
 
 /** Keeps the earliest violation per invariant and subject, and counts the others. */
 export class ViolationLog {

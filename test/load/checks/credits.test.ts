@@ -196,6 +196,31 @@ describe('violations', () => {
     only(check(h0), 'credits.no-under-serve');
   });
 
+  test('under-serve witnesses include the top-ups that prove the refusal wrong', () => {
+    const h = new History();
+    const create = h.create([0, 2], 'key_a', { remaining: 0 });
+    const first = h.updateCredits([10, 12], 'key_a', 'increment', 5, 5);
+    const second = h.updateCredits([20, 22], 'key_a', 'increment', 5, 10);
+    // Four verifications without answers may each have spent a credit: at least 6 stay.
+    for (let i = 0; i < 4; i++) h.lost([25 + i, 60], 'key_a');
+    const refused = h.verify([35, 37], 'key_a', 'USAGE_EXCEEDED', 6);
+    const v = only(check(h), 'credits.no-under-serve');
+    expect(v.message).toMatch(
+      /refused for credits although at least 6 credits were surely left after createKey #0 to 0 credits and the top-ups of 10 credits surely before it: #1 \+5 \(answered 2027-01-15T12:00:00\.012Z\), #2 \+5 \(answered 2027-01-15T12:00:00\.022Z\) \(4 operations could have spent in between\)/,
+    );
+    // The set, the refusal and both top-ups come first; the spends that could have eaten into them fill the rest.
+    expectWitness(v, create, first, second, refused);
+    expect(v.witness).toHaveLength(6);
+    // A set by updateCredits is the top-up itself: it is the witness's first operation.
+    const s = new History();
+    s.create([0, 2], 'key_b', { remaining: 0 });
+    const set = s.updateCredits([10, 12], 'key_b', 'set', 3, 3);
+    const refusedB = s.verify([20, 22], 'key_b', 'USAGE_EXCEEDED', 3);
+    const vb = only(check(s), 'credits.no-under-serve');
+    expect(vb.message).toMatch(/at least 3 credits were surely left after updateCredits set #1 to 3 credits/);
+    expect(vb.witness.map((e) => e.seq)).toEqual([set.seq, refusedB.seq]);
+  });
+
   test('a balance reported twice by concurrent VALID answers of cost 1', () => {
     const h = new History();
     const create = h.create([0, 2], 'key_a', { remaining: 5 });
