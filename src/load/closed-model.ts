@@ -151,7 +151,8 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
         pipelining: settings.pipelining,
         duration: phase.durationMs / 1000,
         sampleInt: STOP_CHECK_MS,
-        timeout: Math.max(1, Math.round(settings.timeoutMs / 1000)),
+        // autocannon takes seconds and multiplies them by 1000: fractions keep the timeout what the open model uses.
+        timeout: settings.timeoutMs / 1000,
         // Called in the Client's constructor right after it built its first request (synchronously).
         setupClient: (client) => {
           if (lastBuilt === undefined || lastBuilt.client !== undefined) {

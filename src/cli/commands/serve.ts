@@ -1,7 +1,8 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, type FaultsConfig, checkFaultsConfig, createSimulator, describeFaults, parseFaultFlags, parseInstant } from '../../http/index.js';
+import { FAULT_KEYS, createSimulator, describeFaults, parseInstant } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
+import { faultsFromFlags } from '../fault-flags.js';
 
 interface ServeArgs {
   host: string;
@@ -14,18 +15,6 @@ interface ServeArgs {
   maxBodyBytes: number;
   errorsUrl?: string;
   fault?: string[];
-}
-
-/** The `--fault KEY=VALUE` flags as one checked configuration, or a message naming the valid keys. */
-function faultsFromFlags(flags: readonly string[]): { ok: true; config: FaultsConfig } | { ok: false; message: string } {
-  const parsed = parseFaultFlags(flags);
-  if (!parsed.ok) return parsed;
-  const checked = checkFaultsConfig(parsed.config, '--fault');
-  if (!checked.ok) {
-    const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
-    return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
-  }
-  return { ok: true, config: checked.value };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
