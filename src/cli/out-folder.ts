@@ -41,7 +41,8 @@ export function prepareOutFolder(out: string, needBytes: number): string {
       isDirectory = statSync(p).isDirectory();
     } catch (error) {
       const code = codeOf(error);
-      if (code !== 'ENOENT') throw new UsageError(`--out ${out}: ${p} cannot be used (${code}). Name a folder you can write to.`);
+      // ENOTDIR: a level above is a file; walking up finds it and says so.
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new UsageError(`--out ${out}: ${p} cannot be used (${code}). Name a folder you can write to.`);
       missing.unshift(p);
       const parent = dirname(p);
       if (parent === p) break;

@@ -39,9 +39,9 @@ export function durationFlag(name: string, value: string): number {
 }
 
 function positiveDuration(name: string, value: string, why: string): number {
-  const ms = durationFlag(name, value);
-  if (ms <= 0) throw new UsageError(`--${name} must be longer than 0 (${why}), got "${value}": ${EXAMPLES}.`);
-  return ms;
+  // Zero first: "0" has no unit, but what is wrong with it is that it is zero.
+  if (parseDurationMs(value) === 0) throw new UsageError(`--${name} must be longer than 0 (${why}), got "${value}": ${EXAMPLES}.`);
+  return durationFlag(name, value);
 }
 
 function positiveFlag(name: string, value: number | undefined, integer: boolean): number | undefined {
