@@ -11,8 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
 
 /**
- * Bytes one request takes in a history (gzip level 1), with margin: a measured run of the `mixed`
- * scenario wrote 25–40 bytes per operation; keys with long metadata write more.
+ * Bytes one request takes in a history (gzip level 1), with margin: measured runs of `mixed`,
+ * `credits-drain` and `verify-hot-keys` wrote 20–32 bytes per operation; long metadata writes more.
  */
 export const HISTORY_BYTES_PER_REQUEST = 120;
 /** Room kept for the three report files of one run, bytes. */

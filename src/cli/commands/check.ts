@@ -44,7 +44,7 @@ function truncationLines(t: Truncation): string[] {
   const until = t.prefix.untilMs === undefined ? '' : ` (those completed by ${formatInstant(t.prefix.untilMs)})`;
   return [
     `TRUNCATED: the history was cut short (the run was killed or the disk filled while it was written).`,
-    `  ${t.read} complete operations were read; ${t.prefix.events.length} were checked${until}. ${t.prefix.leftOut} later ones were left out: an operation the file lost may have changed what they saw.`,
+    `  ${t.read} complete operations were read; ${t.prefix.events.length} were checked${until}. ${t.prefix.leftOut} later ${t.prefix.leftOut === 1 ? 'one was' : 'ones were'} left out: an operation the file lost may have changed what ${t.prefix.leftOut === 1 ? 'it' : 'they'} saw.`,
   ];
 }
 
