@@ -114,6 +114,9 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   }
   const faults = faultsFromFlags(args.fault);
   if (!faults.ok) throw new UsageError(faults.message);
+  // The last check, before any prompt and before anything is sent (it creates the folder if missing).
+  let outFolder: string | undefined;
+  const checkOut = () => prepareOutFolder(args.out, bytesNeeded(settings, args.history));
   if (args.target === 'sim') {
     makeTarget = () => startEmbeddedSimulator({ seed: args.seed, ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
   } else {
@@ -126,6 +129,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const rootKey = args.rootKey ?? (fromEnv === '' ? undefined : fromEnv);
     if (rootKey === undefined) throw new UsageError('A live target needs a root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.');
+    outFolder = checkOut();
     if (!isLoopback(url)) await confirmRemote(url.origin, args);
     let target: Target;
     try {
@@ -135,8 +139,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     }
     makeTarget = async () => target;
   }
-  // Last of the checks, as it creates the folder: nothing has been sent yet.
-  const outFolder = prepareOutFolder(args.out, bytesNeeded(settings, args.history));
+  outFolder ??= checkOut();
 
   const controller = new AbortController();
   let sigints = 0;
