@@ -2,10 +2,11 @@
  * Tells when a target has stopped answering, so that a run does not fire at a dead address until
  * its planned end (where refused connections, failing in a millisecond, used to look fast).
  *
- * The rule: the target has stopped when no request got an answer (any HTTP status) for `windowMs`
- * while requests kept failing at the transport level (refused, reset, timed out). It is judged at
- * each completion, so a target that hangs is judged when the first request times out. A single
- * answer, even a 500, proves the target alive and starts the window again.
+ * The rule: the target has stopped when, for `windowMs`, every request that ended failed at the
+ * transport level (refused, reset, timed out) — counted from the first failure after the last
+ * answer, so that a quiet spell between phases (a scenario's set-up step) is no evidence. It is
+ * judged at each completion: a target that hangs is judged `windowMs` after its first request timed
+ * out. A single answer, even a 500, proves the target alive and starts over.
  */
 import { TRANSPORT_ERROR_KINDS, type TransportErrorKind } from '../report/model.js';
 
@@ -15,6 +16,8 @@ export interface TargetStoppedVerdict {
   atMs: number;
   /** The last answer (or the start of the watch), monotonic ms. */
   lastAnswerMs: number;
+  /** The first transport failure after it, monotonic ms. */
+  firstFailureMs: number;
   windowMs: number;
   /** Transport failures since the last answer, by kind. */
   failures: Record<TransportErrorKind, number>;
@@ -24,6 +27,7 @@ export class DeadTargetWatch {
   readonly windowMs: number;
   readonly #onStopped: (verdict: TargetStoppedVerdict) => void;
   #lastAnswerMs: number;
+  #firstFailureMs: number | undefined;
   #failures: Record<TransportErrorKind, number> = { timeout: 0, reset: 0, refused: 0, other: 0 };
   #verdict: TargetStoppedVerdict | undefined;
 
@@ -45,12 +49,14 @@ export class DeadTargetWatch {
     if (this.#verdict !== undefined) return;
     if (failure === undefined) {
       if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
+      this.#firstFailureMs = undefined;
       this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
       return;
     }
     this.#failures[failure]++;
-    if (atMs - this.#lastAnswerMs >= this.windowMs) {
-      this.#verdict = { atMs, lastAnswerMs: this.#lastAnswerMs, windowMs: this.windowMs, failures: { ...this.#failures } };
+    this.#firstFailureMs ??= atMs;
+    if (atMs - this.#firstFailureMs >= this.windowMs) {
+      this.#verdict = { atMs, lastAnswerMs: this.#lastAnswerMs, firstFailureMs: this.#firstFailureMs, windowMs: this.windowMs, failures: { ...this.#failures } };
       this.#onStopped(this.#verdict);
     }
   }
@@ -62,9 +68,10 @@ export function describeTargetStopped(verdict: TargetStoppedVerdict, runStartMs:
     .map((k) => `${verdict.failures[k]} ${k}`)
     .join(', ');
   const silentS = ((verdict.atMs - verdict.lastAnswerMs) / 1000).toFixed(1);
+  const failingS = ((verdict.atMs - verdict.firstFailureMs) / 1000).toFixed(1);
   const endedS = ((verdict.atMs - runStartMs) / 1000).toFixed(1);
   return (
-    `The target stopped answering: no request got an answer for ${silentS} s (--dead-after ${verdict.windowMs / 1000} s) while ${failures} failed at the transport level; ` +
+    `The target stopped answering: no request got an answer for ${silentS} s, and for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s) every request that ended failed at the transport level (${failures}); ` +
     `the run ended early at ${endedS} s of ${(plannedMs / 1000).toFixed(1)} s planned. Check that the service is up (or pass --dead-after off to fire until the end).`
   );
 }

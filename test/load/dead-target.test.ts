@@ -17,17 +17,17 @@ describe('DeadTargetWatch', () => {
     const watch = new DeadTargetWatch(1_000, 0, (v) => verdicts.push(v));
     watch.observe(100, undefined);
     watch.observe(600, 'refused');
-    watch.observe(1_099, 'refused');
+    watch.observe(1_599, 'refused');
     expect(verdicts).toEqual([]);
-    watch.observe(1_100, 'reset');
+    watch.observe(1_600, 'reset');
     expect(verdicts).toHaveLength(1);
-    expect(verdicts[0]).toMatchObject({ lastAnswerMs: 100, windowMs: 1_000, failures: { refused: 2, reset: 1, timeout: 0, other: 0 } });
+    expect(verdicts[0]).toMatchObject({ lastAnswerMs: 100, firstFailureMs: 600, windowMs: 1_000, failures: { refused: 2, reset: 1, timeout: 0, other: 0 } });
     // Judged once.
     watch.observe(5_000, 'refused');
     expect(verdicts).toHaveLength(1);
     const text = describeTargetStopped(verdicts[0] as TargetStoppedVerdict, 0, 60_000);
     expect(text).toMatch(/stopped answering/);
-    expect(text).toMatch(/1 reset, 2 refused failed at the transport level/);
+    expect(text).toMatch(/no request got an answer for 1\.5 s, and for 1\.0 s \(--dead-after 1 s\) every request that ended failed at the transport level \(1 reset, 2 refused\)/);
     expect(text).toMatch(/--dead-after off/);
   });
 
@@ -35,6 +35,18 @@ describe('DeadTargetWatch', () => {
     let stopped = false;
     const watch = new DeadTargetWatch(1_000, 0, () => (stopped = true));
     for (let t = 0; t < 10_000; t += 100) watch.observe(t, t % 900 === 0 ? undefined : 'timeout');
+    expect(stopped).toBe(false);
+  });
+
+  test('a quiet spell (no request at all, e.g. a set-up step between phases) is no evidence: one failure after it does not stop the run', () => {
+    let stopped = false;
+    const watch = new DeadTargetWatch(1_000, 0, () => (stopped = true));
+    watch.observe(100, undefined);
+    watch.observe(60_000, 'reset');
+    expect(stopped).toBe(false);
+    watch.observe(60_500, undefined);
+    watch.observe(61_000, 'reset');
+    watch.observe(61_999, 'timeout');
     expect(stopped).toBe(false);
   });
 
@@ -81,7 +93,7 @@ describe.each(['open', 'closed'] as const)('a dead target looks fast (%s model)'
       expect(report.status).toBe('failed');
       const check = report.checks.find((c) => c.name === TARGET_STOPPED_CHECK);
       expect(check?.passed).toBe(false);
-      expect(check?.detail).toMatch(/The target stopped answering: no request got an answer for \d+\.\d s \(--dead-after 1 s\)/);
+      expect(check?.detail).toMatch(/The target stopped answering: no request got an answer for \d+\.\d s, and for \d+\.\d s \(--dead-after 1 s\) every request/);
       expect(report.notes.join(' ')).toMatch(/stopped answering/);
       // It did not fire until the planned end (minutes away).
       expect(report.measuredMs).toBeLessThan(PLANNED_MS / 2);
