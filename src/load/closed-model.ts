@@ -111,15 +111,20 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
 
   const recordHistory = (sent: InFlight, response: { status: number; body: unknown } | 'unknown') => {
     if (history === undefined || sent.seq === undefined) return;
-    history.writer.recordCall({
-      seq: sent.seq,
-      op: sent.request.spec.op,
-      body: sent.request.spec.body,
-      invokeMs: performance.timeOrigin + sent.sentMs,
-      completeMs: wallNow(),
-      ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
-      response,
-    });
+    try {
+      history.writer.recordCall({
+        seq: sent.seq,
+        op: sent.request.spec.op,
+        body: sent.request.spec.body,
+        invokeMs: performance.timeOrigin + sent.sentMs,
+        completeMs: wallNow(),
+        ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
+        response,
+      });
+    } catch (error) {
+      // A write error (a full disk) is kept by the writer; the run ends with it when the history is closed.
+      if (!history.writer.failed) throw error;
+    }
   };
 
   const recordLoss = (sent: InFlight, doneMs: number, kind: TransportErrorKind) => {

@@ -127,6 +127,14 @@ export class HistoryWriter {
   }
 
   /**
+   * Whether writing the file failed (a full disk): `record()` throws from then on, and `close()`
+   * rejects with the cause.
+   */
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
+  /**
    * Whether the caller should `await drain()` before recording much more: gzip holds more than its
    * high-water mark (the file stream's own buffer is bounded by the pipe between them).
    */
