@@ -8,6 +8,11 @@ export const EXIT = {
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
   /**
+   * `keysim check`: the history was cut short (the run was killed while writing it). The part that
+   * could be judged holds every invariant, but the rest was not checked: a partial verdict.
+   */
+  historyTruncated: 94,
+  /**
    * Resources the run created on the target were left behind (a cleanup failed): `keysim cleanup
    * --tag <run tag>` deletes them.
    */

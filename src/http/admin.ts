@@ -6,8 +6,8 @@
  * gets 403. Calls that act in one workspace take an optional `workspaceId`; default the
  * operator's own.
  */
-import { type ControllableClock, MAX_INSTANT_MS, type Result } from '../engine/index.js';
-import { invalid, ok } from '../engine/errors.js';
+import { type ControllableClock, type Result } from '../engine/index.js';
+import { parseInstant } from './instant.js';
 import { authorizeOperator, restoreKeepingOperator } from './operator.js';
 import { asData, defineRoute, type Reply, type Route, type RouteContext } from './route.js';
 import {
@@ -35,19 +35,6 @@ import { MAX_JOURNAL_TAKE } from './journal.js';
 export function viewClock(clock: ControllableClock): { nowMs: number; iso: string; mode: string } {
   const nowMs = clock.now();
   return { nowMs, iso: new Date(nowMs).toISOString(), mode: clock.mode };
-}
-
-/** Parses `--start` / `to`: ISO-8601 (with a time zone or Z) or Unix ms. */
-export function parseInstant(value: string | number, location: string): Result<number> {
-  const ms = typeof value === 'number' ? value : /^\d+$/.test(value) ? Number(value) : /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_INSTANT_MS) {
-    return invalid(
-      location,
-      `"${String(value).slice(0, 64)}" is not an ISO-8601 instant or Unix ms between 1970 and +275760-09-13.`,
-      'Use e.g. "2028-02-28T23:59:59.999Z" or 1835395199999.',
-    );
-  }
-  return ok(ms);
 }
 
 /**

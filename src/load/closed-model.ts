@@ -111,15 +111,20 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
 
   const recordHistory = (sent: InFlight, response: { status: number; body: unknown } | 'unknown') => {
     if (history === undefined || sent.seq === undefined) return;
-    history.writer.recordCall({
-      seq: sent.seq,
-      op: sent.request.spec.op,
-      body: sent.request.spec.body,
-      invokeMs: performance.timeOrigin + sent.sentMs,
-      completeMs: wallNow(),
-      ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
-      response,
-    });
+    try {
+      history.writer.recordCall({
+        seq: sent.seq,
+        op: sent.request.spec.op,
+        body: sent.request.spec.body,
+        invokeMs: performance.timeOrigin + sent.sentMs,
+        completeMs: wallNow(),
+        ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
+        response,
+      });
+    } catch (error) {
+      // A write error (a full disk) is kept by the writer; the run ends with it when the history is closed.
+      if (!history.writer.failed) throw error;
+    }
   };
 
   const recordLoss = (sent: InFlight, doneMs: number, kind: TransportErrorKind) => {
@@ -151,7 +156,8 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
         pipelining: settings.pipelining,
         duration: phase.durationMs / 1000,
         sampleInt: STOP_CHECK_MS,
-        timeout: Math.max(1, Math.round(settings.timeoutMs / 1000)),
+        // autocannon takes seconds and multiplies them by 1000: fractions keep the timeout what the open model uses.
+        timeout: settings.timeoutMs / 1000,
         // Called in the Client's constructor right after it built its first request (synchronously).
         setupClient: (client) => {
           if (lastBuilt === undefined || lastBuilt.client !== undefined) {

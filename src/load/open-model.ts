@@ -164,15 +164,21 @@ export class OpenModelExecutor {
         const remember = (response: { status: number; body: unknown } | 'unknown') => {
           if (history === undefined || seq === undefined) return;
           const serviceCompleteMs = serviceCompleteBound(history);
-          history.writer.recordCall({
-            seq,
-            op: request.spec.op,
-            body: request.spec.body,
-            invokeMs: invokeWallMs,
-            completeMs: performance.timeOrigin + performance.now(),
-            ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
-            response,
-          });
+          try {
+            history.writer.recordCall({
+              seq,
+              op: request.spec.op,
+              body: request.spec.body,
+              invokeMs: invokeWallMs,
+              completeMs: performance.timeOrigin + performance.now(),
+              ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
+              response,
+            });
+          } catch (error) {
+            // A write error (a full disk) must not count as the request's failure: the writer keeps
+            // it, and the run ends with it when the history is closed.
+            if (!history.writer.failed) throw error;
+          }
         };
         const headers = request.spec.auth === 'none' ? headersAnonymous : headersWithRoot;
         client

@@ -5,6 +5,10 @@
  * end of a closed-model phase (counted apart: no answer, no latency, not an error); and a per-second
  * timeline whose percentiles are computed when a second is closed, so memory does not grow with
  * the number of requests.
+ *
+ * Latency figures count answered requests only (any HTTP status): a refused connection fails in a
+ * millisecond, and counting it made a dead target look fast. Transport errors are counted apart,
+ * by kind.
  */
 import { type OperationStats, TRANSPORT_ERROR_KINDS, type TimelinePoint, type TransportErrorKind } from '../report/model.js';
 import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from '../report/histogram.js';
@@ -88,6 +92,11 @@ export class Recorder {
   #cutOff = 0;
   /** The first few failed checks, for the report's notes. */
   readonly checkFailureExamples: string[] = [];
+  /**
+   * Told of every completion, warm-up included, until frozen (the dead-target watch): when it
+   * completed (monotonic ms) and, for a failure, its kind.
+   */
+  onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined) => void) | undefined;
 
   /** Second 0 of the timeline (the start of the first measured phase). */
   startMeasuring(ms: number): void {
@@ -140,13 +149,18 @@ export class Recorder {
   }
 
   record(sample: Sample): void {
-    if (sample.warmup || this.#frozen) return;
+    if (this.#frozen) return;
+    this.onCompletion?.(sample.doneMs, sample.transportError);
+    if (sample.warmup) return;
     const acc = this.#accumulator(sample.operation);
     acc.requests++;
     this.#requests++;
     const correctedMs = sample.doneMs - sample.intendedMs;
-    recordMs(acc.corrected, correctedMs);
-    recordMs(acc.uncorrected, sample.doneMs - sample.sentMs);
+    const answered = sample.transportError === undefined;
+    if (answered) {
+      recordMs(acc.corrected, correctedMs);
+      recordMs(acc.uncorrected, sample.doneMs - sample.sentMs);
+    }
     const isError = sample.transportError !== undefined || (sample.status !== undefined && sample.status >= 500);
     if (sample.transportError !== undefined) acc.transportErrors[sample.transportError]++;
     if (sample.status !== undefined) {
@@ -172,7 +186,7 @@ export class Recorder {
     }
     bucket.requests++;
     if (isError) bucket.errors++;
-    recordMs(bucket.latency, correctedMs);
+    if (answered) recordMs(bucket.latency, correctedMs);
   }
 
   #closeSecond(second: number): void {

@@ -24,14 +24,27 @@ import { checkHistory } from './checks/index.js';
 import { ClockDriver, serviceClockProblem } from './clock-driver.js';
 import { Oracle } from './oracle.js';
 import { invariantsSection } from './invariants-section.js';
+import { DeadTargetWatch, type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
 /** The target did not answer before the run: no report is written. */
 export class TargetUnreachableError extends Error {
-  constructor(url: string, reason: string) {
-    super(`The target ${url} is not reachable: ${reason}. Check the URL (and that the service runs), then try again.`);
+  constructor(url: string, reason: string, message?: string) {
+    super(message ?? `The target ${url} is not reachable: ${reason}. Check the URL (and that the service runs), then try again.`);
     this.name = 'TargetUnreachableError';
+  }
+}
+
+/** The target answered, but refused the root key (401/403): reachable, and the key is what to fix. */
+export class RootKeyRefusedError extends TargetUnreachableError {
+  constructor(url: string, status: number) {
+    super(
+      url,
+      `it refused the root key (HTTP ${status})`,
+      `The target ${url} answered, but refused the root key (HTTP ${status}${status === 403 ? ': the key lacks a permission' : ''}). Set KEYSIM_ROOT_KEY (or --root-key) to a root key of that deployment with the permissions the scenarios need.`,
+    );
+    this.name = 'RootKeyRefusedError';
   }
 }
 
@@ -87,15 +100,23 @@ export interface RunOptions {
    * measured from its Date headers before the run (clock-skew.ts).
    */
   wallSkewMs?: number;
+  /**
+   * End the run early when no request got an answer for this long while requests failed at the
+   * transport level (dead-target.ts); ms. Undefined: fire until the planned end.
+   */
+  deadTargetMs?: number;
 }
+
+/** The failed check that marks a run ended early because the target stopped answering (exit 96). */
+export const TARGET_STOPPED_CHECK = 'target answering';
 
 /** Checks that the target answers and that the root key is accepted, before anything is created. */
 async function checkReachable(target: Target, timeoutMs: number): Promise<void> {
   const client = httpJsonClient(target, Math.min(timeoutMs, 10_000));
   try {
     const res = await client.post('/v2/identities.listIdentities', { limit: 1 }, 'root');
-    if (res.status === 401 || (res.status === 400 && JSON.stringify(res.body).includes('authentication'))) {
-      throw new TargetUnreachableError(target.url, 'it refused the root key (check KEYSIM_ROOT_KEY)');
+    if (res.status === 401 || res.status === 403 || (res.status === 400 && JSON.stringify(res.body).includes('authentication'))) {
+      throw new RootKeyRefusedError(target.url, res.status === 400 ? 401 : res.status);
     }
     if (res.status >= 500) throw new TargetUnreachableError(target.url, `it answered ${res.status}`);
   } catch (error) {
@@ -201,12 +222,16 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const recorder = new Recorder();
   let executor: OpenModelExecutor | undefined;
   let interrupted = false;
+  // Stops the load, for a SIGINT or a target that stopped answering (the closed model listens to it).
+  const stopLoad = new AbortController();
   const onAbort = () => {
     interrupted = true;
     // Answers still arriving after a stop are cut short: they are not figures.
     recorder.freeze();
     executor?.stop();
+    stopLoad.abort();
   };
+  let targetStopped: TargetStoppedVerdict | undefined;
   options.signal?.addEventListener('abort', onAbort, { once: true });
   // A signal aborted before the run began fires no event.
   if (options.signal?.aborted === true) onAbort();
@@ -232,6 +257,14 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     let measuredMs = 0;
     let measuringStarted = false;
     const runStartMs = performance.now();
+    if (options.deadTargetMs !== undefined) {
+      const watch = new DeadTargetWatch(options.deadTargetMs, runStartMs, (verdict) => {
+        targetStopped = verdict;
+        executor?.stop();
+        stopLoad.abort();
+      });
+      recorder.onCompletion = (doneMs, failure) => watch.observe(doneMs, failure);
+    }
 
     if (settings.model === 'open' && !interrupted) {
       executor = new OpenModelExecutor({
@@ -268,7 +301,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
     try {
       for (const [i, phase] of planned.entries()) {
-        if (interrupted) break;
+        if (interrupted || targetStopped !== undefined) break;
         const spec = specs[i] as PhaseSpec<unknown>;
         currentPhase = phase.name;
         try {
@@ -315,7 +348,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
             dropped += outcome.dropped;
           }
         } else if (settings.model === 'closed') {
-          await runClosedPhase({ target, settings, phase, next, recorder, signal: options.signal, history: phaseHistory });
+          await runClosedPhase({ target, settings, phase, next, recorder, signal: stopLoad.signal, history: phaseHistory });
         }
         const phaseEndMs = performance.now();
         if (!phase.warmup) measuredMs += phaseEndMs - phaseStartMs;
@@ -364,8 +397,15 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     } else if (recorder.requests > 0) {
       checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed` });
     }
+    if (targetStopped !== undefined) {
+      const verdict = describeTargetStopped(targetStopped, runStartMs, totalMs);
+      checks.push({ name: TARGET_STOPPED_CHECK, passed: false, detail: verdict });
+      notes.push(`${verdict} End-of-run checks were skipped: they ask the target.`);
+    }
     if (interrupted) {
       notes.push('Interrupted (SIGINT): the figures cover only what ran; end-of-run checks were skipped.');
+    } else if (targetStopped !== undefined) {
+      // Nothing to ask a target that stopped answering.
     } else if (scenario.finish !== undefined) {
       try {
         checks.push(...(await scenario.finish(ctx, fixtures, results)));
@@ -398,7 +438,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       schema: REPORT_SCHEMA,
       version: REPORT_VERSION,
       scenario: { name: scenario.name, description: scenario.description },
-      status: interrupted ? 'interrupted' : 'completed',
+      status: interrupted ? 'interrupted' : targetStopped !== undefined ? 'failed' : 'completed',
       seed,
       startedAt: startedAt.toISOString(),
       finishedAt: now().toISOString(),

@@ -10,8 +10,14 @@
  *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0 (failed checks)
  *
  * Operators: < <= > >= == !=. Latency units: us, ms (default), s.
+ *
+ * Everything is checked when parsed (before any load is sent): an operation, a verification code,
+ * an HTTP status or a percentile that does not exist is refused with the valid choices, instead of
+ * a whole run ending with "no requests of keys.verify were measured".
  */
+import { VERIFICATION_CODES } from '../engine/index.js';
 import type { RunReport, ThresholdResult } from '../report/model.js';
+import { OPERATIONS } from './scenario.js';
 
 type Comparator = '<' | '<=' | '>' | '>=' | '==' | '!=';
 
@@ -26,6 +32,8 @@ export interface Threshold {
 
 const LATENCY = new Set(['p50', 'p90', 'p99', 'p999', 'max', 'mean']);
 const COUNTS = new Set(['errors', 'requests', 'rps', 'late', 'dropped', 'checks']);
+const OPERATION_NAMES: ReadonlySet<string> = new Set(OPERATIONS);
+const RATE_WORDS = ['allowed', 'denied'];
 const PATTERN = /^\s*([a-z0-9]+)\s*(?:\(\s*([^()\s]+)\s*\))?\s*(<=|>=|==|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*(us|µs|ms|s)?\s*$/i;
 
 export type ParsedThreshold = { ok: true; threshold: Threshold } | { ok: false; error: string };
@@ -39,16 +47,29 @@ export function parseThreshold(expression: string): ParsedThreshold {
   const comparator = match[3] as Comparator;
   let value = Number(match[4]);
   const unit = match[5]?.toLowerCase();
+  if (/^p\d+$/.test(metric) && !LATENCY.has(metric)) {
+    return { ok: false, error: `Unknown percentile "${metric}" in "${expression}": use ${[...LATENCY].join(', ')}.` };
+  }
   if (LATENCY.has(metric)) {
     value = unit === 's' ? value * 1000 : unit === 'us' || unit === 'µs' ? value / 1000 : value;
   } else if (unit !== undefined) {
-    return { ok: false, error: `The threshold "${expression}" gives a unit to "${metric}", which is not a latency.` };
+    return { ok: false, error: `The threshold "${expression}" gives a unit to "${metric}", which is not a latency (${[...LATENCY].join(', ')}).` };
   } else if (metric === 'rate') {
     if (argument === undefined) return { ok: false, error: `rate() needs an outcome, e.g. rate(VALID) or rate(200). ${usage}` };
+    const known = /^[1-5]\d{2}$/.test(argument) || RATE_WORDS.includes(argument.toLowerCase()) || (VERIFICATION_CODES as readonly string[]).includes(argument.toUpperCase());
+    if (!known) {
+      return {
+        ok: false,
+        error: `Unknown outcome "${argument}" in "${expression}": rate() takes a verification code (${VERIFICATION_CODES.join(', ')}), an HTTP status (100–599) or ${RATE_WORDS.join('/')}.`,
+      };
+    }
   } else if (!COUNTS.has(metric)) {
     return { ok: false, error: `Unknown metric "${metric}" in "${expression}": use p50 p90 p99 p999 max mean, rate(…), ${[...COUNTS].join(' ')}.` };
   } else if (argument !== undefined && metric !== 'errors' && metric !== 'requests' && metric !== 'rps') {
     return { ok: false, error: `"${metric}" takes no argument in "${expression}".` };
+  }
+  if (argument !== undefined && metric !== 'rate' && !OPERATION_NAMES.has(argument)) {
+    return { ok: false, error: `Unknown operation "${argument}" in "${expression}": the operations are ${OPERATIONS.join(', ')}.` };
   }
   return { ok: true, threshold: { expression: expression.trim(), metric, argument, comparator, value } };
 }

@@ -148,7 +148,8 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
     expect(result.stderr).toContain('http://127.0.0.1:1');
     expect(result.stderr).toMatch(/not reachable/);
     expect(result.stderr + result.stdout).not.toContain('root_cli_test_0123456789');
-    expect(existsSync(out)).toBe(false);
+    // --out is checked (and created) before any load; no run folder is left in it.
+    expect(runFolders(out)).toEqual([]);
   });
 
   test('a non-loopback target without --yes and no TTY → exit 2 with a message about --yes', async () => {

@@ -71,6 +71,29 @@ describe('parseThreshold', () => {
   });
 });
 
+describe('thresholds naming something that does not exist are refused before any load, with the valid choices', () => {
+  test.each([
+    ['p99(keys.verify) < 20ms', /Unknown operation "keys\.verify".*keys\.verifyKey/],
+    ['errors(keys.verify) == 0', /Unknown operation "keys\.verify"/],
+    ['requests(ratelimit.limits) > 0', /Unknown operation "ratelimit\.limits".*ratelimit\.limit/],
+    ['rate(VALIDATED) > 0.9', /Unknown outcome "VALIDATED".*USAGE_EXCEEDED.*HTTP status/],
+    ['rate(700) > 0.9', /Unknown outcome "700"/],
+    ['rate(admitted) > 0.9', /allowed\/denied/],
+    ['p98 < 20ms', /Unknown percentile "p98".*p50, p90, p99, p999/],
+    ['p95(keys.verifyKey) < 20ms', /Unknown percentile "p95"/],
+  ])('%j', (expression, message) => {
+    const result = parseThreshold(expression);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(message);
+  });
+
+  test('lower-case verification codes and every real operation still parse', () => {
+    expect(parseThreshold('rate(valid) > 0.5').ok).toBe(true);
+    expect(parseThreshold('rate(rate_limited) < 0.5').ok).toBe(true);
+    expect(parseThreshold('p99(identities.listIdentities) < 1s').ok).toBe(true);
+  });
+});
+
 /**
  * 100 requests: 80 verifications (60 VALID, 15 USAGE_EXCEEDED, 5 answered 500; latencies 1..80 ms),
  * 20 rate-limit checks (15 allowed, 5 denied; 100..119 ms); 2 failed per-response checks; 3 late,

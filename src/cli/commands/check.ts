@@ -1,14 +1,15 @@
 /**
  * `keysim check <history.jsonl.gz | run folder>`: re-checks a saved history offline and prints the
  * verdict per invariant, with the witnesses of each violation. Exit 0 when clean, 100 when an
- * invariant is violated, 2 when the file is missing or not a history. Prints no secret: a history
+ * invariant is violated, 94 when the history was cut short (a killed run) and the part that could
+ * be judged is clean, 2 when the file is missing or not a history. Prints no secret: a history
  * holds none, and only its known fields are shown.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
-import { DEFAULT_WALL_SKEW_MS, HISTORY_FILE, type HistoryEvent, HistoryFileError, type HistoryHeader, readHistory } from '../../load/history.js';
+import { type CheckablePrefix, DEFAULT_WALL_SKEW_MS, HISTORY_FILE, type HistoryEvent, HistoryFileError, type HistoryHeader, checkablePrefix, readHistory } from '../../load/history.js';
 import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
@@ -33,12 +34,27 @@ export function describeEvent(e: HistoryEvent): string {
   return `#${e.seq} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${formatInstant(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
 }
 
+/** What a truncated history's verdict must say: how much was read, and how much was judged. */
+export interface Truncation {
+  read: number;
+  prefix: CheckablePrefix;
+}
+
+function truncationLines(t: Truncation): string[] {
+  const until = t.prefix.untilMs === undefined ? '' : ` (those completed by ${formatInstant(t.prefix.untilMs)})`;
+  return [
+    `TRUNCATED: the history was cut short (the run was killed or the disk filled while it was written).`,
+    `  ${t.read} complete operations were read; ${t.prefix.events.length} were checked${until}. ${t.prefix.leftOut} later ${t.prefix.leftOut === 1 ? 'one was' : 'ones were'} left out: an operation the file lost may have changed what ${t.prefix.leftOut === 1 ? 'it' : 'they'} saw.`,
+  ];
+}
+
 /** The verdict as text. */
-export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport): string {
+export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation): string {
   const lines: string[] = [];
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
   lines.push(`history: ${file}${about}`);
+  if (truncation !== undefined) lines.push(...truncationLines(truncation));
   const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
   lines.push(
     `${n(operations, 'operation')}; checked ${n(report.checked.keys, 'key')}, ${n(report.checked.verifications, 'verification')}, ${n(report.checked.rateLimitChecks, 'rate-limit decision')}`,
@@ -60,7 +76,10 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
     for (const note of report.notes) lines.push(`note: ${note}`);
   }
   lines.push('');
-  lines.push(report.passed ? 'verdict: all invariants hold' : `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`);
+  const violations = `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`;
+  if (!report.passed) lines.push(truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`);
+  else if (truncation !== undefined) lines.push(`verdict: PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked (exit ${EXIT.historyTruncated})`);
+  else lines.push('verdict: all invariants hold');
   return `${lines.join('\n')}\n`;
 }
 
@@ -77,21 +96,28 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   let history: Awaited<ReturnType<typeof readHistory>>;
   try {
-    history = await readHistory(file);
+    history = await readHistory(file, { allowTruncated: true });
   } catch (error) {
     if (error instanceof HistoryFileError) throw new UsageError(`${error.message} — not a readable keysim history.`);
     throw error;
   }
+  const truncation: Truncation | undefined = history.truncated ? { read: history.events.length, prefix: checkablePrefix(history.events) } : undefined;
+  const events = truncation?.prefix.events ?? history.events;
   const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
-  const report = checkHistory(history.events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace' });
+  const report = checkHistory(events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace' });
   // Only wall-timed events depend on the skew: say which one judged them.
-  if (history.events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {
+  if (events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {
     const source = args.skew !== undefined ? 'given (--skew)' : history.header.wallSkewMs !== undefined ? "the history's (measured or given when it was recorded)" : 'the default: the history names none';
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
-  if (args.json) process.stdout.write(`${JSON.stringify({ file, header: history.header, operations: history.events.length, ...report }, null, 2)}\n`);
-  else process.stdout.write(renderVerdict(file, history.header, history.events.length, report));
-  return report.passed ? EXIT.ok : EXIT.invariantViolated;
+  if (args.json) {
+    const cut = truncation === undefined ? {} : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
+    process.stdout.write(`${JSON.stringify({ file, header: history.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
+  } else {
+    process.stdout.write(renderVerdict(file, history.header, events.length, report, truncation));
+  }
+  if (!report.passed) return EXIT.invariantViolated;
+  return truncation === undefined ? EXIT.ok : EXIT.historyTruncated;
 }
 
 export const checkCommandModule: CommandModule<object, CheckArgs> = {
@@ -103,7 +129,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
       .option('skew', { type: 'number', describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated') as unknown as Argv<CheckArgs>,
+      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
   },

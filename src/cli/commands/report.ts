@@ -1,9 +1,10 @@
 /** `keysim report <run folder | report.json>`: renders a report again from its JSON. */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { parseReport, renderHtml, renderJson, renderMarkdown } from '../../report/index.js';
 import { UsageError } from '../exit-codes.js';
+import { writeFileChecked } from '../report-files.js';
 
 interface ReportArgs {
   path: string;
@@ -23,7 +24,8 @@ export function reportCommand(args: ReportArgs): void {
   if (output === undefined) {
     process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   } else {
-    writeFileSync(output, text);
+    // A failed write (a full disk) is an error naming the file, never an empty file left behind.
+    writeFileChecked(output, text);
     process.stdout.write(`${output}\n`);
   }
 }

@@ -1,32 +1,26 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
-import { parseDurationMs } from '../../load/plan.js';
-import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { type ProgressSnapshot, ScenarioFailedError, TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
-import { parseFaultFlags } from '../../http/faults.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import type { RunReport } from '../../report/model.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
-import { writeReport } from '../report-files.js';
+import { ReportWriteError, reportFolderName, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
+import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, settingsFor } from '../run-settings.js';
+import { faultsFromFlags } from '../fault-flags.js';
+import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 
-interface RunArgs {
+interface RunArgs extends LoadFlags {
   scenario: string[];
   target: string;
-  rate?: number;
-  connections?: number;
-  pipelining: number;
-  duration?: string;
-  warmup?: string;
-  timeout: string;
-  model?: 'open' | 'closed';
   seed: number;
   out: string;
   threshold: string[];
@@ -42,40 +36,21 @@ interface RunArgs {
   fault: string[];
 }
 
-/** Built-in defaults; a scenario's own defaults come next, then the flags. */
-const DEFAULTS: LoadSettings = { rate: 100, connections: 16, pipelining: 1, durationMs: 10_000, warmupMs: 2_000, timeoutMs: 10_000, model: 'open' };
+/**
+ * Requests a closed-model run is assumed to send per second and connection, for the space check
+ * (it has no planned rate): about what one connection gets from the simulator on loopback.
+ */
+const CLOSED_MODEL_REQUESTS_PER_CONNECTION_S = 2_000;
 
-function durationFlag(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseDurationMs(value);
-  if (ms === undefined) throw new UsageError(`--${name} "${value}" is not a duration: write e.g. 30s, 500ms, 2m.`);
-  return ms;
-}
-
-function positiveFlag(name: string, value: number | undefined, integer: boolean): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got ${String(value)}.`);
+/** Bytes the runs need in --out: the reports, and with --history the history at the planned rate. */
+function bytesNeeded(settings: readonly LoadSettings[], history: boolean): number {
+  let bytes = 0;
+  for (const s of settings) {
+    const seconds = (s.durationMs + s.warmupMs) / 1000;
+    const requests = s.model === 'open' ? s.rate * seconds : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
+    bytes += REPORT_BYTES + (history ? Math.ceil(requests) * HISTORY_BYTES_PER_REQUEST : 0);
   }
-  return value;
-}
-
-function settingsFor(scenario: Scenario<unknown>, args: RunArgs): LoadSettings {
-  const d = { ...DEFAULTS, ...scenario.defaults };
-  if ((args.model ?? d.model) === 'closed' && args.pipelining > 1) {
-    throw new UsageError(
-      '--pipelining > 1 works only with the open model: autocannon (the closed model) cannot tell which pipelined answer belongs to which request. Drop --model closed, or --pipelining.',
-    );
-  }
-  return {
-    rate: positiveFlag('rate', args.rate, false) ?? d.rate,
-    connections: positiveFlag('connections', args.connections, true) ?? d.connections,
-    pipelining: positiveFlag('pipelining', args.pipelining, true) ?? d.pipelining,
-    durationMs: durationFlag('duration', args.duration) ?? d.durationMs,
-    warmupMs: args.warmup === undefined ? d.warmupMs : (parseDurationMs(args.warmup) ?? durationFlag('warmup', args.warmup) ?? 0),
-    timeoutMs: durationFlag('timeout', args.timeout) ?? d.timeoutMs,
-    model: args.model ?? d.model,
-  };
+  return bytes;
 }
 
 async function confirmRemote(url: string, args: RunArgs): Promise<void> {
@@ -110,12 +85,13 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
   if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
+  if (report.checks.some((c) => c.name === TARGET_STOPPED_CHECK && !c.passed)) return EXIT.targetStopped;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
   if (report.thresholds.some((t) => !t.passed)) return EXIT.thresholdFailed;
   return EXIT.ok;
 }
 
-const SEVERITY: ExitCode[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.invariantViolated, EXIT.failure, EXIT.targetUnreachable, EXIT.interrupted];
+const SEVERITY: ExitCode[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.targetStopped, EXIT.invariantViolated, EXIT.failure, EXIT.targetUnreachable, EXIT.usage, EXIT.interrupted];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
 
 export async function runCommand(args: RunArgs): Promise<ExitCode> {
@@ -131,6 +107,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   });
   const scenarios = names.map((name) => SCENARIOS[name] as Scenario<unknown>);
   const settings = scenarios.map((s) => settingsFor(s, args));
+  const deadTargetMs = deadAfterFlag(args.deadAfter);
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
@@ -141,8 +118,11 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   if (args.fault.length > 0 && args.target !== 'sim') {
     throw new UsageError('--fault injects faults into the embedded simulator: it needs --target sim (for a running keysim serve, use its --fault or /_sim/faults.set).');
   }
-  const faults = parseFaultFlags(args.fault);
-  if (!faults.ok) throw new UsageError(`--fault: ${faults.message}`);
+  const faults = faultsFromFlags(args.fault);
+  if (!faults.ok) throw new UsageError(faults.message);
+  // The last check, before any prompt and before anything is sent (it creates the folder if missing).
+  let outFolder: string | undefined;
+  const checkOut = () => prepareOutFolder(args.out, bytesNeeded(settings, args.history));
   if (args.target === 'sim') {
     makeTarget = () => startEmbeddedSimulator({ seed: args.seed, ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
   } else {
@@ -155,6 +135,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const rootKey = args.rootKey ?? (fromEnv === '' ? undefined : fromEnv);
     if (rootKey === undefined) throw new UsageError('A live target needs a root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.');
+    outFolder = checkOut();
     if (!isLoopback(url)) await confirmRemote(url.origin, args);
     let target: Target;
     try {
@@ -164,6 +145,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     }
     makeTarget = async () => target;
   }
+  outFolder ??= checkOut();
 
   const controller = new AbortController();
   let sigints = 0;
@@ -176,6 +158,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   process.on('SIGINT', onSigint);
 
   let exit: ExitCode = EXIT.ok;
+  let ran = 0;
   try {
     for (const [i, scenario] of scenarios.entries()) {
       if (controller.signal.aborted) break;
@@ -183,13 +166,16 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
         process.stderr.write(`keysim: skipping "${scenario.name}": it moves the service clock, which only the simulator allows (--target sim).\n`);
         continue;
       }
+      ran++;
       const target = await makeTarget();
       let report: RunReport;
-      // The history is written while the run goes, then moved into the report's folder.
-      const historyPath = args.history ? join(args.out, `.history-${process.pid}-${Date.now()}.jsonl.gz`) : undefined;
-      if (historyPath !== undefined) mkdirSync(args.out, { recursive: true });
+      // The run's folder exists from the start and the history is written into it as the run goes:
+      // a run that is killed leaves it there, findable, for keysim check.
+      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
+      const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
       try {
         if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'simulator' ? 'the embedded simulator' : target.url}\n`);
+        if (historyPath !== undefined && !args.quiet) process.stderr.write(`  history: ${historyPath}\n`);
         report = await runScenario({
           scenario,
           target,
@@ -204,9 +190,12 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
+          ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
         });
       } catch (error) {
+        // Nothing ran: no report, and no folder left that looks like a run.
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
+        if (readdirSync(folder).length === 0) rmSync(folder, { recursive: true, force: true });
         if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
         if (error instanceof TargetUnreachableError) {
           process.stderr.write(`keysim: ${error.message}\n`);
@@ -223,18 +212,28 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
         await target.close();
       }
       if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
-      const written = writeReport(report, args.out);
-      let historyLine = '';
-      if (historyPath !== undefined && existsSync(historyPath)) {
-        const finalPath = join(written.folder, HISTORY_FILE);
-        renameSync(historyPath, finalPath);
-        historyLine = `history: ${finalPath} (keysim check re-checks it)\n`;
+      const historyLine = historyPath === undefined ? '' : `history: ${historyPath} (keysim check re-checks it)\n`;
+      let written;
+      try {
+        written = writeReport(report, folder);
+      } catch (error) {
+        if (!(error instanceof ReportWriteError)) throw error;
+        // The figures are not lost: the summary still goes to the terminal.
+        process.stdout.write(`${renderSummary(report)}\n${historyLine}\n`);
+        process.stderr.write(`keysim: ${error.message} The report of "${scenario.name}" was not saved.\n`);
+        exit = worse(exit, EXIT.failure);
+        continue;
       }
       process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
       exit = worse(exit, exitCodeOf(report));
     }
   } finally {
     process.off('SIGINT', onSigint);
+  }
+  if (ran === 0 && !controller.signal.aborted) {
+    // A QA job gating on the exit code must not go green having tested nothing.
+    process.stderr.write(`keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`);
+    return EXIT.usage;
   }
   return exit;
 }
@@ -246,15 +245,20 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
     y
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
       .option('target', { type: 'string', default: 'sim', describe: '"sim" (the embedded simulator) or the base URL of a live deployment' })
-      .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s)' })
+      .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
       .option('connections', { type: 'number', describe: 'Connections to the target' })
       .option('pipelining', { type: 'number', default: 1, describe: 'Requests in flight per connection' })
-      .option('duration', { type: 'string', describe: 'Measured duration, e.g. 30s (default: the scenario\'s)' })
-      .option('warmup', { type: 'string', describe: 'Warm-up before measuring, e.g. 5s (0 for none)' })
-      .option('timeout', { type: 'string', default: '10s', describe: 'Per-request timeout' })
+      .option('duration', { type: 'string', describe: 'Measured duration with its unit, e.g. 30s, 500ms, 2m (default: the scenario\'s)' })
+      .option('warmup', { type: 'string', describe: 'Warm-up before measuring with its unit, e.g. 5s (0 for none)' })
+      .option('timeout', { type: 'string', default: '10s', describe: 'Per-request timeout, more than 0 (e.g. 10s, 500ms; there is no "none": give a long one)' })
+      .option('dead-after', {
+        type: 'string',
+        default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
+        describe: 'End the run early (exit 96) when no request got an answer for this long while requests failed at the transport level (refused, reset, timed out); "off" fires until the end',
+      })
       .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of fixtures and request sequence (and of the simulator)' })
-      .option('out', { type: 'string', default: 'reports', describe: 'Folder for the report folders' })
+      .option('out', { type: 'string', default: 'reports', describe: 'Folder for the run folders (created if missing; checked before any load: writable, with room for the run)' })
       .option('threshold', { type: 'string', array: true, default: [], describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)' })
       .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target' })

@@ -2,19 +2,9 @@
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import {
-  FAULT_KEYS,
-  type FaultsConfig,
-  OPERATIONS,
-  checkFaultsConfig,
-  createSimulator,
-  describeFaults,
-  exposureWarning,
-  parseFaultFlags,
-  parseInstant,
-  randomRootKey,
-} from '../../http/index.js';
+import { FAULT_KEYS, createSimulator, describeFaults, exposureWarning, parseInstant, randomRootKey } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
+import { faultsFromFlags } from '../fault-flags.js';
 
 interface ServeArgs {
   host: string;
@@ -28,18 +18,6 @@ interface ServeArgs {
   maxBodyBytes: number;
   errorsUrl?: string;
   fault?: string[];
-}
-
-/** The `--fault KEY=VALUE` flags as one checked configuration, or a message naming the valid keys. */
-function faultsFromFlags(flags: readonly string[]): { ok: true; config: FaultsConfig } | { ok: false; message: string } {
-  const parsed = parseFaultFlags(flags);
-  if (!parsed.ok) return parsed;
-  const checked = checkFaultsConfig(parsed.config, '--fault', OPERATIONS);
-  if (!checked.ok) {
-    const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
-    return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
-  }
-  return { ok: true, config: checked.value };
 }
 
 /** Exits 2 with the message: bad input the user can fix. */

@@ -1,0 +1,77 @@
+/**
+ * Tells when a target has stopped answering, so that a run does not fire at a dead address until
+ * its planned end (where refused connections, failing in a millisecond, used to look fast).
+ *
+ * The rule: the target has stopped when, for `windowMs`, every request that ended failed at the
+ * transport level (refused, reset, timed out) — counted from the first failure after the last
+ * answer, so that a quiet spell between phases (a scenario's set-up step) is no evidence. It is
+ * judged at each completion: a target that hangs is judged `windowMs` after its first request timed
+ * out. A single answer, even a 500, proves the target alive and starts over.
+ */
+import { TRANSPORT_ERROR_KINDS, type TransportErrorKind } from '../report/model.js';
+
+/** Why a run ended early, for the summary, the report and exit code 96. */
+export interface TargetStoppedVerdict {
+  /** Monotonic ms of the judgement. */
+  atMs: number;
+  /** The last answer (or the start of the watch), monotonic ms. */
+  lastAnswerMs: number;
+  /** The first transport failure after it, monotonic ms. */
+  firstFailureMs: number;
+  windowMs: number;
+  /** Transport failures since the last answer, by kind. */
+  failures: Record<TransportErrorKind, number>;
+}
+
+export class DeadTargetWatch {
+  readonly windowMs: number;
+  readonly #onStopped: (verdict: TargetStoppedVerdict) => void;
+  #lastAnswerMs: number;
+  #firstFailureMs: number | undefined;
+  #failures: Record<TransportErrorKind, number> = { timeout: 0, reset: 0, refused: 0, other: 0 };
+  #verdict: TargetStoppedVerdict | undefined;
+
+  /** `startMs`: when the watch begins (monotonic ms), standing in for a first answer. */
+  constructor(windowMs: number, startMs: number, onStopped: (verdict: TargetStoppedVerdict) => void) {
+    if (!(Number.isFinite(windowMs) && windowMs > 0)) throw new RangeError(`The dead-target window must be a positive number of ms, got ${windowMs}.`);
+    this.windowMs = windowMs;
+    this.#lastAnswerMs = startMs;
+    this.#onStopped = onStopped;
+  }
+
+  /** The verdict, once the target has been judged stopped. */
+  get verdict(): TargetStoppedVerdict | undefined {
+    return this.#verdict;
+  }
+
+  /** A request completed at `atMs` (monotonic): answered (any status), or failed with `failure`. */
+  observe(atMs: number, failure: TransportErrorKind | undefined): void {
+    if (this.#verdict !== undefined) return;
+    if (failure === undefined) {
+      if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
+      this.#firstFailureMs = undefined;
+      this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
+      return;
+    }
+    this.#failures[failure]++;
+    this.#firstFailureMs ??= atMs;
+    if (atMs - this.#firstFailureMs >= this.windowMs) {
+      this.#verdict = { atMs, lastAnswerMs: this.#lastAnswerMs, firstFailureMs: this.#firstFailureMs, windowMs: this.windowMs, failures: { ...this.#failures } };
+      this.#onStopped(this.#verdict);
+    }
+  }
+}
+
+/** The verdict in words: what failed, for how long, and when the run ended. */
+export function describeTargetStopped(verdict: TargetStoppedVerdict, runStartMs: number, plannedMs: number): string {
+  const failures = TRANSPORT_ERROR_KINDS.filter((k) => verdict.failures[k] > 0)
+    .map((k) => `${verdict.failures[k]} ${k}`)
+    .join(', ');
+  const silentS = ((verdict.atMs - verdict.lastAnswerMs) / 1000).toFixed(1);
+  const failingS = ((verdict.atMs - verdict.firstFailureMs) / 1000).toFixed(1);
+  const endedS = ((verdict.atMs - runStartMs) / 1000).toFixed(1);
+  return (
+    `The target stopped answering: no request got an answer for ${silentS} s, and for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s) every request that ended failed at the transport level (${failures}); ` +
+    `the run ended early at ${endedS} s of ${(plannedMs / 1000).toFixed(1)} s planned. Check that the service is up (or pass --dead-after off to fire until the end).`
+  );
+}

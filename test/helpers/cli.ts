@@ -1,0 +1,91 @@
+/**
+ * `keysim` as a child process, from the sources with tsx (no build needed), for the CLI tests:
+ * start it, wait for its output, collect what it printed and how it ended. Children still running
+ * at the end are killed by `killChildren`.
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+/** A child that has not exited by then is killed and the test fails (the machine is slow and shared). */
+const CHILD_LIMIT_MS = 90_000;
+
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Running {
+  child: Child;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<Finished>;
+}
+
+const children: Child[] = [];
+const temps: string[] = [];
+
+/** For afterAll: kills what still runs and removes the temporary folders. */
+export function cleanUpCli(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+}
+
+export function tempDir(prefix = 'keysim-cli-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+/** The parent's environment without what would change the child's behaviour. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (extra.KEYSIM_ROOT_KEY === undefined) delete env.KEYSIM_ROOT_KEY;
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+export function startCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
+  // stdin ignored: no TTY, so nothing can prompt.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<Finished>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: out, stderr: err });
+    });
+  });
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+export const cli = (args: string[], env?: NodeJS.ProcessEnv): Promise<Finished> => startCli(args, env).exited;
+
+/** Polls until `ready()` holds (no pace assumed: only an upper bound, for a hung child). */
+export async function waitUntil(ready: () => boolean, what: string, running?: Running, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (running !== undefined && running.child.exitCode !== null) {
+      throw new Error(`the CLI exited (${running.child.exitCode}) before ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}.${running === undefined ? '' : `\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The run folders under `out` (one per scenario run). */
+export function runFolders(out: string): string[] {
+  return existsSync(out) ? readdirSync(out).map((name) => join(out, name)) : [];
+}
