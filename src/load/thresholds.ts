@@ -10,6 +10,11 @@
  *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0 (failed checks)
  *
  * Operators: < <= > >= == !=. Latency units: us, ms (default), s.
+ *
+ * When the load generator could not keep its schedule (`report.generator.limited`), the figures
+ * that depend on its pace — latency percentiles and rps — measure the generator as much as the
+ * service: those thresholds are inconclusive (neither passed nor failed). Counts of errors,
+ * outcomes, requests, late and dropped sends, and checks are still judged.
  */
 import type { RunReport, ThresholdResult } from '../report/model.js';
 
@@ -114,11 +119,27 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
 
 const shown = (t: Threshold, value: number) => (LATENCY.has(t.metric) ? `${Math.round(value * 1000) / 1000} ms` : t.metric === 'rate' ? value.toFixed(4) : String(value));
 
+/** Whether a threshold's metric depends on the generator keeping its pace (inconclusive when it did not). */
+export function isPaceMetric(metric: string): boolean {
+  return LATENCY.has(metric) || metric === 'rps';
+}
+
 export function evaluateThresholds(thresholds: readonly Threshold[], report: Omit<RunReport, 'thresholds'>): ThresholdResult[] {
+  const generatorLimited = report.generator?.limited === true;
   return thresholds.map((t) => {
     const actual = measure(t, report);
     if (typeof actual === 'string') return { expression: t.expression, passed: false, actual: null, detail: actual };
+    if (generatorLimited && isPaceMetric(t.metric)) {
+      return {
+        expression: t.expression,
+        passed: false,
+        inconclusive: true,
+        actual,
+        detail: `measured ${shown(t, actual)}, inconclusive: the load generator could not keep its schedule`,
+      };
+    }
     const passed = compare(actual, t.comparator, t.value);
     return { expression: t.expression, passed, actual, detail: `measured ${shown(t, actual)}` };
   });
 }
+

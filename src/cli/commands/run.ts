@@ -12,6 +12,8 @@ import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import type { RunReport } from '../../report/model.js';
+import { thresholdVerdict } from '../../report/generator-text.js';
+import { DEFAULT_GENERATOR_LIMITS, type GeneratorLimits } from '../../load/generator-monitor.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { writeReport } from '../report-files.js';
@@ -38,6 +40,9 @@ interface RunArgs {
   /** With --history on the simulator: compare every answer with a replay of its journal. */
   oracle: boolean;
   fault: string[];
+  /** The generator's limits: above them the run is inconclusive (exit 97). */
+  maxLateShare?: number;
+  maxLoopDelay?: string;
 }
 
 /** Built-in defaults; a scenario's own defaults come next, then the flags. */
@@ -76,6 +81,22 @@ function settingsFor(scenario: Scenario<unknown>, args: RunArgs): LoadSettings {
   };
 }
 
+/** The limits above which the generator is judged not to have kept its schedule. */
+function generatorLimitsOf(args: RunArgs): GeneratorLimits {
+  const share = args.maxLateShare;
+  if (share !== undefined && !(Number.isFinite(share) && share >= 0 && share <= 1)) {
+    throw new UsageError(`--max-late-share must be a share between 0 and 1 (e.g. 0.01 for 1 %), got ${String(share)}.`);
+  }
+  let loopDelayP99Ms = DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms;
+  if (args.maxLoopDelay === 'off') loopDelayP99Ms = Number.POSITIVE_INFINITY;
+  else if (args.maxLoopDelay !== undefined) {
+    const ms = parseDurationMs(args.maxLoopDelay);
+    if (ms === undefined) throw new UsageError(`--max-loop-delay "${args.maxLoopDelay}" is not a duration: write e.g. 50ms or 1s, or off to never judge it.`);
+    loopDelayP99Ms = ms;
+  }
+  return { lateShare: share ?? DEFAULT_GENERATOR_LIMITS.lateShare, loopDelayP99Ms };
+}
+
 async function confirmRemote(url: string, args: RunArgs): Promise<void> {
   if (args.yes) return;
   const explanation = `${url} is not on this machine, and scenarios create keys, identities and rate-limit overrides there (named keysim-…, deleted at the end unless --keep).`;
@@ -104,16 +125,31 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
   };
 }
 
-/** The exit code a report calls for (the worst wins). */
+/**
+ * The exit code a report calls for (the worst wins): interrupted 130 > invariant violated 100 >
+ * check failed 98 > threshold failed 99 > generator-limited 97 > ok 0. A generator-limited run is
+ * inconclusive, which a real failure outranks: an error-rate threshold or a check that failed did
+ * so whatever the generator's pace (an inconclusive latency threshold is not a failed one).
+ */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
   if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
-  if (report.thresholds.some((t) => !t.passed)) return EXIT.thresholdFailed;
+  if (report.thresholds.some((t) => thresholdVerdict(t) === 'failed')) return EXIT.thresholdFailed;
+  if (report.generator?.limited === true) return EXIT.generatorLimited;
   return EXIT.ok;
 }
 
-const SEVERITY: ExitCode[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.invariantViolated, EXIT.failure, EXIT.targetUnreachable, EXIT.interrupted];
+const SEVERITY: ExitCode[] = [
+  EXIT.ok,
+  EXIT.generatorLimited,
+  EXIT.thresholdFailed,
+  EXIT.checkFailed,
+  EXIT.invariantViolated,
+  EXIT.failure,
+  EXIT.targetUnreachable,
+  EXIT.interrupted,
+];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
 
 export async function runCommand(args: RunArgs): Promise<ExitCode> {
@@ -130,6 +166,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   const scenarios = names.map((name) => SCENARIOS[name] as Scenario<unknown>);
   const settings = scenarios.map((s) => settingsFor(s, args));
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
+  const generatorLimits = generatorLimitsOf(args);
 
   let makeTarget: () => Promise<Target>;
   if (args.fault.length > 0 && args.target !== 'sim') {
@@ -197,6 +234,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,
+          generatorLimits,
         });
       } catch (error) {
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
@@ -255,6 +293,14 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
       .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
+      .option('max-late-share', {
+        type: 'number',
+        describe: `The load generator could not keep its schedule (inconclusive run, exit 97) when more than this share of a phase's sends started over 10 ms late (open model; default ${DEFAULT_GENERATOR_LIMITS.lateShare}, 1: never)`,
+      })
+      .option('max-loop-delay', {
+        type: 'string',
+        describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
+      })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
