@@ -17,8 +17,10 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 98 check failed,\n' +
-        '99 threshold failed, 100 invariant violated or oracle difference, 130 interrupted\n' +
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 95 resources left behind,\n' +
+        '96 target stopped answering, 97 generator-limited (inconclusive: the load generator could\n' +
+        'not keep its schedule), 98 check failed, 99 threshold failed, 100 invariant violated or\n' +
+        'oracle difference, 130 interrupted\n' +
         '(see README.md).',
     )
     .command(runCommandModule)
