@@ -35,7 +35,7 @@ export function renderHtml(report: RunReport): string {
     `<section aria-labelledby="h-latency"><h2 id="h-latency">Latency percentile spectrum</h2>`,
     report.settings.model === 'open'
       ? `<p class="muted">Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send, as most load tools report it. The x axis is logarithmic in nines.</p>`
-      : `<p class="muted">Latency is measured from the actual send: the closed model has no intended send times, so it is not corrected for coordinated omission (a stalled server slows the senders instead of showing in the figures). The x axis is logarithmic in nines.</p>`,
+      : `<p class="muted">Latency is measured from the actual send: the closed model has no intended send times, so it cannot account for coordinated omission (a stalled server slows the senders instead of showing in the figures). The x axis is logarithmic in nines.</p>`,
     `<div class="panel">${spectrumChart(report.overall, 'All operations', 'large', report.settings.model)}</div>`,
     `<h3>By operation</h3>${perOperation}`,
     latencyTable(report),

@@ -263,7 +263,7 @@ export function renderMarkdown(report: RunReport): string {
     '',
     report.settings.model === 'open'
       ? 'Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send.'
-      : 'Latency is measured from the actual send: the closed model has no intended send times, so it is not corrected for coordinated omission (a stalled server slows the senders instead of showing in the figures).',
+      : 'Latency is measured from the actual send: the closed model has no intended send times, so it cannot account for coordinated omission (a stalled server slows the senders instead of showing in the figures).',
     '',
     latency(report),
     '',
