@@ -1,6 +1,6 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
 import type { InvariantsSection, RunReport } from '../report/model.js';
-import { generatorBanner, generatorPhaseText, thresholdVerdict } from '../report/generator-text.js';
+import { generatorBanner, generatorSummaryText, thresholdVerdict } from '../report/generator-text.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -43,7 +43,9 @@ export function renderSummary(report: RunReport): string {
   const mark = { passed: 'pass', failed: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
   for (const t of report.thresholds) lines.push(`${mark[thresholdVerdict(t)]}  threshold ${t.expression}: ${t.detail}`);
   if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
-  for (const phase of report.generator?.phases ?? []) lines.push(`note  generator in phase "${phase.name}": ${generatorPhaseText(phase)}`);
+  // One line, not one per phase (a clock scenario has 19): the reports have the table.
+  const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);
+  if (generator !== undefined) lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
   for (const note of report.notes) lines.push(`note  ${note}`);
   return lines.join('\n');
 }

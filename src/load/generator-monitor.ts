@@ -75,6 +75,12 @@ export class GeneratorMonitor {
     return phase;
   }
 
+  /** Stops measuring (a phase cut short by an error leaves the event-loop delay sampling on otherwise). */
+  close(): void {
+    this.#delay.disable();
+    this.#mark = undefined;
+  }
+
   /** The figures of every phase measured so far, and the verdict over them. */
   section(limits: GeneratorLimits = DEFAULT_GENERATOR_LIMITS): GeneratorSection {
     return judgeGenerator(this.#phases, limits, loadavg()[0] ?? 0);

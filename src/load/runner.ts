@@ -420,6 +420,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
   } finally {
+    generatorMonitor.close();
     clearInterval(oracleTimer);
     await oracle?.stop();
     await history?.close().catch(() => undefined);

@@ -22,6 +22,7 @@ import { type Target, startEmbeddedSimulator } from '../../src/load/target.js';
 import { type Threshold, parseThreshold } from '../../src/load/thresholds.js';
 import { parseReport, renderHtml, renderJson, renderMarkdown } from '../../src/report/index.js';
 import type { GeneratorPhase, RunReport } from '../../src/report/model.js';
+import { generatorSummaryText } from '../../src/report/generator-text.js';
 import { loadSettings } from '../helpers/load.js';
 
 const threshold = (expression: string): Threshold => {
@@ -155,7 +156,7 @@ describe('the generator measures itself: a run it could not keep the schedule of
     expect(report.thresholds[0]?.inconclusive).toBeUndefined();
     expect(exitCodeOf(report)).toBe(EXIT.ok);
     expect(renderSummary(report)).not.toMatch(/INCONCLUSIVE/);
-    expect(renderSummary(report)).toMatch(/^note {2}generator in phase "load": late \d+\/10/m);
+    expect(renderSummary(report)).toMatch(/^note {2}generator kept its schedule: late \d+\/10 /m);
     expect(renderMarkdown(report)).not.toMatch(/INCONCLUSIVE|\[!WARNING\]/);
     expect(renderMarkdown(report)).toContain('It kept its schedule.');
     expect(renderHtml(report)).not.toMatch(/INCONCLUSIVE|banner inconclusive/);
@@ -207,6 +208,14 @@ describe('judgeGenerator: the limits', () => {
     const section = judgeGenerator(phases, limits, 1.5);
     expect(section.limited).toBe(limited);
     expect(section.reasons.length > 0).toBe(limited);
+  });
+
+  test('the summary gives the figures of several phases in one line, the worst of each', () => {
+    const section = judgeGenerator([phase(), phase({ name: 'burst', lateSends: 500, loopDelayMs: { p50: 2, p99: 70, max: 90 }, mainThreadBusy: 0.9 })], limits, 0);
+    expect(generatorSummaryText(section)).toBe(
+      'over 2 phases, the worst of each: late 500/1000 in phase "burst" · loop delay p99 70 ms in phase "burst" (max 90 ms) · main thread busy 90 % · process CPU 0.5 cores',
+    );
+    expect(generatorSummaryText(judgeGenerator([], limits, 0))).toBeUndefined();
   });
 
   test('exitCodeOf: 97 below the failures, above ok', () => {
