@@ -241,7 +241,7 @@ describe('scenarios against the simulator', () => {
   });
 
   test('mixed: invariants hold and credits are accounted for', async () => {
-    // (How long its setup and cleanup take is the machine's pace: measured in bench/, not asserted here.)
+    // (How long its setup and cleanup take is the machine's pace, not the scenario's behaviour: not asserted.)
     const { sim, result } = await run('mixed', { maxRequestsPerPhase: 300 });
     try {
       expectClean(sim, result);
