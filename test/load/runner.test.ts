@@ -245,7 +245,7 @@ describe('runScenario against the embedded simulator', () => {
     const report = await running;
 
     // Stopped, not run to its end: the plan had 19 s left. (How fast a stop is, ~1–2 s, is a
-    // matter of pace: the benchmarks measure it; a test on a busy machine cannot.)
+    // matter of the machine's pace, which a test on a busy machine cannot assert.)
     expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(10_000);
     expect(report.status).toBe('interrupted');
     expect(finishCalled).toBe(false);
