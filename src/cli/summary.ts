@@ -1,11 +1,15 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
 import type { InvariantsSection, RunReport } from '../report/model.js';
+import { generatorBanner, generatorSummaryText, thresholdVerdict } from '../report/generator-text.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
 
 export function renderSummary(report: RunReport): string {
   const lines: string[] = [];
+  // A generator-limited run says so first: its latency figures are not the service's alone.
+  const banner = generatorBanner(report);
+  if (banner !== undefined) lines.push(`!!! ${banner.headline}`, `!!! ${banner.detail}`, '');
   const status = report.status === 'completed' ? '' : ` — ${report.status.toUpperCase()}`;
   const cutOff = report.totals.cutOff ?? 0;
   // Cut-off requests (closed model) are no errors, but the service may have executed them.
@@ -13,7 +17,10 @@ export function renderSummary(report: RunReport): string {
   lines.push(
     `${report.scenario.name}${status}: ${report.totals.requests} requests in ${(report.measuredMs / 1000).toFixed(1)} s (${report.totals.ratePerSec}/s), ${report.totals.errors} errors${cutOffText}, ${report.totals.late} late, ${report.totals.dropped} dropped`,
   );
-  const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p99 uncorr.', 'outcomes'];
+  // The closed model has no intended send times: its latency is from the actual send, uncorrected,
+  // so it has no second column to compare with.
+  const open = report.settings.model === 'open';
+  const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', ...(open ? ['p99 uncorr.'] : []), 'outcomes'];
   const rows = [...report.operations, ...(report.operations.length > 1 ? [report.overall] : [])].map((o) => {
     const outcomes = [
       ...Object.entries(o.codes).map(([k, v]) => `${k} ${v}`),
@@ -27,14 +34,18 @@ export function renderSummary(report: RunReport): string {
       ...((o.cutOff ?? 0) > 0 ? [`cut off ${o.cutOff ?? 0}`] : []),
     ].join(', ');
     const c = o.latency.corrected;
-    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), ms(c.p99), ms(c.max), ms(o.latency.uncorrected.p99), outcomes];
+    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), ms(c.p99), ms(c.max), ...(open ? [ms(o.latency.uncorrected.p99)] : []), outcomes];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < 8)).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < header.length - 1)).join('  ').trimEnd();
   lines.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line));
   for (const check of report.checks) lines.push(`${check.passed ? 'pass' : 'FAIL'}  check ${check.name}: ${check.detail}`);
-  for (const t of report.thresholds) lines.push(`${t.passed ? 'pass' : 'FAIL'}  threshold ${t.expression}: ${t.detail}`);
+  const mark = { passed: 'pass', failed: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
+  for (const t of report.thresholds) lines.push(`${mark[thresholdVerdict(t)]}  threshold ${t.expression}: ${t.detail}`);
   if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
+  // One line, not one per phase (a clock scenario has 19): the reports have the table.
+  const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);
+  if (generator !== undefined) lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
   for (const note of report.notes) lines.push(`note  ${note}`);
   return lines.join('\n');
 }

@@ -143,6 +143,10 @@ export class OpenModelExecutor {
         if (finished) return;
         const planDone = index >= phase.count || this.#stopped;
         if (planDone && head >= queue.length && inFlightTotal === 0) {
+          // Stopped: the sends not yet due are dropped too, whether the stop was noticed by a tick
+          // or by the last answer in flight (which may come first, before the next tick).
+          outcome.dropped += phase.count - index;
+          index = phase.count;
           finished = true;
           if (timer !== undefined) clearTimeout(timer);
           resolve(outcome);

@@ -25,6 +25,7 @@ import { ClockDriver, serviceClockProblem } from './clock-driver.js';
 import { Oracle } from './oracle.js';
 import { invariantsSection } from './invariants-section.js';
 import { DeadTargetWatch, type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
+import { DEFAULT_GENERATOR_LIMITS, GeneratorMonitor, type GeneratorLimits } from './generator-monitor.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
@@ -105,6 +106,11 @@ export interface RunOptions {
    * transport level (dead-target.ts); ms. Undefined: fire until the planned end.
    */
   deadTargetMs?: number;
+  /**
+   * When the generator is judged not to have kept its schedule (the run is then inconclusive);
+   * default DEFAULT_GENERATOR_LIMITS.
+   */
+  generatorLimits?: Partial<GeneratorLimits>;
 }
 
 /** The failed check that marks a run ended early because the target stopped answering (exit 96). */
@@ -220,6 +226,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   };
   const notes: string[] = [];
   const recorder = new Recorder();
+  // The generator measures itself over every measured phase (generator-monitor.ts).
+  const generatorMonitor = new GeneratorMonitor();
   let executor: OpenModelExecutor | undefined;
   let interrupted = false;
   // Stops the load, for a SIGINT or a target that stopped answering (the closed model listens to it).
@@ -331,6 +339,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
             check: check === undefined ? undefined : (response) => check(response, fixtures),
           };
         };
+        if (!phase.warmup) generatorMonitor.startPhase();
         const phaseStartMs = performance.now();
         if (!phase.warmup && !measuringStarted) {
           recorder.startMeasuring(phaseStartMs);
@@ -341,16 +350,19 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         // (only `before` moves it); with one, the driver brackets each request.
         const serviceMs = clockDriver === undefined && target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
         const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver };
+        let schedule: { scheduledSends: number | null; lateSends: number | null } = { scheduledSends: null, lateSends: null };
         if (executor !== undefined) {
           const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
           if (!phase.warmup) {
             late += outcome.late;
             dropped += outcome.dropped;
           }
+          schedule = { scheduledSends: outcome.sent + outcome.dropped, lateSends: outcome.late };
         } else if (settings.model === 'closed') {
           await runClosedPhase({ target, settings, phase, next, recorder, signal: stopLoad.signal, history: phaseHistory });
         }
         const phaseEndMs = performance.now();
+        if (!phase.warmup) generatorMonitor.endPhase(phase.name, schedule);
         if (!phase.warmup) measuredMs += phaseEndMs - phaseStartMs;
         try {
           // The sweep ends exactly at toMs (an interrupted run leaves the clock where it got to).
@@ -434,6 +446,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     if (dropped > 0) notes.push(`${dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
     if (late > 0) notes.push(`${late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`);
 
+    const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
+
     const withoutThresholds: Omit<RunReport, 'thresholds'> = {
       schema: REPORT_SCHEMA,
       version: REPORT_VERSION,
@@ -461,10 +475,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       timeline: figures.timeline,
       checks,
       ...(invariants === undefined ? {} : { invariants }),
+      generator,
       notes,
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
   } finally {
+    generatorMonitor.close();
     clearInterval(oracleTimer);
     await oracle?.stop();
     await history?.close().catch(() => undefined);

@@ -14,6 +14,11 @@
  * Everything is checked when parsed (before any load is sent): an operation, a verification code,
  * an HTTP status or a percentile that does not exist is refused with the valid choices, instead of
  * a whole run ending with "no requests of keys.verify were measured".
+ *
+ * When the load generator could not keep its schedule (`report.generator.limited`), the figures
+ * that depend on its pace — latency percentiles and rps — measure the generator as much as the
+ * service: those thresholds are inconclusive (neither passed nor failed). Counts of errors,
+ * outcomes, requests, late and dropped sends, and checks are still judged.
  */
 import { VERIFICATION_CODES } from '../engine/index.js';
 import type { RunReport, ThresholdResult } from '../report/model.js';
@@ -135,11 +140,27 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
 
 const shown = (t: Threshold, value: number) => (LATENCY.has(t.metric) ? `${Math.round(value * 1000) / 1000} ms` : t.metric === 'rate' ? value.toFixed(4) : String(value));
 
+/** Whether a threshold's metric depends on the generator keeping its pace (inconclusive when it did not). */
+export function isPaceMetric(metric: string): boolean {
+  return LATENCY.has(metric) || metric === 'rps';
+}
+
 export function evaluateThresholds(thresholds: readonly Threshold[], report: Omit<RunReport, 'thresholds'>): ThresholdResult[] {
+  const generatorLimited = report.generator?.limited === true;
   return thresholds.map((t) => {
     const actual = measure(t, report);
     if (typeof actual === 'string') return { expression: t.expression, passed: false, actual: null, detail: actual };
+    if (generatorLimited && isPaceMetric(t.metric)) {
+      return {
+        expression: t.expression,
+        passed: false,
+        inconclusive: true,
+        actual,
+        detail: `measured ${shown(t, actual)}, inconclusive: the load generator could not keep its schedule`,
+      };
+    }
     const passed = compare(actual, t.comparator, t.value);
     return { expression: t.expression, passed, actual, detail: `measured ${shown(t, actual)}` };
   });
 }
+

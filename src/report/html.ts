@@ -12,6 +12,7 @@ import { outcomeChart, verdictChart } from './html/outcome-charts.js';
 import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
 import { invariantsSectionHtml } from './html/invariants.js';
 import { CSS } from './html/style.js';
+import { generatorBannerHtml, generatorSectionHtml } from './html/generator.js';
 
 export { escapeHtml } from './html/svg.js';
 
@@ -22,17 +23,20 @@ export function renderHtml(report: RunReport): string {
   const perOperation =
     report.operations.length === 0
       ? '<p class="muted">No operations ran.</p>'
-      : `<div class="grid-charts">${report.operations.map((op) => `<div class="panel">${spectrumChart(op, op.operation, 'small')}</div>`).join('')}</div>`;
+      : `<div class="grid-charts">${report.operations.map((op) => `<div class="panel">${spectrumChart(op, op.operation, 'small', report.settings.model)}</div>`).join('')}</div>`;
   const body = [
     `<header><h1>${esc(`keysim run: ${report.scenario.name}`)}<span class="status ${report.status}">${statusLabel}</span>${verdictBadges(report)}</h1>`,
     report.scenario.description.trim() === '' ? '' : `<p class="description">${esc(report.scenario.description)}</p>`,
     `</header>`,
     statusBanner(report),
+    generatorBannerHtml(report),
     summaryCards(report),
     `<section aria-labelledby="h-run"><h2 id="h-run">Run</h2>${detailsList(report)}</section>`,
     `<section aria-labelledby="h-latency"><h2 id="h-latency">Latency percentile spectrum</h2>`,
-    `<p class="muted">Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send, as most load tools report it. The x axis is logarithmic in nines.</p>`,
-    `<div class="panel">${spectrumChart(report.overall, 'All operations', 'large')}</div>`,
+    report.settings.model === 'open'
+      ? `<p class="muted">Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send, as most load tools report it. The x axis is logarithmic in nines.</p>`
+      : `<p class="muted">Latency is measured from the actual send: the closed model has no intended send times, so it cannot account for coordinated omission (a stalled server slows the senders instead of showing in the figures). The x axis is logarithmic in nines.</p>`,
+    `<div class="panel">${spectrumChart(report.overall, 'All operations', 'large', report.settings.model)}</div>`,
     `<h3>By operation</h3>${perOperation}`,
     latencyTable(report),
     `</section>`,
@@ -50,6 +54,7 @@ export function renderHtml(report: RunReport): string {
     `</section>`,
     invariantsSectionHtml(report.invariants),
     `<section aria-labelledby="h-phases"><h2 id="h-phases">Phases</h2>${phasesTable(report)}</section>`,
+    generatorSectionHtml(report),
     report.notes.length === 0
       ? ''
       : `<section aria-labelledby="h-notes"><h2 id="h-notes">Notes</h2><ul class="notes">${report.notes.map((note) => `<li>${esc(note)}</li>`).join('')}</ul></section>`,

@@ -2,11 +2,14 @@
 export { renderJson, parseReport, type ParseReportResult } from './json.js';
 export { renderMarkdown } from './markdown.js';
 export { renderHtml } from './html.js';
+export { GENERATOR_ADVICE, generatorBanner, thresholdVerdict } from './generator-text.js';
 export {
   READABLE_REPORT_VERSIONS,
   REPORT_SCHEMA,
   REPORT_VERSION,
   type CheckResult,
+  type GeneratorPhase,
+  type GeneratorSection,
   type InvariantResult,
   type InvariantViolation,
   type InvariantsSection,

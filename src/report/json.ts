@@ -12,6 +12,8 @@ import {
   REPORT_SCHEMA,
   REPORT_VERSION,
   type CheckResult,
+  type GeneratorPhase,
+  type GeneratorSection,
   type InvariantResult,
   type InvariantViolation,
   type InvariantsSection,
@@ -104,6 +106,23 @@ const invariantsShape = object<InvariantsSection>(
   ['oracle'],
 );
 
+const generatorShape = object<GeneratorSection>({
+  limited: bool,
+  reasons: arrayOf(str),
+  limits: object<GeneratorSection['limits']>({ lateShare: count, loopDelayP99Ms: count }),
+  phases: arrayOf(
+    object<GeneratorPhase>({
+      name: str,
+      scheduledSends: nullable(count),
+      lateSends: nullable(count),
+      loopDelayMs: object<GeneratorPhase['loopDelayMs']>({ p50: count, p99: count, max: count }),
+      processCpuCores: count,
+      mainThreadBusy: count,
+    }),
+  ),
+  loadAverage: count,
+});
+
 const reportShape = object<RunReport>(
   {
     schema: oneOf(REPORT_SCHEMA),
@@ -144,11 +163,12 @@ const reportShape = object<RunReport>(
     operations: arrayOf(operationShape),
     timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
     checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
-    thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, actual: nullable(num), detail: str })),
+    thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
+    generator: generatorShape,
     notes: arrayOf(str),
   },
-  ['invariants'],
+  ['invariants', 'generator'],
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -252,7 +272,7 @@ export type ParseReportResult = { ok: true; report: RunReport } | { ok: false; e
 
 /**
  * Reads a `report.json`: checks it is JSON, a keysim run report (`schema`), of a version this
- * keysim reads (1 or 2: version 1 is version 2 without `invariants` or `cutOff`), and that every field has
+ * keysim reads (1 or 2: version 1 is version 2 without `invariants`, `cutOff` or `generator`), and that every field has
  * the model's type. The error names each offending field
  * by its path (`operations[0].latency.corrected.p99: expected a number, got string "fast"`).
  */

@@ -18,11 +18,15 @@ import {
 } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } from './markdown-text.js';
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
+import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
+import { thresholdVerdict } from './generator-text.js';
 
 export { escapeMarkdown } from './markdown-text.js';
 
 function statusLine(report: RunReport): string {
-  const failedThresholds = report.thresholds.filter((t) => !t.passed).length;
+  const failedThresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
+  const inconclusive = report.thresholds.filter((t) => thresholdVerdict(t) === 'inconclusive').length;
+  const passedThresholds = report.thresholds.length - failedThresholds - inconclusive;
   const failedChecks = report.checks.filter((c) => !c.passed).length;
   const parts: string[] = [];
   parts.push(
@@ -31,12 +35,13 @@ function statusLine(report: RunReport): string {
   parts.push(
     report.thresholds.length === 0
       ? '**Thresholds:** none'
-      : `**Thresholds:** ${mark(failedThresholds === 0)} ${report.thresholds.length - failedThresholds}/${report.thresholds.length} passed`,
+      : `**Thresholds:** ${inconclusive > 0 && failedThresholds === 0 ? '⚠️' : mark(failedThresholds === 0)} ${passedThresholds}/${report.thresholds.length} passed${inconclusive > 0 ? `, ${inconclusive} inconclusive` : ''}`,
   );
   parts.push(
     report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
   );
   if (report.invariants !== undefined) parts.push(invariantsStatus(report.invariants));
+  if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule (inconclusive)');
   return parts.join(' · ');
 }
 
@@ -116,9 +121,13 @@ function latencyRow(name: string, op: OperationStats): string[] {
 }
 
 function latency(report: RunReport): string {
-  const rows = report.operations.map((op) => latencyRow(escapeMarkdown(op.operation), op));
-  rows.push(latencyRow('**all**', report.overall).map((cell, i) => (i === 0 ? cell : `**${cell}**`)));
-  return table(['Operation', 'Requests', 'Rate (req/s)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'p99 uncorrected'], rows, 'lrrrrrrrr');
+  // The closed model has no intended send times: one latency, from the actual send, no second column.
+  const open = report.settings.model === 'open';
+  const cut = (row: string[]) => (open ? row : row.slice(0, -1));
+  const rows = report.operations.map((op) => cut(latencyRow(escapeMarkdown(op.operation), op)));
+  rows.push(cut(latencyRow('**all**', report.overall).map((cell, i) => (i === 0 ? cell : `**${cell}**`))));
+  const header = ['Operation', 'Requests', 'Rate (req/s)', 'p50', 'p90', 'p99', 'p99.9', 'max'];
+  return open ? table([...header, 'p99 uncorrected'], rows, 'lrrrrrrrr') : table(header, rows, 'lrrrrrrr');
 }
 
 function distribution(report: RunReport): string {
@@ -127,11 +136,11 @@ function distribution(report: RunReport): string {
     ...[p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => (p.count > 0 ? formatMsValue(v) : '–')),
     formatCount(p.count),
   ];
-  return table(
-    ['All operations (ms)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'samples'],
-    [line('corrected (from intended send)', report.overall.latency.corrected), line('uncorrected (from actual send)', report.overall.latency.uncorrected)],
-    'lrrrrrrr',
-  );
+  const rows =
+    report.settings.model === 'open'
+      ? [line('corrected (from intended send)', report.overall.latency.corrected), line('uncorrected (from actual send)', report.overall.latency.uncorrected)]
+      : [line('latency (from actual send)', report.overall.latency.uncorrected)];
+  return table(['All operations (ms)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'samples'], rows, 'lrrrrrrr');
 }
 
 /** A wide table: one row per operation with a non-zero count, one column per key. */
@@ -204,7 +213,7 @@ function thresholdsAndChecks(report: RunReport): string[] {
       : `**Thresholds**\n\n${table(
           ['', 'Threshold', 'Actual', 'Detail'],
           report.thresholds.map((t) => [
-            mark(t.passed),
+            thresholdVerdict(t) === 'inconclusive' ? '⚠️ inconclusive' : mark(t.passed),
             escapeMarkdown(t.expression),
             t.actual === null ? 'no data' : formatValue(t.actual),
             escapeMarkdown(t.detail),
@@ -245,14 +254,16 @@ function phases(report: RunReport): string {
 /** The run report as Markdown: a pure function of the report (the CLI writes the file). */
 export function renderMarkdown(report: RunReport): string {
   const title = report.status === 'completed' ? '' : ` — ${report.status === 'interrupted' ? '⚠️ INTERRUPTED' : '❌ FAILED'}`;
-  const lines: string[] = [`# keysim run: ${escapeMarkdown(report.scenario.name)}${title}`, '', ...banner(report)];
+  const lines: string[] = [`# keysim run: ${escapeMarkdown(report.scenario.name)}${title}`, '', ...banner(report), ...generatorBannerMarkdown(report)];
   if (report.scenario.description.trim() !== '') lines.push(escapeMarkdownBlock(report.scenario.description), '');
   lines.push(statusLine(report), '', overview(report), '');
   lines.push('## Totals', '', totals(report), '');
   lines.push(
     '## Latency (ms)',
     '',
-    'Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send.',
+    report.settings.model === 'open'
+      ? 'Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send.'
+      : 'Latency is measured from the actual send: the closed model has no intended send times, so it cannot account for coordinated omission (a stalled server slows the senders instead of showing in the figures).',
     '',
     latency(report),
     '',
@@ -265,6 +276,7 @@ export function renderMarkdown(report: RunReport): string {
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
   lines.push('## Phases', '', phases(report), '');
+  if (report.generator !== undefined) lines.push('## Load generator', '', ...generatorMarkdown(report), '');
   if (report.notes.length > 0) {
     lines.push('## Notes', '');
     for (const note of report.notes) lines.push(`- ${escapeMarkdownBlock(note)}`);

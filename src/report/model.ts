@@ -8,7 +8,8 @@
 export const REPORT_SCHEMA = 'keysim-run-report';
 /**
  * The version this keysim writes. Version 2 added the optional `invariants` section, and the
- * optional `cutOff` counts (of operations and totals; absent from reports written before them).
+ * optional `cutOff` counts (of operations and totals; absent from reports written before them),
+ * the optional `generator` section and thresholds' optional `inconclusive` flag.
  */
 export const REPORT_VERSION = 2;
 /** The versions this keysim reads: a version-1 report is a version-2 report without `invariants` or `cutOff`. */
@@ -36,7 +37,11 @@ export interface OperationStats {
   requests: number;
   ratePerSec: number;
   latency: {
-    /** From the intended send time (coordinated-omission corrected; open model). */
+    /**
+     * Open model: from the intended send time (coordinated-omission corrected). The closed model has
+     * no intended send times: there it is measured from the actual send, the same as `uncorrected`,
+     * and is not corrected (readers label it "latency", never "corrected").
+     */
     corrected: Percentiles;
     /** From the actual send time (what most load tools show). */
     uncorrected: Percentiles;
@@ -79,7 +84,14 @@ export interface CheckResult {
 export interface ThresholdResult {
   /** As written, e.g. `p99(keys.verifyKey) < 20ms`. */
   expression: string;
+  /** False when it failed, and when it is inconclusive. */
   passed: boolean;
+  /**
+   * True when it could not be judged because the load generator could not keep its schedule
+   * (`generator.limited`): latency and throughput figures then measure the generator as much as the
+   * service. An inconclusive threshold is not a failed one. Absent (false) otherwise.
+   */
+  inconclusive?: boolean;
   /** The measured value the expression compared (ms for latencies), null when there was no data. */
   actual: number | null;
   detail: string;
@@ -192,6 +204,49 @@ export interface InvariantsSection {
   oracle?: OracleSection;
 }
 
+/** The load generator's own figures over one measured phase: did it keep its schedule? */
+export interface GeneratorPhase {
+  name: string;
+  /** Sends the open model planned in the phase; null in the closed model (it has no schedule). */
+  scheduledSends: number | null;
+  /** Of those, sends started more than `totals.lateThresholdMs` after their intended time; null in the closed model. */
+  lateSends: number | null;
+  /** The generator's event-loop delay (perf_hooks.monitorEventLoopDelay), ms beyond the sampling interval. */
+  loopDelayMs: { p50: number; p99: number; max: number };
+  /**
+   * CPU time of the whole keysim process over the phase's wall time, in cores (1 = one core busy).
+   * Includes the embedded simulator, which runs in a worker thread of the same process.
+   */
+  processCpuCores: number;
+  /**
+   * Share of the phase's wall time the generator's own (main) thread was busy, 0..1
+   * (performance.eventLoopUtilization): near 1, it could not take on more.
+   */
+  mainThreadBusy: number;
+}
+
+/**
+ * Whether the load generator kept its schedule. When it did not (`limited`), the run is
+ * inconclusive: latency and throughput thresholds are not judged, and keysim exits 97.
+ */
+export interface GeneratorSection {
+  /** True when any measured phase went over a limit. */
+  limited: boolean;
+  /** Why, one sentence per limit exceeded (empty when not limited). */
+  reasons: string[];
+  /** The limits the figures were judged against. */
+  limits: {
+    /** Limited when more than this share of a phase's scheduled sends were late (open model). */
+    lateShare: number;
+    /** Limited when a phase's event-loop delay p99 exceeded this, ms. */
+    loopDelayP99Ms: number;
+  };
+  /** One entry per measured phase (warm-up excluded). */
+  phases: GeneratorPhase[];
+  /** The machine's 1-minute load average at the end of the run (0 where the platform has none), beside `environment.cpus`. */
+  loadAverage: number;
+}
+
 export interface RunReport {
   schema: typeof REPORT_SCHEMA;
   /** Version 1 reports (read, never written) have no `invariants`. */
@@ -247,6 +302,11 @@ export interface RunReport {
   thresholds: ThresholdResult[];
   /** The history invariants' verdict; absent when no history was recorded. */
   invariants?: InvariantsSection;
+  /**
+   * The load generator's own figures and whether it kept its schedule. Absent from reports
+   * written before keysim measured itself (read as: not judged).
+   */
+  generator?: GeneratorSection;
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
 }

@@ -152,6 +152,17 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
     expect(runFolders(out)).toEqual([]);
   });
 
+  test('a bad generator limit → exit 2 before any load, naming what to write', async () => {
+    const out = tempDir();
+    const share = await cli(['run', 'smoke', ...SHORT, '--max-late-share', '5', '--out', out]);
+    expect(share.code, share.stderr).toBe(EXIT.usage);
+    expect(share.stderr).toContain('--max-late-share must be a share between 0 and 1');
+    const delay = await cli(['run', 'smoke', ...SHORT, '--max-loop-delay', 'soon', '--out', out]);
+    expect(delay.code, delay.stderr).toBe(EXIT.usage);
+    expect(delay.stderr).toContain('--max-loop-delay "soon" is not a duration');
+    expect(runFolders(out)).toEqual([]);
+  });
+
   test('a non-loopback target without --yes and no TTY → exit 2 with a message about --yes', async () => {
     const out = tempDir();
     // 192.0.2.0/24 is TEST-NET-1: nothing is ever sent there, the CLI refuses first.
@@ -202,7 +213,8 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 describe('runs against the embedded simulator', () => {
   test('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
     const out = tempDir();
-    const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--out', out]);
+    // Limits no pace can exceed: on a busy machine the generator would otherwise make the latency threshold inconclusive (exit 97).
+    const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--max-late-share', '1', '--max-loop-delay', 'off', '--out', out]);
     expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.thresholdFailed);
     expect(result.stdout).toContain('FAIL  threshold p50 < 0.001ms');
     const folders = runFolders(out);
@@ -220,7 +232,25 @@ describe('runs against the embedded simulator', () => {
     expect(readFileSync(join(folder, 'report.html'), 'utf8')).toMatch(/<html/i);
   });
 
-  test('SIGINT during the load → exit 130 within ~3 s and a report.json marked interrupted', async () => {
+  test('a generator that could not keep its schedule → exit 97 (not 99), a banner at the top of the summary, report.md and report.html', async () => {
+    const out = tempDir();
+    // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on any machine.
+    const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--threshold', 'errors == 0', '--max-loop-delay', '0ms', '--out', out]);
+    expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
+    expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
+    expect(result.stdout).toContain('INCONCLUSIVE  threshold p50 < 0.001ms');
+    expect(result.stdout).toContain('pass  threshold errors == 0');
+    const folder = runFolders(out)[0] as string;
+    const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
+    expect(report.generator).toMatchObject({ limited: true, limits: { loopDelayP99Ms: 0 } });
+    const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
+    expect(markdown.indexOf('INCONCLUSIVE')).toBeLessThan(markdown.indexOf('## Totals'));
+    const html = readFileSync(join(folder, 'report.html'), 'utf8');
+    expect(html.indexOf('banner inconclusive')).toBeGreaterThan(0);
+    expect(html.indexOf('banner inconclusive')).toBeLessThan(html.indexOf('class="cards"'));
+  });
+
+  test('SIGINT during the load → exit 130 well before the planned end, and a report.json marked interrupted', async () => {
     const out = tempDir();
     const running = start(['run', 'credits-drain', '--duration', '20s', '--warmup', '0', '--rate', '50', '--out', out]);
     await waitForOutput(running, /phase "[^"]+": \d+ requests/, 'the load phase to start');
@@ -231,7 +261,8 @@ describe('runs against the embedded simulator', () => {
     const tookMs = performance.now() - signalledAt;
 
     expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.interrupted);
-    expect(tookMs).toBeLessThan(3_000);
+    // Stopped, not run to its end (the plan had 19 s left); how fast (~2 s) is the machine's pace, not asserted.
+    expect(tookMs).toBeLessThan(10_000);
     expect(result.stderr).toMatch(/SIGINT/);
     const folders = runFolders(out);
     expect(folders).toHaveLength(1);

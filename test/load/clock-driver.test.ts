@@ -16,6 +16,15 @@ const TO_MS = Date.parse('2027-02-01T01:00:00Z');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Waits until `condition` holds: whatever the machine's pace, within a bound far above any pace. */
+async function until(condition: () => boolean, what: string, boundMs = 20_000): Promise<void> {
+  const deadline = performance.now() + boundMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`gave up waiting for ${what} after ${boundMs} ms`);
+    await sleep(2);
+  }
+}
+
 /** The admin surface, with every clock set recorded and the sets in flight counted. */
 function trackedAdmin(admin: SimulatorAdmin) {
   const sets: number[] = [];
@@ -96,28 +105,37 @@ describe('ClockDriver on the simulator', () => {
     expect(tracked.sets[0]).toBe(FROM_MS);
     expect(tracked.sets.at(-1)).toBe(TO_MS);
     for (let i = 1; i < tracked.sets.length; i++) expect(tracked.sets[i]).toBeGreaterThan(tracked.sets[i - 1] as number);
-    // About one set every 5–10 ms over 400 ms (loosely: the machine is shared).
-    expect(tracked.sets.length).toBeGreaterThan(10);
+    // How many sets (about one every 5–10 ms) is a matter of pace, not asserted. That
+    // the sweep passes through the values between its ends is pinned on an injected wall clock below.
+    expect(tracked.sets.length).toBeGreaterThanOrEqual(1);
     expect(driver.sets).toBe(tracked.sets.length);
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1] as number);
-    expect(seen.some((ms) => ms > FROM_MS && ms < TO_MS)).toBe(true);
   });
 
   test('requests made during the sweep execute between lowerMs at their send and upperMs at their answer', async () => {
     const api = serviceApi(client);
     const { apiId } = await api.data<{ apiId: string }>('apis.createApi', { name: 'clock-driver' });
-    const driver = await start({ admin, fromMs: FROM_MS, toMs: TO_MS, durationMs: 500 });
+    // The sweep's wall clock is stepped by the test, so that the requests span it whatever the
+    // machine's pace (on real time, a busy machine answered them all in a few clock steps).
+    let wallMs = 0;
+    const driver = await start({ admin, fromMs: FROM_MS, toMs: TO_MS, durationMs: 1_000, now: () => wallMs });
     const made: Array<{ keyId: string; lowerMs: number; upperMs: number }> = [];
-    const worker = async () => {
-      while (performance.now() - driver.wallStartMs < 550) {
-        const lowerMs = driver.lowerMs;
-        const { keyId } = await api.data<{ keyId: string }>('keys.createKey', { apiId });
-        made.push({ keyId, lowerMs, upperMs: driver.upperMs });
-      }
+    const make = async () => {
+      const lowerMs = driver.lowerMs;
+      const { keyId } = await api.data<{ keyId: string }>('keys.createKey', { apiId });
+      made.push({ keyId, lowerMs, upperMs: driver.upperMs });
     };
-    await Promise.all([worker(), worker(), worker(), worker()]);
+    for (let step = 0; step <= 20; step++) {
+      wallMs = step * 50;
+      // Four at once while the driver moves the clock towards the step's target…
+      await Promise.all([make(), make(), make(), make()]);
+      // …and once it got there.
+      const target = driver.targetAt(wallMs);
+      await until(() => driver.lowerMs === target, `the clock at ${new Date(target).toISOString()}`);
+      await make();
+    }
     await driver.finish();
-    expect(made.length).toBeGreaterThan(20);
+    expect(made.length).toBe(21 * 5);
     const executedAt: number[] = [];
     for (const m of made) {
       const { createdAt } = await api.data<{ createdAt: number }>('keys.getKey', { keyId: m.keyId });
@@ -140,6 +158,8 @@ describe('ClockDriver on the simulator', () => {
     expect(driver.targetAt(1_500)).toBe(Date.parse('2027-02-01T00:00:00Z'));
     expect(driver.targetAt(5_000)).toBe(TO_MS);
     wallMs = 1_500;
+    // The driver got there (its set acknowledged), and went no further: the wall clock stands.
+    await until(() => driver.lowerMs === Date.parse('2027-02-01T00:00:00Z'), 'the clock at the midpoint');
     await sleep(30);
     expect(sim.clock.now()).toBe(Date.parse('2027-02-01T00:00:00Z'));
     await driver.finish();

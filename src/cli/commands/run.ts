@@ -10,11 +10,13 @@ import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import type { RunReport } from '../../report/model.js';
+import { thresholdVerdict } from '../../report/generator-text.js';
+import { DEFAULT_GENERATOR_LIMITS } from '../../load/generator-monitor.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { ReportWriteError, reportFolderName, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
-import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, settingsFor } from '../run-settings.js';
+import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
 import { faultsFromFlags } from '../fault-flags.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 
@@ -34,6 +36,9 @@ interface RunArgs extends LoadFlags {
   /** With --history on a live target: the clock-skew bound, ms, instead of measuring it. */
   skew?: number;
   fault: string[];
+  /** The generator's limits: above them the run is inconclusive (exit 97). */
+  maxLateShare?: number;
+  maxLoopDelay?: string;
 }
 
 /**
@@ -81,17 +86,34 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
   };
 }
 
-/** The exit code a report calls for (the worst wins). */
+/**
+ * The exit code a report calls for (the worst wins): interrupted 130 > invariant violated 100 >
+ * check failed 98 > threshold failed 99 > generator-limited 97 > ok 0. A generator-limited run is
+ * inconclusive, which a real failure outranks: an error-rate threshold or a check that failed did
+ * so whatever the generator's pace (an inconclusive latency threshold is not a failed one).
+ */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
   if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
   if (report.checks.some((c) => c.name === TARGET_STOPPED_CHECK && !c.passed)) return EXIT.targetStopped;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
-  if (report.thresholds.some((t) => !t.passed)) return EXIT.thresholdFailed;
+  if (report.thresholds.some((t) => thresholdVerdict(t) === 'failed')) return EXIT.thresholdFailed;
+  if (report.generator?.limited === true) return EXIT.generatorLimited;
   return EXIT.ok;
 }
 
-const SEVERITY: ExitCode[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.targetStopped, EXIT.invariantViolated, EXIT.failure, EXIT.targetUnreachable, EXIT.usage, EXIT.interrupted];
+const SEVERITY: ExitCode[] = [
+  EXIT.ok,
+  EXIT.generatorLimited,
+  EXIT.thresholdFailed,
+  EXIT.checkFailed,
+  EXIT.targetStopped,
+  EXIT.invariantViolated,
+  EXIT.failure,
+  EXIT.targetUnreachable,
+  EXIT.usage,
+  EXIT.interrupted,
+];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
 
 export async function runCommand(args: RunArgs): Promise<ExitCode> {
@@ -113,6 +135,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
+  const generatorLimits = generatorLimitsOf(args);
 
   let makeTarget: () => Promise<Target>;
   if (args.fault.length > 0 && args.target !== 'sim') {
@@ -191,6 +214,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           oracle: args.oracle,
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
+          generatorLimits,
         });
       } catch (error) {
         // Nothing ran: no report, and no folder left that looks like a run.
@@ -267,6 +291,14 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
       .option('skew', { type: 'number', describe: "With --history on a live target: bound on its clock's skew from ours in ms, instead of measuring it from its Date headers before the run" })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
+      .option('max-late-share', {
+        type: 'number',
+        describe: `The load generator could not keep its schedule (inconclusive run, exit 97) when more than this share of a phase's sends started over 10 ms late (open model; default ${DEFAULT_GENERATOR_LIMITS.lateShare}, 1: never)`,
+      })
+      .option('max-loop-delay', {
+        type: 'string',
+        describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
+      })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')

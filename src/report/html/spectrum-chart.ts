@@ -67,14 +67,19 @@ export function spectrum(encoded: string, summary: Percentiles, decades: number)
   return { points, approximate: true };
 }
 
-export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small'): string {
+/**
+ * The spectrum of one operation. In the closed model (`model: 'closed'`) there are no intended
+ * send times: one curve, the latency from the actual send, never labelled corrected.
+ */
+export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small', model: 'open' | 'closed' = 'open'): string {
   const box: Box =
     size === 'large'
       ? { width: 1000, height: 340, left: 64, right: 36, top: 36, bottom: 44 }
       : { width: 500, height: 276, left: 58, right: 30, top: 52, bottom: 40 };
   const count = Math.max(op.latency.corrected.count, op.latency.uncorrected.count, op.requests);
   const decades = spectrumDecades(count);
-  const corrected = spectrum(op.histograms.corrected, op.latency.corrected, decades);
+  const open = model === 'open';
+  const corrected = open ? spectrum(op.histograms.corrected, op.latency.corrected, decades) : { points: [], approximate: false };
   const uncorrected = spectrum(op.histograms.uncorrected, op.latency.uncorrected, decades);
   const maxMs = Math.max(0, ...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms));
   const yAxis = niceTicks(maxMs);
@@ -84,8 +89,10 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
     `Latency percentile spectrum, ${title}: ` +
     (corrected.points.length === 0 && uncorrected.points.length === 0
       ? 'no samples'
-      : `corrected p99 ${formatMs(op.latency.corrected.p99)}, max ${formatMs(op.latency.corrected.max)}; ` +
-        `uncorrected p99 ${formatMs(op.latency.uncorrected.p99)}, max ${formatMs(op.latency.uncorrected.max)}`);
+      : open
+        ? `corrected p99 ${formatMs(op.latency.corrected.p99)}, max ${formatMs(op.latency.corrected.max)}; ` +
+          `uncorrected p99 ${formatMs(op.latency.uncorrected.p99)}, max ${formatMs(op.latency.uncorrected.max)}`
+        : `latency from the actual send (closed model) p99 ${formatMs(op.latency.uncorrected.p99)}, max ${formatMs(op.latency.uncorrected.max)}`);
   let out = svgOpen(box, label, `spectrum ${size}`);
   out += `<text class="chart-title" x="${n(box.left)}" y="16">${esc(truncate(title, size === 'large' ? 60 : 54))}</text>`;
   out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'latency (ms)');
@@ -98,13 +105,16 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
     out += noData(box, 'no samples');
   } else {
     // Uncorrected last: dashed on top, so both stay visible where the curves coincide.
-    for (const [curve, cls] of [
-      [corrected, 'corrected'],
-      [uncorrected, 'uncorrected'],
-    ] as const) {
+    const curves = open
+      ? ([
+          [corrected, 'corrected', 'corrected'],
+          [uncorrected, 'uncorrected', 'uncorrected'],
+        ] as const)
+      : ([[uncorrected, 'corrected', 'latency']] as const);
+    for (const [curve, cls, name] of curves) {
       if (curve.points.length === 0) continue;
       const pts = curve.points.map((p) => ({ x: x(p.x), y: y(p.ms) }));
-      out += `<path class="line ${cls}" d="${linePath(pts)}"><title>${cls}</title></path>`;
+      out += `<path class="line ${cls}" d="${linePath(pts)}"><title>${name}</title></path>`;
       if (curve.approximate || pts.length === 1) {
         for (const p of pts) out += `<circle class="dot ${cls}" cx="${n(p.x)}" cy="${n(p.y)}" r="3"/>`;
       }
@@ -112,10 +122,16 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
   }
   const approx = corrected.approximate || uncorrected.approximate ? ' (from summary percentiles)' : '';
   // Small charts: the legend gets its own row under the title, so long operation names fit.
-  out += legend(size === 'large' ? box.width - box.right - 250 - approx.length * 6 : box.left, size === 'large' ? 16 : 36, [
-    { label: 'corrected', cls: 'corrected', kind: 'line' },
-    { label: `uncorrected${approx}`, cls: 'uncorrected', kind: 'line' },
-  ]);
+  out += legend(
+    size === 'large' ? box.width - box.right - 250 - approx.length * 6 : box.left,
+    size === 'large' ? 16 : 36,
+    open
+      ? [
+          { label: 'corrected', cls: 'corrected', kind: 'line' },
+          { label: `uncorrected${approx}`, cls: 'uncorrected', kind: 'line' },
+        ]
+      : [{ label: `latency, from the actual send${approx}`, cls: 'corrected', kind: 'line' }],
+  );
   return `${out}</svg>`;
 }
 

@@ -24,6 +24,7 @@ td.summary{min-width:14ch}
 .banner{margin:16px 0;padding:12px 16px;border-radius:8px;border:2px solid;font-size:15px}
 .banner.interrupted{border-color:var(--warn);background:rgba(217,119,6,.1)}
 .banner.failed{border-color:var(--error);background:rgba(220,38,38,.1)}
+.banner.inconclusive{border-color:var(--warn);background:rgba(217,119,6,.1)}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(140px,1fr));gap:10px;margin:16px 0}
 .card{background:var(--panel);border:1px solid var(--line);border-left:4px solid var(--line);border-radius:8px;padding:10px 12px}
 .card.tone-ok{border-left-color:var(--ok)}.card.tone-warn{border-left-color:var(--warn)}.card.tone-error{border-left-color:var(--error)}
@@ -70,7 +71,7 @@ th.group{text-align:center}.corrected-head{color:var(--corrected)}.uncorrected-h
 tfoot th,tfoot td{font-weight:650;border-top:2px solid var(--line)}
 tr.fail td{background:rgba(220,38,38,.06)}
 .badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
-.badge.pass{background:var(--ok)}.badge.fail{background:var(--error)}.badge.neutral{background:var(--neutral)}
+.badge.pass{background:var(--ok)}.badge.fail{background:var(--error)}.badge.neutral{background:var(--neutral)}.badge.inconclusive{background:var(--warn)}
 code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:13px;word-break:break-word}
 details{margin:10px 0}summary{cursor:pointer;color:var(--muted)}
 .notes li{margin:4px 0;white-space:pre-wrap;word-break:break-word}

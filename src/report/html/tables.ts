@@ -1,5 +1,6 @@
 /** The tables, cards and banners of the report page (every chart has a table for accessibility). */
-import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS } from '../model.js';
+import { type OperationStats, type Percentiles, type RunReport, type ThresholdResult, TRANSPORT_ERROR_KINDS } from '../model.js';
+import { thresholdVerdict } from '../generator-text.js';
 import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, formatPercent, formatRate, formatValue, sortedCounts, sumCounts, unionKeys } from '../format.js';
 import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
@@ -10,16 +11,25 @@ export function td(text: string, cls = ''): string {
 }
 
 export function latencyTable(report: RunReport): string {
+  // The closed model has no intended send times: one group, from the actual send, never "corrected".
+  const open = report.settings.model === 'open';
   const cols = (p: Percentiles) => [p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 ? formatMsValue(v) : '—', 'num')).join('');
+  const groups = (op: OperationStats) =>
+    open ? `${cols(op.latency.corrected)}${cols(op.latency.uncorrected).replace(/class="num"/g, 'class="num uncorr"')}` : cols(op.latency.uncorrected);
   const row = (name: string, op: OperationStats, cls = '') =>
-    `<tr${cls === '' ? '' : ` class="${cls}"`}><th scope="row">${name}</th>${td(formatCount(op.requests), 'num')}${td(formatRate(op.ratePerSec), 'num')}` +
-    `${cols(op.latency.corrected)}${cols(op.latency.uncorrected).replace(/class="num"/g, 'class="num uncorr"')}</tr>`;
+    `<tr${cls === '' ? '' : ` class="${cls}"`}><th scope="row">${name}</th>${td(formatCount(op.requests), 'num')}${td(formatRate(op.ratePerSec), 'num')}${groups(op)}</tr>`;
   const pcts = ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean'].map((p) => `<th scope="col" class="num">${p}</th>`).join('');
+  const caption = open
+    ? 'Latency by operation, ms — corrected (from the intended send time) beside uncorrected (from the actual send)'
+    : 'Latency by operation, ms — from the actual send (the closed model has no intended send times)';
+  const groupHeads = open
+    ? `<th colspan="6" scope="colgroup" class="group corrected-head">corrected</th><th colspan="6" scope="colgroup" class="group uncorrected-head">uncorrected</th>`
+    : `<th colspan="6" scope="colgroup" class="group">latency</th>`;
   return (
-    `<div class="table-wrap"><table class="latency"><caption>Latency by operation, ms — corrected (from the intended send time) beside uncorrected (from the actual send)</caption>` +
+    `<div class="table-wrap"><table class="latency"><caption>${caption}</caption>` +
     `<thead><tr><th rowspan="2" scope="col">Operation</th><th rowspan="2" scope="col" class="num">Requests</th><th rowspan="2" scope="col" class="num">req/s</th>` +
-    `<th colspan="6" scope="colgroup" class="group corrected-head">corrected</th><th colspan="6" scope="colgroup" class="group uncorrected-head">uncorrected</th></tr>` +
-    `<tr>${pcts}${pcts}</tr></thead><tbody>` +
+    `${groupHeads}</tr>` +
+    `<tr>${open ? pcts + pcts : pcts}</tr></thead><tbody>` +
     report.operations.map((op) => row(esc(op.operation), op)).join('') +
     `</tbody><tfoot>${row('all operations', report.overall, 'total')}</tfoot></table></div>`
   );
@@ -62,12 +72,14 @@ export function outcomeTables(report: RunReport): string {
 
 export function verdictTables(report: RunReport): string {
   const badge = (passed: boolean) => `<span class="badge ${passed ? 'pass' : 'fail'}">${passed ? '✓ passed' : '✗ failed'}</span>`;
+  const thresholdBadge = (t: ThresholdResult) =>
+    thresholdVerdict(t) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(t.passed);
   const thresholds =
     report.thresholds.length === 0
       ? '<p class="muted">No thresholds defined.</p>'
       : `<div class="table-wrap"><table><caption>Thresholds</caption><thead><tr><th scope="col">Result</th><th scope="col">Threshold</th><th scope="col" class="num">Actual</th><th scope="col">Detail</th></tr></thead><tbody>` +
         report.thresholds
-          .map((t) => `<tr class="${t.passed ? 'pass' : 'fail'}">${td(badge(t.passed))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
+          .map((t) => `<tr class="${thresholdVerdict(t) === 'failed' ? 'fail' : 'pass'}">${td(thresholdBadge(t))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
           .join('') +
         `</tbody></table></div>`;
   const checks =
@@ -124,9 +136,10 @@ export function statusBanner(report: RunReport): string {
 
 /** Red badges beside the status when thresholds, checks or invariants failed: a completed run can still be a failing one. */
 export function verdictBadges(report: RunReport): string {
-  const thresholds = report.thresholds.filter((t) => !t.passed).length;
+  const thresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
   const checks = report.checks.filter((c) => !c.passed).length;
   let out = '';
+  if (report.generator?.limited === true) out += `<span class="status interrupted">inconclusive: generator-limited</span>`;
   if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
   if (checks > 0) out += `<span class="status failed">${checks} ${checks === 1 ? 'check' : 'checks'} failed</span>`;
   return out + invariantsBadges(report.invariants);
@@ -138,9 +151,11 @@ export function card(label: string, value: string, detail: string, tone: Tone | 
 
 export function summaryCards(report: RunReport): string {
   const t = report.totals;
-  const failedThresholds = report.thresholds.filter((x) => !x.passed).length;
+  const failedThresholds = report.thresholds.filter((x) => thresholdVerdict(x) === 'failed').length;
+  const inconclusive = report.thresholds.filter((x) => thresholdVerdict(x) === 'inconclusive').length;
   const failedChecks = report.checks.filter((x) => !x.passed).length;
   const planned = t.requests + t.dropped;
+  const open = report.settings.model === 'open';
   return (
     `<div class="cards">` +
     card('Requests', formatCount(t.requests), `${formatRate(t.ratePerSec)} req/s`) +
@@ -150,16 +165,21 @@ export function summaryCards(report: RunReport): string {
       `${formatPercent(t.errors, t.requests)}${(t.cutOff ?? 0) > 0 ? ` · ${formatCount(t.cutOff ?? 0)} cut off at a phase's end (not errors)` : ''}`,
       t.errors > 0 ? 'warn' : '',
     ) +
-    (report.overall.latency.corrected.count > 0
-      ? card('p99 corrected', formatMs(report.overall.latency.corrected.p99), `uncorrected ${formatMs(report.overall.latency.uncorrected.p99)}`)
-      : card('p99 corrected', '—', 'no samples')) +
+    // Only the open model's latency is corrected (the closed model has no intended send times).
+    (report.overall.latency.corrected.count === 0
+      ? card(open ? 'p99 corrected' : 'p99', '—', 'no samples')
+      : open
+        ? card('p99 corrected', formatMs(report.overall.latency.corrected.p99), `uncorrected ${formatMs(report.overall.latency.uncorrected.p99)}`)
+        : card('p99', formatMs(report.overall.latency.uncorrected.p99), 'from the actual send (closed model)')) +
     card('Late sends', formatCount(t.late), `> ${formatValue(t.lateThresholdMs)} ms late · ${formatPercent(t.late, planned)}`, t.late > 0 ? 'warn' : '') +
     card('Dropped sends', formatCount(t.dropped), `never sent · ${formatPercent(t.dropped, planned)}`, t.dropped > 0 ? 'warn' : '') +
     card(
       'Thresholds',
-      report.thresholds.length === 0 ? 'none' : `${report.thresholds.length - failedThresholds}/${report.thresholds.length}`,
-      report.thresholds.length === 0 ? 'defined' : failedThresholds === 0 ? 'all passed' : `${failedThresholds} failed`,
-      report.thresholds.length === 0 ? '' : failedThresholds === 0 ? 'ok' : 'error',
+      report.thresholds.length === 0 ? 'none' : `${report.thresholds.length - failedThresholds - inconclusive}/${report.thresholds.length}`,
+      report.thresholds.length === 0
+        ? 'defined'
+        : [failedThresholds > 0 ? `${failedThresholds} failed` : '', inconclusive > 0 ? `${inconclusive} inconclusive` : ''].filter((x) => x !== '').join(' · ') || 'all passed',
+      report.thresholds.length === 0 ? '' : failedThresholds > 0 ? 'error' : inconclusive > 0 ? 'warn' : 'ok',
     ) +
     card(
       'Checks',

@@ -86,6 +86,8 @@ export function throughputChart(report: RunReport): string {
 
 export function latencyOverTimeChart(report: RunReport): string {
   const box = TIMELINE_BOX;
+  // Only the open model's latency is corrected: the closed model has no intended send times.
+  const kind = report.settings.model === 'open' ? 'corrected' : 'from the actual send';
   const points = report.timeline.filter((p) => Number.isFinite(p.second));
   const span = timelineSpan(report);
   const peak = points.reduce((max, p) => Math.max(max, Number.isFinite(p.p99Ms) ? p.p99Ms : 0, Number.isFinite(p.p50Ms) ? p.p50Ms : 0), 0);
@@ -93,9 +95,9 @@ export function latencyOverTimeChart(report: RunReport): string {
   const x = linear(0, span, box.left, box.width - box.right);
   const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
   const label =
-    points.length === 0 ? 'Latency over time: no data' : `p99 and p50 latency per second (corrected): highest p99 ${formatMs(peak)}`;
+    points.length === 0 ? 'Latency over time: no data' : `p99 and p50 latency per second (${kind}): highest p99 ${formatMs(peak)}`;
   let out = svgOpen(box, label, 'latency-over-time');
-  out += `<text class="chart-title" x="${n(box.left)}" y="16">Latency per second (corrected, ms)</text>`;
+  out += `<text class="chart-title" x="${n(box.left)}" y="16">Latency per second (${kind}, ms)</text>`;
   out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'latency (ms)');
   out += timeAxis(box, span, x);
   if (points.length === 0) {
