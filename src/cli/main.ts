@@ -9,6 +9,7 @@ import { runCommandModule } from './commands/run.js';
 import { listCommandModule } from './commands/list.js';
 import { reportCommandModule } from './commands/report.js';
 import { checkCommandModule } from './commands/check.js';
+import { cleanupCommandModule } from './commands/cleanup.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -17,7 +18,7 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 98 check failed,\n' +
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 95 resources left on the target,\n98 check failed, ' +
         '99 threshold failed, 100 invariant violated or oracle difference, 130 interrupted\n' +
         '(see README.md).',
     )
@@ -25,6 +26,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(listCommandModule)
     .command(reportCommandModule)
     .command(checkCommandModule)
+    .command(cleanupCommandModule)
     .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())
@@ -32,7 +34,7 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, check, cleanup or serve (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.

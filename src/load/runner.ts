@@ -23,6 +23,10 @@ import { checkHistory } from './checks/index.js';
 import { ClockDriver, serviceClockProblem } from './clock-driver.js';
 import { Oracle } from './oracle.js';
 import { invariantsSection } from './invariants-section.js';
+import { ResourceLedger, ledgerPath } from './resources.js';
+import { trackingAdmin, trackingCheck, trackingServiceApi } from './resource-tracking.js';
+import { cleanUpRun } from './run-cleanup.js';
+import type { ResourcesSection } from '../report/model.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
@@ -36,6 +40,8 @@ export class TargetUnreachableError extends Error {
 
 /** The scenario could not set up or run: a clear message, no figures. */
 export class ScenarioFailedError extends Error {
+  /** What the run created, deleted and left before it failed (set by the runner). */
+  resources: ResourcesSection | undefined;
   constructor(scenario: string, stage: string, cause: unknown) {
     super(`Scenario "${scenario}" failed during ${stage}: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'ScenarioFailedError';
@@ -68,6 +74,13 @@ export interface RunOptions {
   onProgress?: (progress: ProgressSnapshot) => void;
   /** A line for the log (never a secret). */
   log?: (line: string) => void;
+  /** A line that must be seen even when the log is silenced: what the run left on its target. */
+  warn?: (line: string) => void;
+  /**
+   * The reports folder: on a target that outlives the run, the ledger of what it creates is
+   * written under it (resources.ts, `keysim cleanup` reads it) until everything is deleted.
+   */
+  resourcesDir?: string;
   keysimVersion: string;
   /** For the run tag; default now. */
   now?: () => Date;
@@ -137,6 +150,7 @@ async function invariantsReport(path: string, oracle: Oracle | undefined, notes:
 export async function runScenario(options: RunOptions): Promise<RunReport> {
   const { scenario, target, settings, seed } = options;
   const log = options.log ?? (() => undefined);
+  const warn = options.warn ?? log;
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const runId = `${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${seed}`;
@@ -148,7 +162,11 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
   const client = httpJsonClient(target, settings.timeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
-  const admin = target.clockControl ? simulatorAdmin(client) : undefined;
+  const tag = `keysim-${runId}`;
+  // A live deployment or a remote simulator keeps what the run creates; the embedded one is discarded.
+  const persistent = target.kind === 'live' || target.remote === true;
+  const ledger = new ResourceLedger(tag, persistent && options.resourcesDir !== undefined ? ledgerPath(options.resourcesDir, tag) : undefined);
+  const admin = target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined;
   const recordHistory = options.historyPath !== undefined;
   const history = recordHistory
     ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } }).catch(
@@ -171,16 +189,30 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const oracleTimer = oracle === undefined ? undefined : setInterval(() => oracle.drainIfIdle(), 1000);
   oracleTimer?.unref();
   const ctx: ScenarioContext = {
-    api: history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()),
+    api: trackingServiceApi(history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()), ledger),
     admin,
     target: { kind: target.kind, url: target.url },
     random: new Random(seed),
-    tag: `keysim-${runId}`,
+    tag,
     settings,
     log,
     onCleanup: (fn) => cleanups.push(fn),
   };
   const notes: string[] = [];
+  let resources: ResourcesSection | undefined;
+  // Before the history closes (the cleanup's calls go into it), whatever happened before.
+  const cleanUp = async (): Promise<ResourcesSection> => {
+    resources ??= await cleanUpRun({
+      persistent,
+      keep: options.keep,
+      cleanups,
+      sweep: { api: ctx.api, admin: ctx.admin, ledger, namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [] },
+      url: target.url,
+      log,
+      warn,
+    });
+    return resources;
+  };
   const recorder = new Recorder();
   let executor: OpenModelExecutor | undefined;
   let interrupted = false;
@@ -209,6 +241,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);
     }
     const totalMs = planned.reduce((sum, p) => sum + p.durationMs, 0);
+    // A remote simulator may run on the system clock, which moves during a phase by itself.
+    const clockFrozen = target.kind === 'simulator' && (target.remote !== true || (ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual'));
     const phaseReports: PhaseReport[] = [];
     let late = 0;
     let dropped = 0;
@@ -278,7 +312,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
             operation: request.op,
             label: entry.name ?? request.op,
             spec: request,
-            check: check === undefined ? undefined : (response) => check(response, fixtures),
+            check: trackingCheck(request.op, request.body, request.auth, check === undefined ? undefined : (response) => check(response, fixtures), ledger),
           };
         };
         const phaseStartMs = performance.now();
@@ -289,7 +323,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
         // The embedded simulator's clock is manual: without a sweep it stands still during a phase
         // (only `before` moves it); with one, the driver brackets each request.
-        const serviceMs = clockDriver === undefined && target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
+        const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
         const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver };
         if (executor !== undefined) {
           const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
@@ -356,6 +390,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
       }
     }
+    await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
       await history.close();
@@ -383,7 +418,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       startedAt: startedAt.toISOString(),
       finishedAt: now().toISOString(),
       measuredMs: Math.round(measuredMs),
-      target: { kind: target.kind, url: target.url },
+      target: { kind: target.kind, url: target.url, ...(target.remote === true ? { remote: true } : {}) },
       settings: {
         model: settings.model,
         rate: settings.rate,
@@ -401,25 +436,25 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       timeline: figures.timeline,
       checks,
       ...(invariants === undefined ? {} : { invariants }),
+      ...(resources === undefined ? {} : { resources }),
       notes,
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
+  } catch (error) {
+    // A failed setup or phase: what was created is still deleted, while the history is open.
+    if (resources === undefined) {
+      const section = await cleanUp().catch((cleanupError: unknown) => {
+        warn(`cleanup failed: ${cleanupError instanceof Error ? cleanupError.message : String(cleanupError)}`);
+        return undefined;
+      });
+      if (error instanceof ScenarioFailedError && section !== undefined) error.resources = section;
+    }
+    throw error;
   } finally {
     clearInterval(oracleTimer);
     await oracle?.stop();
     await history?.close().catch(() => undefined);
     options.signal?.removeEventListener('abort', onAbort);
-    if (target.kind === 'live' && !options.keep) {
-      for (const cleanup of cleanups.reverse()) {
-        try {
-          await cleanup();
-        } catch (error) {
-          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-    } else if (target.kind === 'live' && cleanups.length > 0) {
-      log(`--keep: left ${cleanups.length} created resources in place (their names start with ${ctx.tag}).`);
-    }
     await client.close();
   }
 }

@@ -20,6 +20,8 @@ import {
   type OracleSection,
   type Percentiles,
   type PhaseReport,
+  type ResourceCount,
+  type ResourcesSection,
   type RunReport,
   type ThresholdResult,
   type TimelinePoint,
@@ -104,6 +106,20 @@ const invariantsShape = object<InvariantsSection>(
   ['oracle'],
 );
 
+const resourcesShape = object<ResourcesSection>(
+  {
+    tag: str,
+    disposal: oneOf('cleaned', 'kept', 'discarded'),
+    kinds: arrayOf(
+      object<ResourceCount>({ kind: oneOf('apis', 'keys', 'identities', 'overrides', 'namespaces'), created: count, deleted: count, left: count, leftExpected: count }),
+    ),
+    unexpectedlyLeft: count,
+    cleanupCommand: str,
+    notes: arrayOf(str),
+  },
+  ['cleanupCommand'],
+);
+
 const reportShape = object<RunReport>(
   {
     schema: oneOf(REPORT_SCHEMA),
@@ -114,7 +130,7 @@ const reportShape = object<RunReport>(
     startedAt: str,
     finishedAt: str,
     measuredMs: count,
-    target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str }),
+    target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str, remote: bool }, ['remote']),
     settings: object<RunReport['settings']>({
       model: oneOf('open', 'closed'),
       rate: count,
@@ -146,9 +162,10 @@ const reportShape = object<RunReport>(
     checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, actual: nullable(num), detail: str })),
     invariants: invariantsShape,
+    resources: resourcesShape,
     notes: arrayOf(str),
   },
-  ['invariants'],
+  ['invariants', 'resources'],
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -18,6 +18,8 @@ import {
 } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } from './markdown-text.js';
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
+import { resourcesMarkdown } from './markdown-resources.js';
+import { targetLabel } from './resources-text.js';
 
 export { escapeMarkdown } from './markdown-text.js';
 
@@ -75,7 +77,7 @@ function overview(report: RunReport): string {
     ['Scenario', escapeMarkdown(report.scenario.name)],
     ['Status', report.status === 'completed' ? 'completed' : `**${report.status.toUpperCase()}**`],
     ['Seed', escapeMarkdown(String(report.seed))],
-    ['Target', `${report.target.kind} · ${escapeMarkdown(report.target.url)}`],
+    ['Target', `${targetLabel(report.target)} · ${escapeMarkdown(report.target.url)}`],
     ['Load', settingsLine(report)],
     [
       'Duration',
@@ -264,6 +266,7 @@ export function renderMarkdown(report: RunReport): string {
   lines.push('## Thresholds and checks', '');
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
+  if (report.resources !== undefined) lines.push('## Resources', '', ...resourcesMarkdown(report.resources), '');
   lines.push('## Phases', '', phases(report), '');
   if (report.notes.length > 0) {
     lines.push('## Notes', '');
