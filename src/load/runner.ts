@@ -206,7 +206,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       persistent,
       keep: options.keep,
       cleanups,
-      sweep: { api: ctx.api, admin: ctx.admin, ledger, namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [] },
+      // The sweep's lookups are not part of the run: they stay out of the history.
+      sweep: { api: trackingServiceApi(serviceApi(client), ledger), admin: ctx.admin, ledger, namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [] },
       url: target.url,
       log,
       warn,

@@ -4,10 +4,10 @@
  */
 import type { ResourceCount, ResourcesSection, RunReport } from './model.js';
 
-/** `simulator (embedded)`, `simulator (remote)` or `live`. */
+/** `simulator` (the embedded one), `simulator (remote)` or `live`. */
 export function targetLabel(target: RunReport['target']): string {
   if (target.kind === 'live') return 'live';
-  return target.remote === true ? 'simulator (remote)' : 'simulator (embedded)';
+  return target.remote === true ? 'simulator (remote)' : 'simulator';
 }
 
 const KIND_LABEL: Record<ResourceCount['kind'], string> = { apis: 'APIs', keys: 'keys', identities: 'identities', overrides: 'overrides', namespaces: 'namespaces' };
