@@ -31,7 +31,10 @@ export function resourcesVerdict(section: ResourcesSection): string {
   if (created === 0) return 'The run created nothing on its target.';
   const command = section.cleanupCommand === undefined ? '' : ` Delete them with: ${section.cleanupCommand}`;
   if (section.unexpectedlyLeft > 0) return `${section.unexpectedlyLeft} resources were left on the target that should have been deleted.${command}`;
-  if (section.disposal === 'kept') return `Everything the run created was kept (--keep).${command}`;
+  if (section.disposal === 'kept') {
+    const left = section.kinds.reduce((sum, k) => sum + k.left, 0);
+    return `What the run had not deleted was kept (--keep): ${left} resources.${command}`;
+  }
   if (section.disposal === 'discarded') return 'The embedded simulator was discarded with the run: nothing needed deleting.';
   const apis = section.kinds.find((k) => k.kind === 'apis')?.left ?? 0;
   return `Everything the run created was deleted${apis > 0 ? `, but for ${apis} empty APIs (the service has no operation to delete one)` : ''}.`;

@@ -81,6 +81,6 @@ describe('the resources section', () => {
     expect(renderSummary(withResources(clean, { kind: 'simulator', url: URL, remote: true }))).toContain(`pass  resources on simulator (remote) ${URL}`);
     const kept = renderSummary(withResources({ ...left, disposal: 'kept', unexpectedlyLeft: 0, kinds: left.kinds.map((k) => ({ ...k, leftExpected: k.left })) }));
     expect(kept).toContain('note  resources');
-    expect(kept).toContain('Everything the run created was kept (--keep). Delete them with: keysim cleanup');
+    expect(kept).toContain('What the run had not deleted was kept (--keep): 11 resources. Delete them with: keysim cleanup');
   });
 });

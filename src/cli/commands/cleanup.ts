@@ -85,7 +85,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     const apisLine = apis.length === 0 ? '' : `${apis.length} APIs stay: the service has no operation to delete one (they are empty, named after the tag).\n`;
     if (args.dryRun) {
       write(`Dry run: would delete from ${target.url}: ${perKind(deletable)}.\n`);
-      for (const entry of deletable) write(`  ${describeResource(entry)}\n`);
+      for (const kind of RESOURCE_KINDS) for (const entry of deletable.filter((e) => e.kind === kind)) write(`  ${describeResource(entry)}\n`);
       write(apisLine);
       return EXIT.ok;
     }
