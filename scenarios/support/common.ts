@@ -118,7 +118,7 @@ export async function deleteQuietly(ctx: ScenarioContext, op: Operation, body: u
 export async function createTaggedApi(ctx: ScenarioContext, purpose: string): Promise<string> {
   const name = `${ctx.tag}-${purpose}`;
   const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name });
-  if (ctx.target.kind === 'live') ctx.log(`created API "${name}" (${apiId}); its keys are deleted at the end, the API itself has no delete operation here and stays`);
+  if (ctx.target.kind === 'live') ctx.log(`created API "${name}" (${apiId}); the service has no operation to delete an API, so it stays (empty once its keys are deleted)`);
   return apiId;
 }
 

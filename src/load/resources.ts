@@ -64,7 +64,8 @@ export class ResourceLedger {
    */
   static read(path: string, tag: string, writable = true): ResourceLedger {
     const ledger = new ResourceLedger(tag);
-    for (const text of readFileSync(path, 'utf8').split('\n')) {
+    const content = readFileSync(path, 'utf8');
+    for (const text of content.split('\n')) {
       if (text.trim() === '') continue;
       let line: Line;
       try {
@@ -75,7 +76,11 @@ export class ResourceLedger {
       if (line.event === 'created') ledger.created(line.entry);
       else if (line.event === 'deleted') ledger.deleted(line.kind, line.ref, line.namespace);
     }
-    if (writable) ledger.#path = path;
+    if (writable) {
+      // A line cut short by a kill must not swallow the next event appended.
+      if (content !== '' && !content.endsWith('\n')) appendFileSync(path, '\n');
+      ledger.#path = path;
+    }
     return ledger;
   }
 

@@ -167,6 +167,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const persistent = target.kind === 'live' || target.remote === true;
   const ledger = new ResourceLedger(tag, persistent && options.resourcesDir !== undefined ? ledgerPath(options.resourcesDir, tag) : undefined);
   const admin = target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined;
+  if (persistent) log(`what this run creates is named after its tag ${tag}; keysim cleanup --target ${target.url} --tag ${tag} deletes what a run leaves`);
   const recordHistory = options.historyPath !== undefined;
   const history = recordHistory
     ? await HistoryWriter.create(options.historyPath as string, { startedAt: startedAt.toISOString(), run: { scenario: scenario.name, seed, target: target.kind } }).catch(

@@ -35,7 +35,7 @@ function perKind(entries: readonly ResourceEntry[]): string {
 
 export async function cleanupCommand(args: CleanupArgs, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<ExitCode> {
   if (!TAG_PATTERN.test(args.tag)) {
-    throw new UsageError(`--tag "${args.tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run prints it, and --keep names it).`);
+    throw new UsageError(`--tag "${args.tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run's summary and --keep name it, and so does its ledger file, <reports>/.resources/<tag>.jsonl).`);
   }
   try {
     new URL(args.target);
