@@ -86,7 +86,13 @@ export class ResourceLedger {
 
   #write(line: Line): void {
     // Synchronous, so that a run killed right after a creation still leaves its trace.
-    if (this.#path !== undefined) appendFileSync(this.#path, `${JSON.stringify(line)}\n`);
+    if (this.#path === undefined) return;
+    try {
+      appendFileSync(this.#path, `${JSON.stringify(line)}\n`);
+    } catch {
+      // A full or vanished disk must not break the run: the ledger goes on in memory (the report still counts).
+      this.#path = undefined;
+    }
   }
 
   created(entry: ResourceEntry): void {

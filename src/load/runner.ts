@@ -147,6 +147,17 @@ async function invariantsReport(path: string, oracle: Oracle | undefined, notes:
   });
 }
 
+/** The run's ledger, written under `dir` when given; in memory (with a warning) if the folder cannot be written. */
+function openLedger(tag: string, dir: string | undefined, warn: (line: string) => void): ResourceLedger {
+  if (dir === undefined) return new ResourceLedger(tag);
+  try {
+    return new ResourceLedger(tag, ledgerPath(dir, tag));
+  } catch (error) {
+    warn(`cannot write the ledger of what this run creates under ${dir} (${error instanceof Error ? error.message : String(error)}): after a crash, keysim cleanup could not find its keys`);
+    return new ResourceLedger(tag);
+  }
+}
+
 export async function runScenario(options: RunOptions): Promise<RunReport> {
   const { scenario, target, settings, seed } = options;
   const log = options.log ?? (() => undefined);
@@ -165,7 +176,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const tag = `keysim-${runId}`;
   // A live deployment or a remote simulator keeps what the run creates; the embedded one is discarded.
   const persistent = target.kind === 'live' || target.remote === true;
-  const ledger = new ResourceLedger(tag, persistent && options.resourcesDir !== undefined ? ledgerPath(options.resourcesDir, tag) : undefined);
+  const ledger = openLedger(tag, persistent ? options.resourcesDir : undefined, warn);
   const admin = target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined;
   if (persistent) log(`what this run creates is named after its tag ${tag}; keysim cleanup --target ${target.url} --tag ${tag} deletes what a run leaves`);
   const recordHistory = options.historyPath !== undefined;
