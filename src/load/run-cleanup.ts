@@ -6,6 +6,7 @@
  * delete it later. The embedded simulator is discarded with the run: nothing is deleted.
  */
 import type { ResourcesSection } from '../report/model.js';
+import { classifyTransportError } from './transport-error.js';
 import { cleanupCommandFor, deleteResources, describeResource, findLeftovers, resourcesSection, type SweepOptions } from './resource-sweep.js';
 
 export interface RunCleanupOptions {
@@ -24,6 +25,8 @@ export interface RunCleanupOptions {
 }
 
 const MAX_NOTES = 10;
+/** Deletes in a row without an answer after which the target is taken to be gone. */
+const MAX_UNANSWERED = 3;
 
 export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesSection> {
   const { sweep, url, log, warn } = options;
@@ -41,22 +44,32 @@ export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesS
   }
 
   const problems: string[] = [];
-  for (const cleanup of [...options.cleanups].reverse()) {
+  const pending = [...options.cleanups].reverse();
+  // A target that stopped answering would make every remaining cleanup wait for its timeout.
+  let unanswered = 0;
+  while (pending.length > 0 && unanswered < MAX_UNANSWERED) {
+    const cleanup = pending.shift() as () => Promise<void>;
     try {
       await cleanup();
+      unanswered = 0;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
+      unanswered = classifyTransportError(error) === 'other' ? 0 : unanswered + 1;
       log(`cleanup failed: ${message}`);
       problems.push(`a cleanup failed: ${message}`);
     }
   }
+  const stopped = unanswered >= MAX_UNANSWERED;
+  if (stopped) problems.unshift(`the target stopped answering during the cleanup (${MAX_UNANSWERED} deletes in a row got no answer): ${pending.length} cleanups and the sweep by the run's tag were not attempted`);
   // What the scenario's cleanups missed: created by a request whose answer was lost, by the load, …
-  try {
-    const leftovers = (await findLeftovers(sweep)).filter((e) => e.kind !== 'apis');
-    if (leftovers.length > 0) log(`deleting ${leftovers.length} more resources of this run found by its tag`);
-    for (const failure of await deleteResources(sweep, leftovers)) problems.push(`could not delete ${describeResource(failure.entry)}: ${failure.reason}`);
-  } catch (error) {
-    problems.push(`could not look for what the run left (by its tag): ${error instanceof Error ? error.message : String(error)}`);
+  if (!stopped) {
+    try {
+      const leftovers = (await findLeftovers(sweep)).filter((e) => e.kind !== 'apis');
+      if (leftovers.length > 0) log(`deleting ${leftovers.length} more resources of this run found by its tag`);
+      for (const failure of await deleteResources(sweep, leftovers)) problems.push(`could not delete ${describeResource(failure.entry)}: ${failure.reason}`);
+    } catch (error) {
+      problems.push(`could not look for what the run left (by its tag): ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   const notes = problems.slice(0, MAX_NOTES);

@@ -130,6 +130,41 @@ describe('cleanups run before the history closes, whatever happens before them',
 });
 
 describe('what is left is accounted for, exits 95, and keysim cleanup --tag deletes it', () => {
+  test('a target that stops answering during the cleanup: the remaining cleanups are not attempted one timeout after another; what is left is counted, exit 95', { timeout: 60_000 }, async () => {
+    const own = await startCountingSimulator();
+    const doomed = await startLiveProxy(own.url);
+    let attempted = 0;
+    const scenario = defineScenario({
+      name: 'target-dies',
+      description: 'creates ten keys; the target goes away before the cleanup',
+      async setup(ctx) {
+        const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name: `${ctx.tag}-dies` });
+        for (let i = 0; i < 10; i++) {
+          const { keyId } = await ctx.api.data<{ keyId: string }>('keys.createKey', { apiId, name: `${ctx.tag}-dies-${i}` });
+          ctx.onCleanup(async () => {
+            attempted++;
+            await ctx.api.call('keys.deleteKey', { keyId });
+          });
+        }
+      },
+      mix: [],
+      phases: () => [],
+      finish: async () => {
+        await doomed.close();
+        return [];
+      },
+    });
+    try {
+      const report = await run(scenario as Scenario<unknown>, liveTarget(doomed.url, own.rootKey), 'open', false);
+      expect(attempted).toBe(3);
+      expect(report.resources?.kinds.find((k) => k.kind === 'keys')).toMatchObject({ created: 10, deleted: 0, left: 10 });
+      expect(report.resources?.notes[0]).toMatch(/stopped answering during the cleanup .* 7 cleanups and the sweep .* were not attempted/);
+      expect(exitCodeOf(report)).toBe(EXIT.resourcesLeft);
+    } finally {
+      await own.close();
+    }
+  });
+
   test('deletes that fail → the report and summary name what is left and the command; exit 95; keysim cleanup then leaves nothing', { timeout: 120_000 }, async () => {
     const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
     const before = holdings(sim);
