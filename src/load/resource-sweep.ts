@@ -3,14 +3,16 @@
  * end of every run on a target that outlives it and by `keysim cleanup --tag`.
  *
  * How each kind is found again:
- * - keys and APIs: only through the ledger (the public API lists neither); a key is checked
- *   with keys.getKey. APIs have no delete operation: they stay, empty, named after the tag.
+ * - keys and APIs: through the ledger (the public API lists neither), and on a simulator also in
+ *   its snapshot by name; a key is checked with keys.getKey. APIs have no delete operation: they
+ *   stay, empty, named after the tag.
  * - identities: listed; every externalId starting with `<tag>-` is the run's (so one created by
  *   a request whose answer was lost is found too).
  * - overrides: listed in every namespace the run used (its ledger, plus any named by the
  *   caller); every identifier starting with `<tag>-` is the run's.
  * - namespaces: only those the run created through the simulator's admin surface (a live
- *   deployment creates them on first use and offers no delete); probed with a cost-0 limit.
+ *   deployment creates them on first use and offers no delete), from the ledger or the
+ *   simulator's snapshot; probed with a cost-0 limit.
  */
 import type { ResourceCount, ResourcesSection } from '../report/model.js';
 import { RESOURCE_KINDS, type ResourceEntry, type ResourceKind, type ResourceLedger } from './resources.js';
@@ -24,6 +26,31 @@ export interface SweepOptions {
   ledger: ResourceLedger;
   /** Namespaces to search for overrides beyond the ledger's (e.g. KEYSIM_NAMESPACE). */
   namespaces?: readonly string[];
+  /**
+   * A simulator's whole state (`/_sim/snapshot`): on a simulator the run's keys and namespaces are
+   * found by name even without the ledger. Undefined on a live target.
+   */
+  snapshot?: () => Promise<unknown>;
+}
+
+/** The run's keys (by their name or their API's) and namespaces in a simulator's snapshot, added to the ledger. */
+function fromSnapshot(snapshot: unknown, ledger: ResourceLedger, prefix: string): void {
+  const list = (name: string): unknown[] => {
+    const v = typeof snapshot === 'object' && snapshot !== null ? (snapshot as Record<string, unknown>)[name] : undefined;
+    return Array.isArray(v) ? v : [];
+  };
+  const ours = (name: string | undefined) => name !== undefined && name.startsWith(prefix);
+  const apis = new Set(list('apis').filter((a) => ours(field(a, 'name'))).map((a) => field(a, 'id')));
+  for (const key of list('keys')) {
+    const id = field(key, 'id');
+    const name = field(key, 'name');
+    if (id !== undefined && (ours(name) || apis.has(field(key, 'apiId')))) ledger.created({ kind: 'keys', id, ...(name === undefined ? {} : { name }) });
+  }
+  for (const ns of list('namespaces')) {
+    const name = field(ns, 'name');
+    const deletedAt = typeof ns === 'object' && ns !== null ? (ns as { deletedAt?: unknown }).deletedAt : undefined;
+    if (name !== undefined && ours(name) && deletedAt === null) ledger.created({ kind: 'namespaces', id: name });
+  }
 }
 
 const PAGE = 100;
@@ -71,6 +98,7 @@ const field = (item: unknown, name: string): string | undefined => {
 export async function findLeftovers(options: SweepOptions): Promise<ResourceEntry[]> {
   const { api, ledger } = options;
   const prefix = `${ledger.tag}-`;
+  if (options.snapshot !== undefined) fromSnapshot(await options.snapshot(), ledger, prefix);
 
   const listed = await listAll(api, 'identities.listIdentities', {});
   const seen = new Set<string>();

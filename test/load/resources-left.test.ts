@@ -200,6 +200,21 @@ describe('what is left is accounted for, exits 95, and keysim cleanup --tag dele
     expect(withoutApis(holdings(sim), true)).toEqual(withoutApis(before, true));
   });
 
+  test('on a remote simulator, keysim cleanup --tag finds every kind without the ledger (the simulator\'s snapshot names the keys)', { timeout: 120_000 }, async () => {
+    const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
+    const { target } = await detectUrlTarget(sim.url, sim.rootKey);
+    const before = holdings(sim);
+    const report = await run(SCENARIOS.smoke as Scenario<unknown>, target, 'open', false, { keep: true });
+    const tag = report.resources?.tag ?? '';
+    expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+    rmSync(join(dir, '.resources', `${tag}.jsonl`), { force: true });
+    const out: string[] = [];
+    const code = await cleanupCommand({ target: sim.url, tag, dryRun: false, out: dir, namespace: [], rootKey: sim.rootKey }, (t) => out.push(t));
+    expect(code, out.join('')).toBe(EXIT.ok);
+    expect(out.join('')).toMatch(/Deleted from .*: \d+ keys, \d+ identities, \d+ overrides, 1 namespaces/);
+    expect(withoutApis(holdings(sim), false)).toEqual(withoutApis(before, false));
+  });
+
   test.each(['open', 'closed'] as const)('--keep (%s model) leaves everything, says so in one message with the tag and the command; keysim cleanup --tag then leaves nothing', { timeout: 120_000 }, async (model) => {
     const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
     const before = holdings(sim);

@@ -8,7 +8,7 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ResourceLedger, RESOURCE_KINDS, type ResourceEntry, ledgerPath } from '../../load/resources.js';
 import { trackingAdmin, trackingServiceApi } from '../../load/resource-tracking.js';
 import { deleteResources, describeResource, findLeftovers, type SweepOptions } from '../../load/resource-sweep.js';
-import { httpJsonClient, serviceApi, simulatorAdmin } from '../../load/service-api.js';
+import { type HttpJsonClient, ServiceCallError, detailOf, httpJsonClient, serviceApi, simulatorAdmin } from '../../load/service-api.js';
 import { detectUrlTarget, liveTarget } from '../../load/target.js';
 import { classifyTransportError } from '../../load/transport-error.js';
 import { kindLabel } from '../../report/resources-text.js';
@@ -31,6 +31,13 @@ function perKind(entries: readonly ResourceEntry[]): string {
     .filter(([, n]) => n > 0)
     .map(([kind, n]) => `${n} ${kindLabel(kind)}`);
   return parts.length === 0 ? 'nothing' : parts.join(', ');
+}
+
+/** `data` of an admin call (`/_sim/<op>`), or a ServiceCallError. */
+async function simulatorCall(client: HttpJsonClient, op: string): Promise<unknown> {
+  const res = await client.post(`/_sim/${op}`, {}, 'root');
+  if (res.status !== 200) throw new ServiceCallError(`/_sim/${op}`, res.status, detailOf(res.body));
+  return (res.body as { data?: unknown }).data;
 }
 
 export async function cleanupCommand(args: CleanupArgs, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<ExitCode> {
@@ -57,7 +64,9 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
   const hasLedger = existsSync(path);
   // A dry run changes nothing, not even the ledger.
   const ledger = hasLedger ? ResourceLedger.read(path, args.tag, !args.dryRun) : new ResourceLedger(args.tag);
-  if (!hasLedger) {
+  if (!hasLedger && target.clockControl) {
+    write(`No ledger of run ${args.tag} in ${path}: looking for its resources by the tag in the simulator's snapshot.\n`);
+  } else if (!hasLedger) {
     write(
       `No ledger of run ${args.tag} in ${path}: keys (and APIs) cannot be found without it, as the API does not list them. ` +
         'Looking for identities and overrides by the tag only (overrides in the namespaces named with --namespace or KEYSIM_NAMESPACE). ' +
@@ -71,6 +80,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     admin: target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined,
     ledger,
     namespaces,
+    ...(target.clockControl ? { snapshot: async () => (await simulatorCall(client, 'snapshot')) } : {}),
   };
   try {
     let leftovers: ResourceEntry[];
