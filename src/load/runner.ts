@@ -26,6 +26,7 @@ import { invariantsSection } from './invariants-section.js';
 import { ResourceLedger, ledgerPath } from './resources.js';
 import { trackingAdmin, trackingCheck, trackingServiceApi } from './resource-tracking.js';
 import { cleanUpRun } from './run-cleanup.js';
+import { runningClockBounds } from './running-clock.js';
 import type { ResourcesSection } from '../report/model.js';
 
 export const LATE_THRESHOLD_MS = 10;
@@ -337,7 +338,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         // The embedded simulator's clock is manual: without a sweep it stands still during a phase
         // (only `before` moves it); with one, the driver brackets each request.
         const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
-        const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver };
+        // A running service clock (a remote simulator on the system clock): bounds from one reading of it.
+        const runningClock =
+          history !== undefined && clockDriver === undefined && !clockFrozen && ctx.admin !== undefined ? await runningClockBounds(ctx.admin.clockNow) : undefined;
+        const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver ?? runningClock };
         if (executor !== undefined) {
           const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
           if (!phase.warmup) {

@@ -10,18 +10,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/simulator.js';
+import { readHistory } from '../../src/load/history.js';
 import { runScenario } from '../../src/load/runner.js';
 import type { Scenario } from '../../src/load/scenario.js';
 import { detectUrlTarget } from '../../src/load/target.js';
 import { startLiveProxy, type LiveProxy, holdings } from '../helpers/counting-target.js';
 import { startStubServer, unusedPort } from '../helpers/load.js';
 
+const START_MS = Date.UTC(2028, 1, 28, 23, 59, 0);
 let sim: Simulator;
 let proxy: LiveProxy;
 
 beforeAll(async () => {
   // The interface's behaviour: a namespace must exist before use (no creation on first use).
-  sim = await createSimulator({ clock: 'system', compat: 'interface' });
+  // On the system clock with an offset (keysim serve --start …): its time runs, two years ahead.
+  sim = await createSimulator({ clock: 'system', compat: 'interface', startMs: START_MS });
   proxy = await startLiveProxy(sim.url);
 });
 
@@ -77,8 +80,14 @@ describe('a remote simulator gets the simulator\'s treatment', () => {
     const base = { scenario: SCENARIOS.smoke as Scenario<unknown>, settings, seed: 5, thresholds: [], keep: false, keysimVersion: '0.0.0-test' };
     // With a history on the system clock (which runs during a phase by itself): no false alarm.
     const dir = mkdtempSync(join(tmpdir(), 'keysim-remote-'));
-    const report = await runScenario({ ...base, target, historyPath: join(dir, 'history.jsonl.gz') }).finally(() => rmSync(dir, { recursive: true, force: true }));
+    const historyPath = join(dir, 'history.jsonl.gz');
+    const report = await runScenario({ ...base, target, historyPath });
+    const { events } = await readHistory(historyPath).finally(() => rmSync(dir, { recursive: true, force: true }));
     expect(report.invariants?.verdict).toBe('clean');
+    // Every operation, the load's included, is bracketed on the simulator's clock, not the wall's.
+    const unbracketed = events.filter((e) => e.serviceInvokeMs === undefined || e.serviceInvokeMs < START_MS || (e.serviceCompleteMs ?? 0) < e.serviceInvokeMs);
+    expect(unbracketed.map((e) => `#${e.seq} ${e.op}`)).toEqual([]);
+    expect(events.length).toBeGreaterThan(10);
     expect(report.invariants?.oracle?.verdict).toBe('agrees');
     expect(report.target).toEqual({ kind: 'simulator', url: sim.url, remote: true });
     expect(report.resources?.kinds.find((k) => k.kind === 'namespaces')).toMatchObject({ created: 1, deleted: 1, left: 0 });
