@@ -118,7 +118,7 @@ export async function deleteQuietly(ctx: ScenarioContext, op: Operation, body: u
 export async function createTaggedApi(ctx: ScenarioContext, purpose: string): Promise<string> {
   const name = `${ctx.tag}-${purpose}`;
   const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name });
-  if (ctx.target.kind === 'live') ctx.log(`created API "${name}" (${apiId}); its keys are deleted at the end, the API itself has no delete operation here and stays`);
+  if (ctx.target.kind === 'live') ctx.log(`created API "${name}" (${apiId}); the service has no operation to delete an API, so it stays (empty once its keys are deleted)`);
   return apiId;
 }
 
@@ -143,7 +143,8 @@ export async function createIdentity(ctx: ScenarioContext, body: Json & { extern
 
 /**
  * A rate-limit namespace for the run. Production has no public operation that creates one, so:
- * - on the simulator, the admin surface creates `<tag>-<suffix>` and deletes it at the end;
+ * - on a simulator (the embedded one, or `keysim serve` reached over a URL), the admin surface
+ *   creates `<tag>-<suffix>` and deletes it at the end;
  * - on a live target, the scenario cannot create it. It uses `KEYSIM_NAMESPACE` when set (a
  *   namespace made beforehand, e.g. in the dashboard), else `<tag>-<suffix>`, and probes it with a
  *   cost-0 limit (which consumes nothing). A target that creates namespaces on first use

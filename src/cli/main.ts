@@ -9,6 +9,7 @@ import { runCommandModule } from './commands/run.js';
 import { listCommandModule } from './commands/list.js';
 import { reportCommandModule } from './commands/report.js';
 import { checkCommandModule } from './commands/check.js';
+import { cleanupCommandModule } from './commands/cleanup.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -26,6 +27,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(listCommandModule)
     .command(reportCommandModule)
     .command(checkCommandModule)
+    .command(cleanupCommandModule)
     .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())
@@ -33,7 +35,7 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, check, cleanup or serve (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.

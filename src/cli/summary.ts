@@ -1,6 +1,7 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
-import type { InvariantsSection, RunReport } from '../report/model.js';
+import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
 import { generatorBanner, generatorSummaryText, thresholdVerdict } from '../report/generator-text.js';
+import { resourceCountText, resourcesVerdict, targetLabel } from '../report/resources-text.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -46,6 +47,7 @@ export function renderSummary(report: RunReport): string {
   // One line, not one per phase (a clock scenario has 19): the reports have the table.
   const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);
   if (generator !== undefined) lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
+  if (report.resources !== undefined) lines.push(...resourceLines(report, report.resources));
   for (const note of report.notes) lines.push(`note  ${note}`);
   return lines.join('\n');
 }
@@ -77,4 +79,16 @@ function invariantLines(section: InvariantsSection): string[] {
     lines.push(`${verdict}  oracle: ${detail}`);
   }
   return lines;
+}
+
+/** What the run created on its target, deleted and left (shown whatever --quiet says: the summary always prints). */
+function resourceLines(report: RunReport, section: ResourcesSection): string[] {
+  // The embedded simulator is discarded with the run: its accounting is in the report only.
+  if (section.disposal === 'discarded') return [];
+  const verdict = section.unexpectedlyLeft > 0 ? 'FAIL' : section.disposal === 'kept' && section.cleanupCommand !== undefined ? 'note' : 'pass';
+  return [
+    `${verdict}  resources on ${targetLabel(report.target)} ${report.target.url} (tag ${section.tag}): ${section.kinds.map(resourceCountText).join('; ') || 'none created'}`,
+    `        ${resourcesVerdict(section)}`,
+    ...section.notes.map((note) => `        ${note}`),
+  ];
 }

@@ -26,6 +26,11 @@ import { Oracle } from './oracle.js';
 import { invariantsSection } from './invariants-section.js';
 import { DeadTargetWatch, type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
 import { DEFAULT_GENERATOR_LIMITS, GeneratorMonitor, type GeneratorLimits } from './generator-monitor.js';
+import { ResourceLedger, ledgerPath } from './resources.js';
+import { trackingAdmin, trackingCheck, trackingServiceApi } from './resource-tracking.js';
+import { cleanUpRun } from './run-cleanup.js';
+import { runningClockBounds } from './running-clock.js';
+import type { ResourcesSection } from '../report/model.js';
 
 export const LATE_THRESHOLD_MS = 10;
 
@@ -51,6 +56,8 @@ export class RootKeyRefusedError extends TargetUnreachableError {
 
 /** The scenario could not set up or run: a clear message, no figures. */
 export class ScenarioFailedError extends Error {
+  /** What the run created, deleted and left before it failed (set by the runner). */
+  resources: ResourcesSection | undefined;
   constructor(scenario: string, stage: string, cause: unknown) {
     super(`Scenario "${scenario}" failed during ${stage}: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'ScenarioFailedError';
@@ -83,6 +90,13 @@ export interface RunOptions {
   onProgress?: (progress: ProgressSnapshot) => void;
   /** A line for the log (never a secret). */
   log?: (line: string) => void;
+  /** A line that must be seen even when the log is silenced: what the run left on its target. */
+  warn?: (line: string) => void;
+  /**
+   * The reports folder: on a target that outlives the run, the ledger of what it creates is
+   * written under it (resources.ts, `keysim cleanup` reads it) until everything is deleted.
+   */
+  resourcesDir?: string;
   keysimVersion: string;
   /** For the run tag; default now. */
   now?: () => Date;
@@ -168,9 +182,21 @@ async function invariantsReport(path: string, oracle: Oracle | undefined, notes:
   });
 }
 
+/** The run's ledger, written under `dir` when given; in memory (with a warning) if the folder cannot be written. */
+function openLedger(tag: string, dir: string | undefined, warn: (line: string) => void): ResourceLedger {
+  if (dir === undefined) return new ResourceLedger(tag);
+  try {
+    return new ResourceLedger(tag, ledgerPath(dir, tag));
+  } catch (error) {
+    warn(`cannot write the ledger of what this run creates under ${dir} (${error instanceof Error ? error.message : String(error)}): after a crash, keysim cleanup could not find its keys`);
+    return new ResourceLedger(tag);
+  }
+}
+
 export async function runScenario(options: RunOptions): Promise<RunReport> {
   const { scenario, target, settings, seed } = options;
   const log = options.log ?? (() => undefined);
+  const warn = options.warn ?? log;
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const runId = `${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${seed}`;
@@ -182,7 +208,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
   const client = httpJsonClient(target, settings.timeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
-  const admin = target.clockControl ? simulatorAdmin(client) : undefined;
+  const tag = `keysim-${runId}`;
+  // A live deployment or a remote simulator keeps what the run creates; the embedded one is discarded.
+  const persistent = target.kind === 'live' || target.remote === true;
+  const ledger = openLedger(tag, persistent ? options.resourcesDir : undefined, warn);
+  const admin = target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined;
+  if (persistent) log(`what this run creates is named after its tag ${tag}; keysim cleanup --target ${target.url} --tag ${tag} deletes what a run leaves`);
   const recordHistory = options.historyPath !== undefined;
   // A live target records no service times: its decisions are placed by our clock ± this skew.
   let skew: RunSkew | undefined;
@@ -215,16 +246,31 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const oracleTimer = oracle === undefined ? undefined : setInterval(() => oracle.drainIfIdle(), 1000);
   oracleTimer?.unref();
   const ctx: ScenarioContext = {
-    api: history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()),
+    api: trackingServiceApi(history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()), ledger),
     admin,
     target: { kind: target.kind, url: target.url },
     random: new Random(seed),
-    tag: `keysim-${runId}`,
+    tag,
     settings,
     log,
     onCleanup: (fn) => cleanups.push(fn),
   };
   const notes: string[] = [];
+  let resources: ResourcesSection | undefined;
+  // Before the history closes (the cleanup's calls go into it), whatever happened before.
+  const cleanUp = async (): Promise<ResourcesSection> => {
+    resources ??= await cleanUpRun({
+      persistent,
+      keep: options.keep,
+      cleanups,
+      // The sweep's lookups are not part of the run: they stay out of the history.
+      sweep: { api: trackingServiceApi(serviceApi(client), ledger), admin: ctx.admin, ledger, namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [] },
+      url: target.url,
+      log,
+      warn,
+    });
+    return resources;
+  };
   const recorder = new Recorder();
   // The generator measures itself over every measured phase (generator-monitor.ts).
   const generatorMonitor = new GeneratorMonitor();
@@ -259,6 +305,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);
     }
     const totalMs = planned.reduce((sum, p) => sum + p.durationMs, 0);
+    // A remote simulator may run on the system clock, which moves during a phase by itself.
+    const clockFrozen = target.kind === 'simulator' && (target.remote !== true || (ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual'));
     const phaseReports: PhaseReport[] = [];
     let late = 0;
     let dropped = 0;
@@ -336,7 +384,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
             operation: request.op,
             label: entry.name ?? request.op,
             spec: request,
-            check: check === undefined ? undefined : (response) => check(response, fixtures),
+            check: trackingCheck(request.op, request.body, request.auth, check === undefined ? undefined : (response) => check(response, fixtures), ledger),
           };
         };
         if (!phase.warmup) generatorMonitor.startPhase();
@@ -348,8 +396,11 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
         // The embedded simulator's clock is manual: without a sweep it stands still during a phase
         // (only `before` moves it); with one, the driver brackets each request.
-        const serviceMs = clockDriver === undefined && target.kind === 'simulator' && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
-        const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver };
+        const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
+        // A running service clock (a remote simulator on the system clock): bounds from one reading of it.
+        const runningClock =
+          history !== undefined && clockDriver === undefined && !clockFrozen && ctx.admin !== undefined ? await runningClockBounds(ctx.admin.clockNow) : undefined;
+        const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver ?? runningClock };
         let schedule: { scheduledSends: number | null; lateSends: number | null } = { scheduledSends: null, lateSends: null };
         if (executor !== undefined) {
           const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
@@ -425,6 +476,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
       }
     }
+    await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
       await history.close();
@@ -457,7 +509,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       startedAt: startedAt.toISOString(),
       finishedAt: now().toISOString(),
       measuredMs: Math.round(measuredMs),
-      target: { kind: target.kind, url: target.url },
+      target: { kind: target.kind, url: target.url, ...(target.remote === true ? { remote: true } : {}) },
       settings: {
         model: settings.model,
         rate: settings.rate,
@@ -476,26 +528,26 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       checks,
       ...(invariants === undefined ? {} : { invariants }),
       generator,
+      ...(resources === undefined ? {} : { resources }),
       notes,
     };
     return { ...withoutThresholds, thresholds: evaluateThresholds(options.thresholds, withoutThresholds) };
+  } catch (error) {
+    // A failed setup or phase: what was created is still deleted, while the history is open.
+    if (resources === undefined) {
+      const section = await cleanUp().catch((cleanupError: unknown) => {
+        warn(`cleanup failed: ${cleanupError instanceof Error ? cleanupError.message : String(cleanupError)}`);
+        return undefined;
+      });
+      if (error instanceof ScenarioFailedError && section !== undefined) error.resources = section;
+    }
+    throw error;
   } finally {
     generatorMonitor.close();
     clearInterval(oracleTimer);
     await oracle?.stop();
     await history?.close().catch(() => undefined);
     options.signal?.removeEventListener('abort', onAbort);
-    if (target.kind === 'live' && !options.keep) {
-      for (const cleanup of cleanups.reverse()) {
-        try {
-          await cleanup();
-        } catch (error) {
-          log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-    } else if (target.kind === 'live' && cleanups.length > 0) {
-      log(`--keep: left ${cleanups.length} created resources in place (their names start with ${ctx.tag}).`);
-    }
     await client.close();
   }
 }

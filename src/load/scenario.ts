@@ -73,7 +73,10 @@ export interface ScenarioContext {
   settings: LoadSettings;
   /** A line for the run's log (never a secret). */
   log(message: string): void;
-  /** Registers the deletion of something created; run at the end on a live target unless --keep. */
+  /**
+   * Registers the deletion of something created: run at the end (before the history closes, even
+   * after a failure) on a target that outlives the run — live, or a remote simulator — unless --keep.
+   */
   onCleanup(fn: () => Promise<void>): void;
 }
 

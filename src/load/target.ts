@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { Agent, request } from 'undici';
 import type { SimulatorOptions } from '../http/index.js';
 
 export interface Target {
@@ -14,6 +15,8 @@ export interface Target {
   /** Base URL without credentials. */
   url: string;
   rootKey: string;
+  /** A simulator reached over a URL (keysim serve), whose state outlives the run; absent or false for the embedded one. */
+  remote?: boolean;
   /** Whether the service clock can be moved (the simulator's admin surface). */
   clockControl: boolean;
   close(): Promise<void>;
@@ -99,5 +102,46 @@ export function displayUrl(urlText: string): string {
     return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
   } catch {
     return '(invalid URL)';
+  }
+}
+
+/** A URL target and, when worth saying, one line on how it was recognised. */
+export interface DetectedTarget {
+  target: Target;
+  note?: string;
+}
+
+/**
+ * What a URL target is. keysim's own server (`keysim serve`) is a simulator wherever it runs: a
+ * target that answers `GET /_sim/health` and accepts the root key on the admin surface gets the
+ * simulator's treatment (clock scenarios, namespaces through the admin surface, the oracle),
+ * remote — its state outlives the run, so what a run creates is deleted at the end as on a live
+ * deployment. A simulator that refuses this root key on its admin surface (403: the key is not
+ * its operator's) is treated as a live deployment, and the note says so. Anything else is live.
+ */
+export async function detectUrlTarget(urlText: string, rootKey: string, timeoutMs = 5_000): Promise<DetectedTarget> {
+  const live = liveTarget(urlText, rootKey);
+  const dispatcher = new Agent({ connections: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
+  try {
+    const health = await request(`${live.url}/_sim/health`, { method: 'GET', dispatcher });
+    const text = await health.body.text();
+    if (health.statusCode !== 200 || !/"status"\s*:\s*"ok"/.test(text)) return { target: live };
+    const admin = await request(`${live.url}/_sim/clock.get`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` },
+      body: '{}',
+      dispatcher,
+    });
+    await admin.body.text();
+    if (admin.statusCode >= 200 && admin.statusCode < 300) return { target: { ...live, kind: 'simulator', remote: true, clockControl: true } };
+    if (admin.statusCode === 403) {
+      return { target: live, note: `${live.url} is a keysim simulator, but this root key is not its operator's (its admin surface answered 403): treated as a live deployment (no clock control, no admin surface).` };
+    }
+    return { target: live };
+  } catch {
+    // Not answering here is for the reachability check to report, with its reason.
+    return { target: live };
+  } finally {
+    await dispatcher.close();
   }
 }

@@ -11,6 +11,7 @@ import { latencyOverTimeChart, throughputChart } from './html/timeline-charts.js
 import { outcomeChart, verdictChart } from './html/outcome-charts.js';
 import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
 import { invariantsSectionHtml } from './html/invariants.js';
+import { resourcesSectionHtml } from './html/resources.js';
 import { CSS } from './html/style.js';
 import { generatorBannerHtml, generatorSectionHtml } from './html/generator.js';
 
@@ -53,6 +54,7 @@ export function renderHtml(report: RunReport): string {
     verdictTables(report),
     `</section>`,
     invariantsSectionHtml(report.invariants),
+    resourcesSectionHtml(report.resources),
     `<section aria-labelledby="h-phases"><h2 id="h-phases">Phases</h2>${phasesTable(report)}</section>`,
     generatorSectionHtml(report),
     report.notes.length === 0

@@ -22,6 +22,8 @@ import {
   type OracleSection,
   type Percentiles,
   type PhaseReport,
+  type ResourceCount,
+  type ResourcesSection,
   type RunReport,
   type ThresholdResult,
   type TimelinePoint,
@@ -122,6 +124,19 @@ const generatorShape = object<GeneratorSection>({
   ),
   loadAverage: count,
 });
+const resourcesShape = object<ResourcesSection>(
+  {
+    tag: str,
+    disposal: oneOf('cleaned', 'kept', 'discarded'),
+    kinds: arrayOf(
+      object<ResourceCount>({ kind: oneOf('apis', 'keys', 'identities', 'overrides', 'namespaces'), created: count, deleted: count, left: count, leftExpected: count }),
+    ),
+    unexpectedlyLeft: count,
+    cleanupCommand: str,
+    notes: arrayOf(str),
+  },
+  ['cleanupCommand'],
+);
 
 const reportShape = object<RunReport>(
   {
@@ -133,7 +148,7 @@ const reportShape = object<RunReport>(
     startedAt: str,
     finishedAt: str,
     measuredMs: count,
-    target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str }),
+    target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str, remote: bool }, ['remote']),
     settings: object<RunReport['settings']>({
       model: oneOf('open', 'closed'),
       rate: count,
@@ -166,9 +181,10 @@ const reportShape = object<RunReport>(
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
     generator: generatorShape,
+    resources: resourcesShape,
     notes: arrayOf(str),
   },
-  ['invariants', 'generator'],
+  ['invariants', 'generator', 'resources'],
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -20,6 +20,8 @@ import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } fro
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
 import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
 import { thresholdVerdict } from './generator-text.js';
+import { resourcesMarkdown } from './markdown-resources.js';
+import { targetLabel } from './resources-text.js';
 
 export { escapeMarkdown } from './markdown-text.js';
 
@@ -80,7 +82,7 @@ function overview(report: RunReport): string {
     ['Scenario', escapeMarkdown(report.scenario.name)],
     ['Status', report.status === 'completed' ? 'completed' : `**${report.status.toUpperCase()}**`],
     ['Seed', escapeMarkdown(String(report.seed))],
-    ['Target', `${report.target.kind} · ${escapeMarkdown(report.target.url)}`],
+    ['Target', `${targetLabel(report.target)} · ${escapeMarkdown(report.target.url)}`],
     ['Load', settingsLine(report)],
     [
       'Duration',
@@ -275,6 +277,7 @@ export function renderMarkdown(report: RunReport): string {
   lines.push('## Thresholds and checks', '');
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
+  if (report.resources !== undefined) lines.push('## Resources', '', ...resourcesMarkdown(report.resources), '');
   lines.push('## Phases', '', phases(report), '');
   if (report.generator !== undefined) lines.push('## Load generator', '', ...generatorMarkdown(report), '');
   if (report.notes.length > 0) {

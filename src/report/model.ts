@@ -9,7 +9,9 @@ export const REPORT_SCHEMA = 'keysim-run-report';
 /**
  * The version this keysim writes. Version 2 added the optional `invariants` section, and the
  * optional `cutOff` counts (of operations and totals; absent from reports written before them),
- * the optional `generator` section and thresholds' optional `inconclusive` flag.
+ * and later the optional `generator` section, thresholds' optional `inconclusive` flag, the
+ * optional `resources` section and `target.remote` (additive: older version-2 reports lack them,
+ * and a keysim that predates them ignores them).
  */
 export const REPORT_VERSION = 2;
 /** The versions this keysim reads: a version-1 report is a version-2 report without `invariants` or `cutOff`. */
@@ -247,6 +249,32 @@ export interface GeneratorSection {
   loadAverage: number;
 }
 
+/** What a run created on its target of one kind, what it deleted, and what it left. */
+export interface ResourceCount {
+  kind: 'apis' | 'keys' | 'identities' | 'overrides' | 'namespaces';
+  created: number;
+  deleted: number;
+  /** Still on the target after the run (or of unknown fate: a failed delete). */
+  left: number;
+  /** Of `left`, those left on purpose or of necessity: --keep, no delete operation, a discarded simulator. */
+  leftExpected: number;
+}
+
+/** The resources a run created on its target: its accounting and the cleanup's outcome. */
+export interface ResourcesSection {
+  /** The run's tag: the names, externalIds and identifiers of what it created start with it. */
+  tag: string;
+  /** cleaned: deleted at the end; kept: --keep; discarded: the embedded simulator, gone with the run. */
+  disposal: 'cleaned' | 'kept' | 'discarded';
+  kinds: ResourceCount[];
+  /** Resources left that should not have been (exit code 95). */
+  unexpectedlyLeft: number;
+  /** The command that deletes what is left, when something is left on a target that outlives the run. */
+  cleanupCommand?: string;
+  /** Failed deletes and other things a reader should know. */
+  notes: string[];
+}
+
 export interface RunReport {
   schema: typeof REPORT_SCHEMA;
   /** Version 1 reports (read, never written) have no `invariants`. */
@@ -260,7 +288,12 @@ export interface RunReport {
   /** Wall time of the measured part (warm-up excluded), ms. */
   measuredMs: number;
   /** Where the load went. Never credentials: the URL has no user info, the root key is absent. */
-  target: { kind: 'simulator' | 'live'; url: string };
+  target: {
+    kind: 'simulator' | 'live';
+    url: string;
+    /** A simulator (keysim serve) reached over a URL, rather than the embedded one. Absent: not remote. */
+    remote?: boolean;
+  };
   settings: {
     model: 'open' | 'closed';
     /** Open model: intended requests/s. */
@@ -307,6 +340,8 @@ export interface RunReport {
    * written before keysim measured itself (read as: not judged).
    */
   generator?: GeneratorSection;
+  /** What the run created on its target, deleted and left; absent from reports written before keysim counted it. */
+  resources?: ResourcesSection;
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
 }

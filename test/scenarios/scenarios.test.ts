@@ -280,7 +280,7 @@ describe('on a live target (the simulator without its admin surface)', () => {
         const tag = (result.logs.join('\n').match(/namespace "([^"]+)"/) ?? [])[1] ?? '';
         expect(tag).toMatch(/^keysim-/);
         expect(sim.engine.snapshot().namespaces.map((ns) => ns.name)).toEqual([tag]);
-        expect(result.logs.some((line) => /no delete operation here and stays/.test(line))).toBe(true);
+        expect(result.logs.some((line) => /no operation to delete an API, so it stays/.test(line))).toBe(true);
       } finally {
         await sim.close();
       }

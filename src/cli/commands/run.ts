@@ -7,7 +7,7 @@ import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
 import { type ProgressSnapshot, ScenarioFailedError, TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
-import { type Target, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
+import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import type { RunReport } from '../../report/model.js';
 import { thresholdVerdict } from '../../report/generator-text.js';
@@ -94,6 +94,7 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
  */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
+  if ((report.resources?.unexpectedlyLeft ?? 0) > 0) return EXIT.resourcesLeft;
   if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
   if (report.checks.some((c) => c.name === TARGET_STOPPED_CHECK && !c.passed)) return EXIT.targetStopped;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
@@ -109,6 +110,7 @@ const SEVERITY: ExitCode[] = [
   EXIT.checkFailed,
   EXIT.targetStopped,
   EXIT.invariantViolated,
+  EXIT.resourcesLeft,
   EXIT.failure,
   EXIT.targetUnreachable,
   EXIT.usage,
@@ -138,6 +140,8 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   const generatorLimits = generatorLimitsOf(args);
 
   let makeTarget: () => Promise<Target>;
+  // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
+  let clockControl = args.target === 'sim';
   if (args.fault.length > 0 && args.target !== 'sim') {
     throw new UsageError('--fault injects faults into the embedded simulator: it needs --target sim (for a running keysim serve, use its --fault or /_sim/faults.set).');
   }
@@ -160,13 +164,15 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     if (rootKey === undefined) throw new UsageError('A live target needs a root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.');
     outFolder = checkOut();
     if (!isLoopback(url)) await confirmRemote(url.origin, args);
-    let target: Target;
     try {
-      target = liveTarget(args.target, rootKey);
+      liveTarget(args.target, rootKey);
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
-    makeTarget = async () => target;
+    const detected = await detectUrlTarget(args.target, rootKey);
+    if (detected.note !== undefined) process.stderr.write(`keysim: ${detected.note}\n`);
+    clockControl = detected.target.clockControl;
+    makeTarget = async () => detected.target;
   }
   outFolder ??= checkOut();
 
@@ -185,8 +191,8 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   try {
     for (const [i, scenario] of scenarios.entries()) {
       if (controller.signal.aborted) break;
-      if (scenario.requires?.includes('clock') === true && args.target !== 'sim') {
-        process.stderr.write(`keysim: skipping "${scenario.name}": it moves the service clock, which only the simulator allows (--target sim).\n`);
+      if (scenario.requires?.includes('clock') === true && !clockControl) {
+        process.stderr.write(`keysim: skipping "${scenario.name}": it moves the service clock, which only a simulator allows (--target sim, or the URL of a keysim serve).\n`);
         continue;
       }
       ran++;
@@ -197,7 +203,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
       try {
-        if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'simulator' ? 'the embedded simulator' : target.url}\n`);
+        if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'live' ? target.url : target.remote === true ? `the simulator at ${target.url}` : 'the embedded simulator'}\n`);
         if (historyPath !== undefined && !args.quiet) process.stderr.write(`  history: ${historyPath}\n`);
         report = await runScenario({
           scenario,
@@ -209,6 +215,8 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           signal: controller.signal,
           onProgress: progressPrinter(args, scenario.name),
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
+          warn: (line) => process.stderr.write(`keysim: ${line}\n`),
+          resourcesDir: args.out,
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,
@@ -228,7 +236,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
         }
         if (error instanceof ScenarioFailedError) {
           process.stderr.write(`keysim: ${error.message}\n`);
-          exit = worse(exit, EXIT.failure);
+          exit = worse(exit, (error.resources?.unexpectedlyLeft ?? 0) > 0 ? EXIT.resourcesLeft : EXIT.failure);
           continue;
         }
         throw error;
@@ -285,7 +293,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .option('out', { type: 'string', default: 'reports', describe: 'Folder for the run folders (created if missing; checked before any load: writable, with room for the run)' })
       .option('threshold', { type: 'string', array: true, default: [], describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)' })
       .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
-      .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target' })
+      .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target or a remote simulator (keysim cleanup --tag deletes it later)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
       .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
       .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })

@@ -5,6 +5,7 @@ import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, form
 import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
 import { invariantsBadges, invariantsCard } from './invariants.js';
+import { targetLabel } from '../resources-text.js';
 
 export function td(text: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
@@ -203,7 +204,7 @@ export function detailsList(report: RunReport): string {
   const env = report.environment;
   const items: Array<[string, string]> = [
     ['Seed', String(report.seed)],
-    ['Target', `${report.target.kind} · ${report.target.url}`],
+    ['Target', `${targetLabel(report.target)} · ${report.target.url}`],
     ['Load model', s.model === 'open' ? `open · ${formatRate(s.rate)} req/s intended` : 'closed'],
     ['Connections', `${formatCount(s.connections)} · pipelining ${formatCount(s.pipelining)} · timeout ${formatDuration(s.timeoutMs)}`],
     ['Duration', `${formatDuration(report.measuredMs)} measured (planned ${formatDuration(s.durationMs)} + ${formatDuration(s.warmupMs)} warm-up)`],

@@ -1,0 +1,146 @@
+/**
+ * The live workflow as a user runs it, with child processes (from the sources, with tsx):
+ * - `keysim serve --clock manual` over a URL is a simulator (remote): clock scenarios run there
+ *   instead of being skipped, namespaces are made through its admin surface, the summary and the
+ *   report say "simulator (remote)";
+ * - a run killed mid-way, then `keysim cleanup --tag`, leaves nothing on a target that counts what
+ *   it holds (the real simulator behind a proxy that hides its admin surface);
+ * - `keysim cleanup` refuses what is not a run tag, and documents its dry run.
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { LEDGER_FOLDER } from '../../src/load/resources.js';
+import { holdings, startCountingSimulator, startLiveProxy } from '../helpers/counting-target.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const CHILD_LIMIT_MS = 90_000;
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children: Child[] = [];
+const temps: string[] = [];
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'keysim-live-cli-'));
+  temps.push(dir);
+  return dir;
+}
+
+function start(args: string[], env: Record<string, string> = {}) {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  if (env.KEYSIM_ROOT_KEY === undefined) delete childEnv.KEYSIM_ROOT_KEY;
+  delete childEnv.KEYSIM_NAMESPACE;
+  delete childEnv.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<Finished>((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: out, stderr: err });
+    });
+  });
+  return { child, stdout: () => out, exited };
+}
+
+async function until(predicate: () => boolean, what: string, limitMs = CHILD_LIMIT_MS): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const SHORT = ['--duration', '600ms', '--warmup', '0', '--rate', '20', '--connections', '2', '--quiet'];
+
+describe('keysim serve over a URL is a simulator (remote)', () => {
+  test('clock scenarios run against keysim serve --clock manual (no longer skipped), smoke makes its namespace through the admin surface, and the reports say "simulator (remote)"', { timeout: 200_000 }, async () => {
+    const rootKey = 'root_remote_sim_operator_key_0001';
+    const serve = start(['serve', '--port', '0', '--clock', 'manual'], { KEYSIM_ROOT_KEY: rootKey });
+    await until(() => /listening on (http:\/\/\S+)/.test(serve.stdout()), 'keysim serve to listen');
+    const url = /listening on (http:\/\/\S+)/.exec(serve.stdout())?.[1] ?? '';
+    const out = tempDir();
+    const run = await start(['run', 'ratelimit-window-edge', 'smoke', '--target', url, '--out', out, ...SHORT], { KEYSIM_ROOT_KEY: rootKey }).exited;
+    serve.child.kill('SIGTERM');
+    expect(run.stderr).not.toContain('skipping');
+    expect(run.stderr).not.toContain('namespace');
+    const folders = readdirSync(out).filter((f) => !f.startsWith('.'));
+    expect(folders.map((f) => f.replace(/^.*?Z-/, '')).sort()).toEqual(['ratelimit-window-edge', 'smoke']);
+    for (const folder of folders) {
+      const report = JSON.parse(readFileSync(join(out, folder, 'report.json'), 'utf8')) as { target: unknown; resources: { disposal: string; unexpectedlyLeft: number } };
+      expect(report.target).toEqual({ kind: 'simulator', url, remote: true });
+      expect(report.resources).toMatchObject({ disposal: 'cleaned', unexpectedlyLeft: 0 });
+      expect(readFileSync(join(out, folder, 'report.md'), 'utf8')).toContain('simulator (remote)');
+    }
+    expect(run.stdout).toContain(`resources on simulator (remote) ${url}`);
+    expect([EXIT.ok, EXIT.checkFailed, EXIT.thresholdFailed]).toContain(run.code);
+  });
+});
+
+describe('a run killed mid-way, then keysim cleanup --tag', () => {
+  test('leaves nothing on the target (the ledger beside the reports finds the keys; listing finds the identities)', { timeout: 200_000 }, async () => {
+    const sim = await startCountingSimulator();
+    const proxy = await startLiveProxy(sim.url);
+    try {
+      const before = holdings(sim);
+      const out = tempDir();
+      const env = { KEYSIM_ROOT_KEY: sim.rootKey };
+      const running = start(['run', 'mixed', '--target', proxy.url, '--out', out, '--duration', '60s', '--warmup', '0', '--rate', '10', '--connections', '2', '--quiet'], env);
+      const ledgers = join(out, LEDGER_FOLDER);
+      const ledgerFile = () => (existsSync(ledgers) ? readdirSync(ledgers)[0] : undefined);
+      // Killed once its fixtures are made: 300 keys and 100 identities are on the target.
+      await until(() => holdings(sim).keys - before.keys >= 300 && holdings(sim).identities - before.identities >= 100 && ledgerFile() !== undefined, 'the fixtures of mixed');
+      running.child.kill('SIGKILL');
+      await running.exited;
+      const tag = (ledgerFile() ?? '').replace(/\.jsonl$/, '');
+      expect(tag).toMatch(/^keysim-/);
+      expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+
+      const dry = await start(['cleanup', '--target', proxy.url, '--tag', tag, '--out', out, '--dry-run'], env).exited;
+      expect(dry.code, dry.stderr).toBe(EXIT.ok);
+      expect(dry.stdout).toMatch(/would delete from .*: 300 keys, 100 identities/);
+      expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+
+      const cleanup = await start(['cleanup', '--target', proxy.url, '--tag', tag, '--out', out], env).exited;
+      expect(cleanup.code, cleanup.stderr).toBe(EXIT.ok);
+      expect(cleanup.stdout).toMatch(/Deleted from .*: 300 keys, 100 identities/);
+      const after = holdings(sim);
+      expect({ keys: after.keys, identities: after.identities, overrides: after.overrides }).toEqual({ keys: before.keys, identities: before.identities, overrides: before.overrides });
+      // Nothing is left to clean: the ledger is gone.
+      expect(ledgerFile()).toBeUndefined();
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
+
+  test('keysim cleanup: --help documents the dry run; a tag that is not a run tag is refused (exit 2) before anything is sent', { timeout: 120_000 }, async () => {
+    const help = await start(['cleanup', '--help']).exited;
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--dry-run');
+    expect(help.stdout).toContain('--tag');
+    const bad = await start(['cleanup', '--target', 'http://127.0.0.1:9', '--tag', 'keysim'], { KEYSIM_ROOT_KEY: 'root_x_12345678' }).exited;
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toContain('is not a run tag');
+  });
+});
