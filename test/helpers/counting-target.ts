@@ -49,7 +49,8 @@ export async function startLiveProxy(upstream: string): Promise<LiveProxy> {
       return;
     }
     const upstreamReq = request(
-      { host: target.hostname, port: target.port, method: req.method, path, headers: req.headers },
+      // A reverse proxy names its upstream in Host, as the simulator's loopback Host check expects.
+      { host: target.hostname, port: target.port, method: req.method, path, headers: { ...req.headers, host: target.host } },
       (upstreamRes) => {
         res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
         upstreamRes.pipe(res);

@@ -59,8 +59,13 @@ async function run(scenario: Scenario<unknown>, target: Target, model: 'open' | 
   });
 }
 
-const LIVE_SCENARIOS = Object.values(SCENARIOS).filter((s) => s.requires?.includes('clock') !== true);
-const CLOCK_SCENARIOS = Object.values(SCENARIOS).filter((s) => s.requires?.includes('clock') === true);
+// refill-midnight and ratelimit-live-edges wait on a live target for its time to pass (the next UTC
+// midnight, window edges); behind the proxy this test's simulator has a frozen clock, which never
+// gets there, while on a remote simulator they move that clock instead.
+const WAIT_FOR_SERVICE_TIME = new Set(['refill-midnight', 'ratelimit-live-edges']);
+const onSimulatedTime = (s: Scenario<unknown>) => s.requires?.includes('clock') === true || WAIT_FOR_SERVICE_TIME.has(s.name);
+const LIVE_SCENARIOS = Object.values(SCENARIOS).filter((s) => !onSimulatedTime(s));
+const CLOCK_SCENARIOS = Object.values(SCENARIOS).filter(onSimulatedTime);
 const matrix = <S extends { name: string }>(scenarios: readonly S[]) =>
   scenarios.flatMap((s) => (['open', 'closed'] as const).flatMap((model) => [false, true].map((history) => [s.name, model, history] as const)));
 
