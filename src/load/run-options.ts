@@ -1,0 +1,74 @@
+/**
+ * What a run is given (RunOptions) and what it reports while it runs (ProgressSnapshot). Apart
+ * from the runner so that its phase loop and report assembly share them without importing it back.
+ */
+import type { LoadSettings, Scenario } from './scenario.js';
+import type { Target } from './target.js';
+import type { Threshold } from './thresholds.js';
+import type { GeneratorLimits } from './generator-monitor.js';
+
+/** A send that starts later than this after its intended time counts as late (the open model's figure). */
+export const LATE_THRESHOLD_MS = 10;
+
+export interface ProgressSnapshot {
+  phase: string;
+  elapsedMs: number;
+  /** Planned duration of all phases, ms. */
+  totalMs: number;
+  requests: number;
+  /** Completed requests per second over the last interval. */
+  rps: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface RunOptions {
+  scenario: Scenario<unknown>;
+  target: Target;
+  settings: LoadSettings;
+  seed: number;
+  thresholds: readonly Threshold[];
+  /** Keep what the scenario created on a live target. */
+  keep: boolean;
+  /** Aborting stops the load within ~2 s; the report is marked interrupted. */
+  signal?: AbortSignal;
+  /** Called about once a second during the load. */
+  onProgress?: (progress: ProgressSnapshot) => void;
+  /** A line for the log (never a secret). */
+  log?: (line: string) => void;
+  /** A line that must be seen even when the log is silenced: what the run left on its target. */
+  warn?: (line: string) => void;
+  /**
+   * The reports folder: on a target that outlives the run, the ledger of what it creates is
+   * written under it (resources.ts, `keysim cleanup` reads it) until everything is deleted.
+   */
+  resourcesDir?: string;
+  keysimVersion: string;
+  /** For the run tag; default now. */
+  now?: () => Date;
+  /**
+   * Record every call into this history file (history.jsonl.gz) and check the credit and
+   * rate-limit invariants over it at the end (the report's invariants section).
+   */
+  historyPath?: string;
+  /**
+   * With a history on the simulator: replay the simulator's journal of the realised order through
+   * a fresh engine and compare every answer (oracle.ts). Default true.
+   */
+  oracle?: boolean;
+  /**
+   * With a history on a live target: the bound on its clock's skew from ours, ms. Default:
+   * measured from its Date headers before the run (clock-skew.ts).
+   */
+  wallSkewMs?: number;
+  /**
+   * End the run early when no request got an answer for this long while requests failed at the
+   * transport level (dead-target.ts); ms. Undefined: fire until the planned end.
+   */
+  deadTargetMs?: number;
+  /**
+   * When the generator is judged not to have kept its schedule (the run is then inconclusive);
+   * default DEFAULT_GENERATOR_LIMITS.
+   */
+  generatorLimits?: Partial<GeneratorLimits>;
+}

@@ -1,0 +1,158 @@
+/**
+ * The end of a run, once the load is over: its figures, its checks (the per-response checks, a
+ * target that stopped answering, the scenario's own end-of-run checks) and the RunReport they are
+ * assembled into, thresholds last since they read the rest of the report.
+ */
+import { cpus, totalmem } from 'node:os';
+import { type CheckResult, type GeneratorSection, type InvariantsSection, type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type ResourcesSection, type RunReport } from '../report/model.js';
+import { type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
+import type { Recorder } from './recorder.js';
+import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
+import type { PhasesOutcome } from './run-phases.js';
+import type { Operation, RunResults, Scenario, ScenarioContext } from './scenario.js';
+import { evaluateThresholds } from './thresholds.js';
+
+/** The failed check that marks a run ended early because the target stopped answering (exit 96). */
+export const TARGET_STOPPED_CHECK = 'target answering';
+
+/** The recorder's figures over the measured phases. */
+export type RunFigures = ReturnType<Recorder['finish']>;
+
+function environment(version: string): RunReport['environment'] {
+  const cpu = cpus();
+  return {
+    keysimVersion: version,
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    cpus: cpu.length,
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+    totalMemoryBytes: totalmem(),
+  };
+}
+
+/** Closes the recorder's figures and gives them to the scenario's end-of-run checks as RunResults. */
+export function runResults(recorder: Recorder, phases: PhasesOutcome): { figures: RunFigures; results: RunResults } {
+  const { late, dropped, measuredMs } = phases;
+  const figures = recorder.finish(measuredMs);
+  const byOp = new Map(figures.operations.map((o) => [o.operation, o]));
+  const results: RunResults = {
+    operations: figures.operations,
+    overall: figures.overall,
+    totals: { requests: recorder.requests, errors: recorder.errors, cutOff: recorder.cutOff, ratePerSec: figures.overall.ratePerSec, late, lateThresholdMs: LATE_THRESHOLD_MS, dropped },
+    operation: (op: Operation): OperationStats | undefined => byOp.get(op),
+  };
+  return { figures, results };
+}
+
+/** How the load ended, as far as the end-of-run checks are concerned. */
+export interface RunEnd {
+  scenario: Scenario<unknown>;
+  ctx: ScenarioContext;
+  fixtures: unknown;
+  results: RunResults;
+  recorder: Recorder;
+  interrupted: boolean;
+  targetStopped: TargetStoppedVerdict | undefined;
+  /** Monotonic ms at which the load began, and its planned length: the dead-target verdict names both. */
+  runStartMs: number;
+  totalMs: number;
+}
+
+/**
+ * The run's checks, and the notes that say why some were skipped: the scenario's end-of-run
+ * checks ask the target, so an interrupted run or a dead target skips them.
+ */
+export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult[]; notes: string[] }> {
+  const { recorder, targetStopped, scenario } = end;
+  const checks: CheckResult[] = [];
+  const notes: string[] = [];
+  if (recorder.checkFailures > 0) {
+    checks.push({
+      name: 'per-response checks',
+      passed: false,
+      detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
+    });
+  } else if (recorder.requests > 0) {
+    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed` });
+  }
+  if (targetStopped !== undefined) {
+    const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);
+    checks.push({ name: TARGET_STOPPED_CHECK, passed: false, detail: verdict });
+    notes.push(`${verdict} End-of-run checks were skipped: they ask the target.`);
+  }
+  if (end.interrupted) {
+    notes.push('Interrupted (SIGINT): the figures cover only what ran; end-of-run checks were skipped.');
+  } else if (targetStopped !== undefined) {
+    // Nothing to ask a target that stopped answering.
+  } else if (scenario.finish !== undefined) {
+    try {
+      checks.push(...(await scenario.finish(end.ctx, end.fixtures, end.results)));
+    } catch (error) {
+      checks.push({ name: 'end-of-run checks', passed: false, detail: `could not run: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+  return { checks, notes };
+}
+
+/** The notes on what the generator could not send on time, or at all. */
+export function sendNotes(phases: PhasesOutcome): string[] {
+  const notes: string[] = [];
+  if (phases.dropped > 0) notes.push(`${phases.dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
+  if (phases.late > 0) notes.push(`${phases.late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`);
+  return notes;
+}
+
+/** Everything the report is assembled from, once every stage of the run is over. */
+export interface ReportParts {
+  options: RunOptions;
+  startedAt: Date;
+  finishedAt: Date;
+  status: RunReport['status'];
+  phases: PhasesOutcome;
+  figures: RunFigures;
+  results: RunResults;
+  checks: CheckResult[];
+  invariants: InvariantsSection | undefined;
+  generator: GeneratorSection;
+  resources: ResourcesSection | undefined;
+  notes: string[];
+}
+
+/** The RunReport; its thresholds are evaluated over the rest of it. */
+export function assembleReport(parts: ReportParts): RunReport {
+  const { scenario, seed, target, settings } = parts.options;
+  const { figures, invariants, resources } = parts;
+  const withoutThresholds: Omit<RunReport, 'thresholds'> = {
+    schema: REPORT_SCHEMA,
+    version: REPORT_VERSION,
+    scenario: { name: scenario.name, description: scenario.description },
+    status: parts.status,
+    seed,
+    startedAt: parts.startedAt.toISOString(),
+    finishedAt: parts.finishedAt.toISOString(),
+    measuredMs: Math.round(parts.phases.measuredMs),
+    target: { kind: target.kind, url: target.url, ...(target.remote === true ? { remote: true } : {}) },
+    settings: {
+      model: settings.model,
+      rate: settings.rate,
+      connections: settings.connections,
+      pipelining: settings.pipelining,
+      durationMs: settings.durationMs,
+      warmupMs: settings.warmupMs,
+      timeoutMs: settings.timeoutMs,
+    },
+    environment: environment(parts.options.keysimVersion),
+    phases: parts.phases.phaseReports,
+    totals: parts.results.totals,
+    overall: figures.overall,
+    operations: figures.operations,
+    timeline: figures.timeline,
+    checks: parts.checks,
+    ...(invariants === undefined ? {} : { invariants }),
+    generator: parts.generator,
+    ...(resources === undefined ? {} : { resources }),
+    notes: parts.notes,
+  };
+  return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };
+}
