@@ -194,7 +194,8 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
       } finally {
         clockDriver = undefined;
       }
-      const clockTo = ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
+      // A remote simulator that stopped answering has no clock to read: the report says it stopped.
+      const clockTo = ctx.admin === undefined || loop.targetStopped() ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
       phaseReports.push({
         name: phase.name,
         startMs: Math.round(phaseStartMs - runStartMs),
