@@ -7,69 +7,20 @@
  *   it holds (the real simulator behind a proxy that hides its admin surface);
  * - `keysim cleanup` refuses what is not a run tag, and documents its dry run.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { LEDGER_FOLDER } from '../../src/load/resources.js';
+import { cleanEnv, cleanUpCli, startCli, tempDir as cliTempDir, waitUntil } from '../helpers/cli.js';
 import { holdings, startCountingSimulator, startLiveProxy } from '../helpers/counting-target.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const CHILD_LIMIT_MS = 90_000;
-type Child = ChildProcessByStdio<null, Readable, Readable>;
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+afterAll(cleanUpCli);
 
-const children: Child[] = [];
-const temps: string[] = [];
-
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'keysim-live-cli-'));
-  temps.push(dir);
-  return dir;
-}
-
-function start(args: string[], env: Record<string, string> = {}) {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  if (env.KEYSIM_ROOT_KEY === undefined) delete childEnv.KEYSIM_ROOT_KEY;
-  delete childEnv.KEYSIM_NAMESPACE;
-  delete childEnv.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<Finished>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: out, stderr: err });
-    });
-  });
-  return { child, stdout: () => out, exited };
-}
-
-async function until(predicate: () => boolean, what: string, limitMs = CHILD_LIMIT_MS): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const tempDir = () => cliTempDir('keysim-live-cli-');
+const start = (args: string[], env: Record<string, string> = {}) => startCli(args, cleanEnv(env));
+/** The waits below have only this upper bound (for a hung child), no pace. */
+const until = (ready: () => boolean, what: string) => waitUntil(ready, what, undefined, 90_000);
 
 const SHORT = ['--duration', '600ms', '--warmup', '0', '--rate', '20', '--connections', '2', '--quiet'];
 

@@ -4,96 +4,21 @@
  * threshold exits 99 with the three report files written, SIGINT writes a partial report and
  * exits 130. Runs are short (2 s at 50 requests/s against the embedded simulator).
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { renderJson } from '../../src/report/index.js';
 import type { RunReport } from '../../src/report/model.js';
+import { cleanEnv, cleanUpCli, cli, runFolders, startCli, tempDir as cliTempDir, waitUntil } from '../helpers/cli.js';
 import { minimalReport } from '../helpers/load.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-/** A child that has not exited by then is killed and the test fails (the machine is slow and shared). */
-const CHILD_LIMIT_MS = 60_000;
+afterAll(cleanUpCli);
 
-type Child = ChildProcessByStdio<null, Readable, Readable>;
-
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface Running {
-  child: Child;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<Finished>;
-}
-
-const children: Child[] = [];
-const temps: string[] = [];
-
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'keysim-run-cli-'));
-  temps.push(dir);
-  return dir;
-}
-
-/** The parent's environment without what would change the child's behaviour. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  if (extra.KEYSIM_ROOT_KEY === undefined) delete env.KEYSIM_ROOT_KEY;
-  delete env.NODE_OPTIONS;
-  return env;
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
-  // stdin ignored: no TTY, so nothing can prompt.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<Finished>((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: out, stderr: err });
-    });
-  });
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-const cli = (args: string[], env?: NodeJS.ProcessEnv) => start(args, env).exited;
-
-async function waitForOutput(running: Running, pattern: RegExp, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(running.stderr()) && !pattern.test(running.stdout())) {
-    if (running.child.exitCode !== null) throw new Error(`the CLI exited (${running.child.exitCode}) before ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-/** The run folders written under `out` (one per scenario run). */
-function runFolders(out: string): string[] {
-  return existsSync(out) ? readdirSync(out).map((name) => join(out, name)) : [];
-}
+const tempDir = () => cliTempDir('keysim-run-cli-');
 
 const SHORT = ['--duration', '2s', '--warmup', '0', '--rate', '50'];
 const scenarioNames = Object.keys(SCENARIOS);
@@ -252,8 +177,9 @@ describe('runs against the embedded simulator', () => {
 
   test('SIGINT during the load → exit 130 well before the planned end, and a report.json marked interrupted', async () => {
     const out = tempDir();
-    const running = start(['run', 'credits-drain', '--duration', '20s', '--warmup', '0', '--rate', '50', '--out', out]);
-    await waitForOutput(running, /phase "[^"]+": \d+ requests/, 'the load phase to start');
+    const running = startCli(['run', 'credits-drain', '--duration', '20s', '--warmup', '0', '--rate', '50', '--out', out]);
+    const loadStarted = /phase "[^"]+": \d+ requests/;
+    await waitUntil(() => loadStarted.test(running.stderr()) || loadStarted.test(running.stdout()), 'the load phase to start', running, 30_000);
     await new Promise((resolve) => setTimeout(resolve, 700));
     const signalledAt = performance.now();
     running.child.kill('SIGINT');

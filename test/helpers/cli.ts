@@ -1,7 +1,7 @@
 /**
  * `keysim` as a child process, from the sources with tsx (no build needed), for the CLI tests:
  * start it, wait for its output, collect what it printed and how it ended. Children still running
- * at the end are killed by `killChildren`.
+ * at the end are killed, and the temporary folders removed, by `cleanUpCli` (call it in afterAll).
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -45,10 +45,14 @@ export function tempDir(prefix = 'keysim-cli-'): string {
   return dir;
 }
 
-/** The parent's environment without what would change the child's behaviour. */
+/**
+ * The parent's environment without what would change the child's behaviour: the root key and the
+ * rate-limit namespace of the operator's shell are dropped unless the test gives its own.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   if (extra.KEYSIM_ROOT_KEY === undefined) delete env.KEYSIM_ROOT_KEY;
+  if (extra.KEYSIM_NAMESPACE === undefined) delete env.KEYSIM_NAMESPACE;
   delete env.NODE_OPTIONS;
   return env;
 }

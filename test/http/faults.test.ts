@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { Engine, ManualClock } from '../../src/engine/index.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { FaultInjector, type FaultsConfig, type FaultsView, OPERATIONS, type Simulator, createSimulator, parseFaultFlags } from '../../src/http/index.js';
+import { cleanEnv } from '../helpers/cli.js';
 import { type Answer, call, expectV1Error, expectV2Error, locationsOf, postJson, send } from '../helpers/http.js';
 
 const START_MS = Date.parse('2028-01-31T12:00:00.000Z');
@@ -363,10 +364,7 @@ describe('keysim serve --fault', () => {
   const children: Child[] = [];
 
   function spawnCli(args: string[]): { child: Child; stdout: () => string; stderr: () => string } {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.KEYSIM_ROOT_KEY;
-    delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
     let err = '';

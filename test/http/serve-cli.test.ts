@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { createSimulator } from '../../src/http/index.js';
+import { cleanEnv } from '../helpers/cli.js';
 import { call, expectV2Error, postJson } from '../helpers/http.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,14 +34,6 @@ interface Running {
 const children: Child[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'keysim-serve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The environment of the parent without anything that would change the child's behaviour. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  if (extra.KEYSIM_ROOT_KEY === undefined) delete env.KEYSIM_ROOT_KEY;
-  delete env.NODE_OPTIONS;
-  return env;
-}
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): { child: Child; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
