@@ -81,7 +81,8 @@ describe('runs that die', () => {
     const result = await running.exited;
     expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.targetStopped);
     expect(result.stdout).toMatch(/FAIL {2}check target answering: The target stopped answering/);
-    const [folder] = readdirSync(out);
+    // Run folders only: the ledger of what a run creates lives in the hidden .resources beside them.
+    const [folder] = readdirSync(out).filter((f) => !f.startsWith('.'));
     const reportFile = join(out, folder as string, 'report.json');
     expect(existsSync(reportFile)).toBe(true);
     const report = JSON.parse(readFileSync(reportFile, 'utf8')) as RunReport;

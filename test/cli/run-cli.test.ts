@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
+import { TARGET_STOPPED_CHECK } from '../../src/load/runner.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { renderJson } from '../../src/report/index.js';
 import type { RunReport } from '../../src/report/model.js';
@@ -203,6 +204,8 @@ describe('exitCodeOf: the worst outcome wins', () => {
   const base = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }] });
   const failedCheck: RunReport['checks'] = [{ name: 'c', passed: false, detail: '' }];
   const failedThreshold: RunReport['thresholds'] = [{ expression: 'p99 < 1ms', passed: false, actual: 2, detail: '' }];
+  const leftBehind: NonNullable<RunReport['resources']> = { tag: 'keysim-t-1', disposal: 'cleaned', kinds: [{ kind: 'keys', created: 2, deleted: 0, left: 2, leftExpected: 0 }], unexpectedlyLeft: 2, notes: [] };
+  const violated = { verdict: 'violated' } as NonNullable<RunReport['invariants']>;
 
   test.each<[string, RunReport, number]>([
     ['all passed', { ...base, checks: [{ name: 'c', passed: true, detail: '' }], thresholds: [{ expression: 'errors == 0', passed: true, actual: 0, detail: '' }] }, EXIT.ok],
@@ -210,6 +213,9 @@ describe('exitCodeOf: the worst outcome wins', () => {
     ['a check failed', { ...base, checks: failedCheck }, EXIT.checkFailed],
     ['a check and a threshold failed', { ...base, checks: failedCheck, thresholds: failedThreshold }, EXIT.checkFailed],
     ['interrupted, with failures', { ...base, status: 'interrupted', checks: failedCheck, thresholds: failedThreshold }, EXIT.interrupted],
+    ['resources left and an invariant violated', { ...base, resources: leftBehind, invariants: violated }, EXIT.resourcesLeft],
+    // A dead target left its resources behind as a consequence: the outage is the finding.
+    ['the target stopped answering and left resources behind', { ...base, checks: [{ name: TARGET_STOPPED_CHECK, passed: false, detail: '' }], resources: leftBehind }, EXIT.targetStopped],
   ])('%s', (_name, report, code) => {
     expect(exitCodeOf(report)).toBe(code);
   });

@@ -89,7 +89,7 @@ export async function waitUntil(ready: () => boolean, what: string, running?: Ru
   }
 }
 
-/** The run folders under `out` (one per scenario run). */
+/** The run folders under `out` (one per scenario run; not the hidden `.resources` ledgers). */
 export function runFolders(out: string): string[] {
-  return existsSync(out) ? readdirSync(out).map((name) => join(out, name)) : [];
+  return existsSync(out) ? readdirSync(out).filter((name) => !name.startsWith('.')).map((name) => join(out, name)) : [];
 }

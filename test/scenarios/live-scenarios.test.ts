@@ -9,16 +9,12 @@
  * slow run into an inconclusive (passing) one; the bursts are placed from the service's own window
  * edges, and the refill runs meet a midnight the test service's clock puts seconds away.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { ScenarioFailedError } from '../../src/load/runner.js';
 import { type ServiceBug, type TestServiceOptions, startTestService } from '../helpers/buggy-service.js';
 import { type LiveRun, runLive } from './live-run.js';
+import { cleanEnv, cleanUpCli, cli, tempDir } from '../helpers/cli.js';
 
 const RUN_LIMIT_MS = 180_000;
 /** A service time 14 s before a midnight that begins the 15th (a monthly refillDay 15 is due): time to read the clock and start waiting. */
@@ -46,28 +42,7 @@ function acrossMidnight(options: TestServiceOptions): Promise<LiveRun> {
 }
 
 /** `keysim …` from the sources as a child process, the root key in KEYSIM_ROOT_KEY, reports in a temporary folder. */
-function cliRun(args: string[], rootKey: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const out = mkdtempSync(join(tmpdir(), 'keysim-live-cli-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYSIM_ROOT_KEY: rootKey };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--out', out], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_LIMIT_MS - 10_000);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      rmSync(out, { recursive: true, force: true });
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cliRun = (args: string[], rootKey: string) => cli([...args, '--out', tempDir('keysim-live-cli-')], cleanEnv({ KEYSIM_ROOT_KEY: rootKey }));
 
 const failedCheck = (run: LiveRun, name: string) => run.report.checks.find((c) => c.name === name && !c.passed);
 const shortLoad = { durationMs: 3_000 };
@@ -80,6 +55,7 @@ beforeAll(() => {
   delete process.env.KEYSIM_NAMESPACE;
 });
 afterAll(() => {
+  cleanUpCli();
   for (const name of ['KEYSIM_MIDNIGHT_LEAD', 'KEYSIM_MIDNIGHT_MAX_WAIT', 'KEYSIM_REFILL_TOLERANCE', 'KEYSIM_NAMESPACE']) {
     if (saved[name] === undefined) delete process.env[name];
     else process.env[name] = saved[name];
