@@ -15,7 +15,7 @@ import { MAX_CREDITS } from './credits.js';
 import { type Result, invalid, ok } from './errors.js';
 import { MAX_TOTAL_META_BYTES, metaBytes, metaProblem } from './meta.js';
 import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS } from './ratelimit.js';
-import type { EngineSnapshot } from './snapshot.js';
+import type { EngineSnapshot } from './snapshot-format.js';
 import type { JsonObject, RateLimitRecord, RefillConfig } from './state.js';
 
 /** Where a snapshot sits in a restore request; problems are reported under it. */

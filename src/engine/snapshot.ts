@@ -3,47 +3,20 @@
  * two states that differ only in refills not yet applied (which no operation could tell apart)
  * give equal snapshots.
  */
-import type { EpochMs } from './clock.js';
-import type { Compat, EngineContext } from './context.js';
+import type { EngineContext } from './context.js';
 import { settleRefill } from './credits.js';
 import { type Result, ok } from './errors.js';
 import { MAX_META_DEPTH, metaBytes } from './meta.js';
 import { checkSnapshot } from './snapshot-check.js';
+import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import {
-  type ApiRecord,
   type EngineState,
-  type IdentityRecord,
-  type KeyRecord,
-  type NamespaceRecord,
-  type OverrideRecord,
-  type RootKeyRecord,
-  type WindowCounter,
-  type WorkspaceRecord,
   emptyState,
   externalIdKey,
   namespaceNameKey,
 } from './state.js';
 
-export const SNAPSHOT_FORMAT = 'keysim-engine-snapshot';
-export const SNAPSHOT_VERSION = 1;
-
-export interface EngineSnapshot {
-  format: typeof SNAPSHOT_FORMAT;
-  version: typeof SNAPSHOT_VERSION;
-  compat: Compat;
-  seed: number;
-  /** The random generator's position, so a restored engine draws the same ids as the original. */
-  randomState: [number, number, number, number];
-  takenAtMs: EpochMs;
-  workspaces: WorkspaceRecord[];
-  rootKeys: RootKeyRecord[];
-  apis: ApiRecord[];
-  keys: KeyRecord[];
-  identities: IdentityRecord[];
-  namespaces: NamespaceRecord[];
-  overrides: OverrideRecord[];
-  windows: Array<[string, WindowCounter]>;
-}
+export { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION };
 
 export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
   const nowMs = ctx.clock.now();
