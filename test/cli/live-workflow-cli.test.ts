@@ -61,8 +61,15 @@ describe('a run killed mid-way, then keysim cleanup --tag', () => {
       const running = start(['run', 'mixed', '--target', proxy.url, '--out', out, '--duration', '60s', '--warmup', '0', '--rate', '10', '--connections', '2', '--quiet'], env);
       const ledgers = join(out, LEDGER_FOLDER);
       const ledgerFile = () => (existsSync(ledgers) ? readdirSync(ledgers)[0] : undefined);
-      // Killed once its fixtures are made: 300 keys and 100 identities are on the target.
-      await until(() => holdings(sim).keys - before.keys >= 300 && holdings(sim).identities - before.identities >= 100 && ledgerFile() !== undefined, 'the fixtures of mixed');
+      // Killed once its fixtures are made and in the ledger: 300 keys and 100 identities. (The
+      // target holds a key before the run reads its answer and writes it to the ledger: a kill in
+      // between leaves a key that no one can find on a live target, so wait for the ledger.)
+      const ledgered = (kind: string) => {
+        const file = ledgerFile();
+        if (file === undefined) return 0;
+        return readFileSync(join(ledgers, file), 'utf8').split('\n').filter((line) => line.includes('"event":"created"') && line.includes(`"kind":"${kind}"`)).length;
+      };
+      await until(() => ledgered('keys') >= 300 && holdings(sim).identities - before.identities >= 100, 'the fixtures of mixed');
       running.child.kill('SIGKILL');
       await running.exited;
       const tag = (ledgerFile() ?? '').replace(/\.jsonl$/, '');
