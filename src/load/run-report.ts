@@ -96,10 +96,17 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
 }
 
 /** The notes on what the generator could not send on time, or at all. */
-export function sendNotes(phases: PhasesOutcome): string[] {
+export function sendNotes(phases: PhasesOutcome, generatorLimited: boolean): string[] {
   const notes: string[] = [];
   if (phases.dropped > 0) notes.push(`${phases.dropped} planned sends were dropped (the queue bound was reached or the run was stopped).`);
-  if (phases.late > 0) notes.push(`${phases.late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`);
+  // Whether they were too many is the generator verdict's call: the note must not contradict it.
+  if (phases.late > 0) {
+    notes.push(
+      generatorLimited
+        ? `${phases.late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time: the generator could not keep up; consider a lower --rate.`
+        : `${phases.late} sends started more than ${LATE_THRESHOLD_MS} ms after their intended time, within the generator's limits: it kept its schedule.`,
+    );
+  }
   return notes;
 }
 

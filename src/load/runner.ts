@@ -202,9 +202,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     if (history !== undefined) {
       invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs });
     }
-    notes.push(...sendNotes(phases));
-
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
+    notes.push(...sendNotes(phases, generator.limited));
     const status: RunReport['status'] = interrupted ? 'interrupted' : targetStopped !== undefined ? 'failed' : 'completed';
     return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes });
   } catch (error) {
