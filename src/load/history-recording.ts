@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import type { HistoryWriter } from './history.js';
 import type { ApiResponse, Operation, ServiceApi } from './scenario.js';
-import { type HttpJsonClient, ServiceCallError, detailOf } from './service-api.js';
+import { type HttpJsonClient, serviceApiFrom } from './service-api.js';
 
 /** Wall time as Unix ms from the monotonic clock (what the history's invoke/complete times are). */
 export function wallNowMs(): number {
@@ -45,12 +45,5 @@ export function recordingServiceApi(client: HttpJsonClient, history: HistoryWrit
       });
     }
   };
-  return {
-    call,
-    async data<T>(op: Operation, body: unknown): Promise<T> {
-      const res = await call(op, body);
-      if (res.status !== 200) throw new ServiceCallError(`/v2/${op}`, res.status, detailOf(res.body));
-      return (res.body as { data: T }).data;
-    },
-  };
+  return serviceApiFrom(call);
 }

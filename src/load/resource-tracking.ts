@@ -3,7 +3,7 @@
  * deleted, so that scenarios need not declare it: fixtures through the ServiceApi, namespaces
  * through the admin surface, and the load's own requests through their answers.
  */
-import { ServiceCallError, detailOf } from './service-api.js';
+import { ServiceCallError, serviceApiFrom } from './service-api.js';
 import type { ResourceLedger } from './resources.js';
 import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from './scenario.js';
 
@@ -13,14 +13,7 @@ export function trackingServiceApi(api: ServiceApi, ledger: ResourceLedger): Ser
     if (options?.auth !== 'none') ledger.observe(op, body, response);
     return response;
   };
-  return {
-    call,
-    async data<T>(op: Operation, body: unknown): Promise<T> {
-      const res = await call(op, body);
-      if (res.status !== 200) throw new ServiceCallError(`/v2/${op}`, res.status, detailOf(res.body));
-      return (res.body as { data: T }).data;
-    },
-  };
+  return serviceApiFrom(call);
 }
 
 export function trackingAdmin(admin: SimulatorAdmin, ledger: ResourceLedger): SimulatorAdmin {

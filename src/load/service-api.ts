@@ -63,10 +63,18 @@ export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): H
 }
 
 export function serviceApi(client: HttpJsonClient): ServiceApi {
+  return serviceApiFrom((op, body, options) => client.post(`/v2/${op}`, body, options?.auth ?? 'root'));
+}
+
+/**
+ * A ServiceApi around one way of calling: `data` answers a 200's data or throws. The wrappers that
+ * record (a history) or track (the resource ledger) each give their own `call` and share this.
+ */
+export function serviceApiFrom(call: ServiceApi['call']): ServiceApi {
   return {
-    call: (op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }) => client.post(`/v2/${op}`, body, options?.auth ?? 'root'),
+    call,
     async data<T>(op: Operation, body: unknown): Promise<T> {
-      const res = await client.post(`/v2/${op}`, body, 'root');
+      const res = await call(op, body);
       if (res.status !== 200) throw new ServiceCallError(`/v2/${op}`, res.status, detailOf(res.body));
       return (res.body as { data: T }).data;
     },
