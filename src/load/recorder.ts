@@ -3,8 +3,9 @@
  * histograms (corrected: from the intended send time; uncorrected: from the actual send), HTTP
  * statuses, verification codes, rate-limit allow/deny, transport errors, requests cut off at the
  * end of a closed-model phase (counted apart: no answer, no latency, not an error); and a per-second
- * timeline whose percentiles are computed when a second is closed, so memory does not grow with
- * the number of requests.
+ * timeline, overall and per operation, whose percentiles and encoded histograms are computed when a
+ * second is closed, so memory does not grow with the number of requests (the report grows by a
+ * few hundred bytes per operation and second).
  *
  * Latency figures count answered requests only (any HTTP status): a refused connection fails in a
  * millisecond, and counting it made a dead target look fast. Transport errors are counted apart,
@@ -46,6 +47,8 @@ interface SecondAccumulator {
   requests: number;
   errors: number;
   latency: Histogram;
+  /** The same second per operation. */
+  operations: Map<string, { requests: number; errors: number; latency: Histogram }>;
 }
 
 function newAccumulator(): OperationAccumulator {
@@ -179,21 +182,36 @@ export class Recorder {
     const second = Math.max(0, Math.floor((sample.doneMs - this.#measuredFromMs) / 1000));
     let bucket = this.#seconds.get(second);
     if (bucket === undefined) {
-      bucket = { requests: 0, errors: 0, latency: newHistogram() };
+      bucket = { requests: 0, errors: 0, latency: newHistogram(), operations: new Map() };
       this.#seconds.set(second, bucket);
       // Seconds two behind the newest can no longer change much: close them to keep memory flat.
       for (const [s] of this.#seconds) if (s < second - 2) this.#closeSecond(s);
     }
+    let opBucket = bucket.operations.get(sample.operation);
+    if (opBucket === undefined) {
+      opBucket = { requests: 0, errors: 0, latency: newHistogram() };
+      bucket.operations.set(sample.operation, opBucket);
+    }
     bucket.requests++;
-    if (isError) bucket.errors++;
-    if (answered) recordMs(bucket.latency, correctedMs);
+    opBucket.requests++;
+    if (isError) {
+      bucket.errors++;
+      opBucket.errors++;
+    }
+    if (answered) {
+      recordMs(bucket.latency, correctedMs);
+      recordMs(opBucket.latency, correctedMs);
+    }
   }
 
   #closeSecond(second: number): void {
     const bucket = this.#seconds.get(second);
     if (bucket === undefined) return;
     const p = percentilesMs(bucket.latency);
-    this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99 });
+    const operations = [...bucket.operations]
+      .sort((a, b) => a[0].localeCompare(b[0]))
+      .map(([operation, o]) => ({ operation, requests: o.requests, errors: o.errors, latency: percentilesMs(o.latency), histogram: encodeHistogram(o.latency) }));
+    this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99, operations });
     this.#seconds.delete(second);
   }
 

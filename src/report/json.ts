@@ -26,6 +26,7 @@ import {
   type ResourcesSection,
   type RunReport,
   type ThresholdResult,
+  type TimelineOperation,
   type TimelinePoint,
   type TransportErrorKind,
   type WitnessOperation,
@@ -176,7 +177,19 @@ const reportShape = object<RunReport>(
     totals: object<RunReport['totals']>({ requests: count, errors: count, cutOff: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }, ['cutOff']),
     overall: operationShape,
     operations: arrayOf(operationShape),
-    timeline: arrayOf(object<TimelinePoint>({ second: num, requests: count, errors: count, p50Ms: num, p99Ms: num })),
+    timeline: arrayOf(
+      object<TimelinePoint>(
+        {
+          second: num,
+          requests: count,
+          errors: count,
+          p50Ms: num,
+          p99Ms: num,
+          operations: arrayOf(object<TimelineOperation>({ operation: str, requests: count, errors: count, latency: percentilesShape, histogram: base64 })),
+        },
+        ['operations'],
+      ),
+    ),
     checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,

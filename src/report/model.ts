@@ -75,6 +75,23 @@ export interface TimelinePoint {
   errors: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * The same second per operation, with its latency histogram: what per-second series, block
+   * bootstraps and merges of several runs work from. Absent from reports written before keysim
+   * kept it.
+   */
+  operations?: TimelineOperation[];
+}
+
+/** One operation's figures in one second of the measured part (latency from the intended send). */
+export interface TimelineOperation {
+  operation: string;
+  /** Completed in this second (answered or failed in transport). */
+  requests: number;
+  errors: number;
+  latency: Percentiles;
+  /** The second's corrected-latency HDR histogram of microseconds, compressed base64, mergeable. */
+  histogram: string;
 }
 
 export interface CheckResult {
