@@ -359,7 +359,7 @@ export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { 
     const contentType = res.headers.get('content-type') ?? '';
     // docs/errors.md#envelope: 429 answers use application/problem+json, every other answer application/json —
     // except the errors of identities.deleteIdentity, which the official SDK types only as
-    // problem+json (a documented deviation, see the README).
+    // problem+json (a documented deviation, docs/departures.md).
     const problemJson = res.status === 429 || (res.status >= 400 && path === '/v2/identities.deleteIdentity');
     const expectedType = problemJson ? 'application/problem+json' : 'application/json';
     if (!contentType.startsWith(expectedType)) fail(op, `content-type must be ${expectedType}, got "${contentType}" (status ${res.status})`, text);
