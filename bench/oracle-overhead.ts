@@ -1,5 +1,5 @@
 /**
- * Figure 6: what the oracle's machinery (issue 5) costs — information only, nothing is asserted.
+ * Figure 6: what the oracle's machinery (docs/checking.md#the-oracle) costs — information only, nothing is asserted.
  *
  * 1. The simulator's throughput on keys.verifyKey with its journal off and on. The simulator runs
  *    alone in its own process (http-server-child.ts, as in the HTTP section); autocannon runs here.
@@ -300,7 +300,7 @@ export async function oracleReport(): Promise<{ text: string; summary: SummaryRo
   // http-server-child.ts starts the compiled simulator when dist/ is built.
   const serverSource = existsSync(new URL('../dist/src/http/index.js', import.meta.url)) ? 'from dist/' : 'from its sources: dist/ not built';
   const text = [
-    `6. Oracle overhead (issue 5), information only: the simulator's journal, the replay, the history`,
+    `6. Oracle overhead, information only: the simulator's journal, the replay, the history`,
     '',
     `   Journal off vs on: autocannon (${CONNECTIONS} connections, pipelining ${PIPELINING}) in the parent process against keys.verifyKey on the simulator alone`,
     `   in its own process on 127.0.0.1 (${serverSource}); ${RUN_SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up, median of ${REPEATS} runs each, off and on alternating.`,

@@ -77,7 +77,7 @@ export function markdownTable(headers: readonly string[], rows: ReadonlyArray<re
   return [line(headers), `|${headers.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-/** One line of the README summary. */
+/** One line of the summary table of docs/benchmarks.md. */
 export interface SummaryRow {
   figure: string;
   median: string;

@@ -1,6 +1,6 @@
 /**
  * plan-change: keys on a small "free" allocation are verified until they run out, then upgraded
- * with updateKey (a new allocation, service-interface endpoint rule 2) while verifications keep
+ * with updateKey (a new allocation, docs/service-model.md#updating-a-key) while verifications keep
  * arriving, then used on the "pro" allocation.
  *
  *   free plan    verifications spread round-robin; each key admits its free credits, then refuses.

@@ -5,7 +5,7 @@
  *   vip     matched by the wildcard override  limit 25 (raised to 30 in the last phase)
  *   gold    exact override (beats the wildcard that also matches it)   limit 40
  *   blocked exact override with limit 0       always refused
- * The service's window is sliding (two epoch-aligned fixed windows, service-facts §8): a burst
+ * The service's window is sliding (two epoch-aligned fixed windows, docs/service-model.md#the-sliding-window): a burst
  * that fills a window just before its end leaves no room just after it, where a fixed window would
  * admit a second full burst.
  *
@@ -38,7 +38,7 @@ interface Counter {
   previous: number;
 }
 
-/** Weighted use of the sliding window at `nowMs` (service-facts §8), exactly in integers. */
+/** Weighted use of the sliding window at `nowMs` (docs/service-model.md#the-sliding-window), exactly in integers. */
 function usedAt(c: Counter | undefined, nowMs: number, durationMs: number): number {
   const window = Math.floor(nowMs / durationMs);
   let current = 0;

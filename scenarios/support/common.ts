@@ -58,7 +58,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** Identity list items must come in ascending id order (service-facts §7). */
+/** Identity list items must come in ascending id order (docs/service-model.md#identities). */
 export function ascendingIds(items: readonly unknown[]): string | undefined {
   let previous = '';
   for (const [i, item] of items.entries()) {

@@ -1,5 +1,5 @@
 /**
- * Root-key authentication and permission checks (service-facts §2). A root key belongs to one
+ * Root-key authentication and permission checks (docs/service-model.md#authentication-and-permissions). A root key belongs to one
  * workspace; `*` grants everything, otherwise a permission is held by its exact name, e.g.
  * `api.*.create_key` or `api.api_123.create_key`.
  */

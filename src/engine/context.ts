@@ -6,7 +6,7 @@ import { base58Encode } from './base58.js';
 
 /**
  * Which behaviour to follow where the interface document and the production service differ
- * (service-facts): 'interface' (the default) follows the document.
+ * (docs/departures.md#compat-mode): 'interface' (the default) follows the document.
  */
 export type Compat = 'interface' | 'production';
 

@@ -35,7 +35,7 @@ export interface RefillView {
 export function settleRefill(key: KeyRecord, nowMs: EpochMs, compat: Compat): void {
   const refill = key.refill;
   if (refill === null || key.nextRefillAtMs === null || nowMs < key.nextRefillAtMs) return;
-  // Production leaves a balance that is already at least the amount alone (service-facts §6).
+  // Production leaves a balance that is already at least the amount alone (docs/departures.md#compat-mode).
   const keep = compat === 'production' && key.remaining !== null && key.remaining >= refill.amount;
   if (!keep) key.remaining = refill.amount;
   key.nextRefillAtMs = nextRefillBoundary(nowMs, refill.interval, refill.refillDay ?? 1);

@@ -1,5 +1,5 @@
 /**
- * The closed list of error codes (service-facts §1). Engine operations return these as values;
+ * The closed list of error codes (docs/errors.md#catalogue). Engine operations return these as values;
  * the HTTP layer maps each code to its status and title in one table. A refused verification is
  * not an error: it is a normal result with a code such as USAGE_EXCEEDED.
  */

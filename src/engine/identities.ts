@@ -1,4 +1,4 @@
-/** Identities (service-facts §7): an owner record with metadata and shared rate limits. */
+/** Identities (docs/service-model.md#identities): an owner record with metadata and shared rate limits. */
 import { type EngineContext, newId } from './context.js';
 import { type Caller, authenticate, requirePermission } from './auth.js';
 import { type Result, fail, invalid, ok } from './errors.js';

@@ -1,4 +1,4 @@
-/** Keys (service-facts §4): create, get, update, delete and credit updates. */
+/** Keys (docs/service-model.md#keys): create, get, update, delete and credit updates. */
 import { type EngineContext, newId } from './context.js';
 import { type Caller, apiPermission, authenticate, requirePermission } from './auth.js';
 import { bookMeta, releaseMeta } from './meta.js';
@@ -103,7 +103,7 @@ interface CreditsPlan {
 
 /**
  * Checks a credits object. On create, omitted means unlimited; on update, omitted fields stay as
- * they are (service-facts §4).
+ * they are (docs/service-model.md#keys).
  */
 function planCredits(ctx: EngineContext, credits: CreditsInput, location: string, creating: boolean): Result<CreditsPlan> {
   const { remaining, refill } = credits;
@@ -269,7 +269,7 @@ export function getKey(ctx: EngineContext, rootKey: string | undefined, input: G
   return ok(view);
 }
 
-/** updateKey fields: omitted = unchanged, null = cleared, value = set (service-facts §4). */
+/** updateKey fields: omitted = unchanged, null = cleared, value = set (docs/service-model.md#updating-a-key). */
 export interface UpdateKeyInput {
   keyId: string;
   name?: string | null;
@@ -345,7 +345,7 @@ export function deleteKey(ctx: EngineContext, rootKey: string | undefined, input
 export function updateCredits(ctx: EngineContext, rootKey: string | undefined, input: UpdateCreditsInput): Result<UpdateCreditsOutput> {
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
-  // An unknown key is a 404 before any check of the value (service-facts §4).
+  // An unknown key is a 404 before any check of the value (docs/service-model.md#updating-credits).
   const key = keyFor(ctx, caller.value, input.keyId, 'update_key', 'keys.updateCredits');
   if (!key.ok) return key;
   const checked = checkCreditsUpdate(key.value, input);

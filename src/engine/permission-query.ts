@@ -1,5 +1,5 @@
 /**
- * The permission query of keys.verifyKey (service-facts §5): permission names joined with AND
+ * The permission query of keys.verifyKey (docs/service-model.md#permission-queries): permission names joined with AND
  * and OR, with parentheses; AND binds tighter than OR; `*` is an ordinary character of a name.
  *
  *   query  := or

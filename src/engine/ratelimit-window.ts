@@ -1,5 +1,5 @@
 /**
- * The production sliding-window rate limit (service-facts §8), built from two fixed windows
+ * The production sliding-window rate limit (docs/service-model.md#the-sliding-window), built from two fixed windows
  * aligned to the Unix epoch:
  *
  *   window  = floor(now / duration)

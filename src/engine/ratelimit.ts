@@ -1,6 +1,6 @@
 /**
  * Rate-limit namespaces, overrides, and the `ratelimit.limit` / `multiLimit` operations
- * (service-facts §8). The window algorithm itself is in ratelimit-window.ts.
+ * (docs/service-model.md#rate-limits). The window algorithm itself is in ratelimit-window.ts.
  */
 import type { EngineContext } from './context.js';
 import { newId } from './context.js';

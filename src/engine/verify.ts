@@ -1,5 +1,5 @@
 /**
- * keys.verifyKey (service-facts §5). Checks run in a fixed order and the first failure decides
+ * keys.verifyKey (docs/service-model.md#verification-order). Checks run in a fixed order and the first failure decides
  * the code: NOT_FOUND → DISABLED → EXPIRED → INSUFFICIENT_PERMISSIONS → RATE_LIMITED →
  * USAGE_EXCEEDED. So a rate-limited verification consumes no credits, and one refused for credits
  * has still consumed its rate-limit tokens. A refusal is a normal result, never an error.

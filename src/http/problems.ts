@@ -1,4 +1,4 @@
-/** The one table from error code to HTTP status and title (service-facts §1). */
+/** The one table from error code to HTTP status and title (docs/errors.md#catalogue). */
 import type { ErrorCode } from '../engine/index.js';
 
 export const PROBLEMS: Record<ErrorCode, { status: number; title: string }> = {

@@ -1,5 +1,5 @@
 /**
- * One declaration per request and response body (DESIGN convention 5): a schema gives the
+ * One declaration per request and response body (docs/architecture.md#conventions): a schema gives the
  * TypeScript type (`Infer<typeof s>`), a validator that reports every violation with its
  * location, and the JSON Schema that goes into the OpenAPI document the simulator serves.
  * Deliberately small: exactly the shapes the service's interface needs.

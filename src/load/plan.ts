@@ -1,5 +1,5 @@
 /**
- * The load plan, a pure function of the settings (DESIGN convention 9): in the open model every
+ * The load plan, a pure function of the settings (docs/architecture.md#conventions): in the open model every
  * request of a phase has an intended send time, evenly spaced at the phase's rate —
  * request i of a phase of rate r starts at i · 1000 / r ms. Latency is later measured from this
  * intended time, not from when the request actually left, so a stalled server shows up in the

@@ -1,5 +1,5 @@
 /**
- * Latency histograms as values (DESIGN convention 10): HDR histograms of microseconds with a
+ * Latency histograms as values (docs/architecture.md#conventions): HDR histograms of microseconds with a
  * declared range (1 µs .. 1 hour) and precision (3 significant digits), so memory stays flat
  * whatever the number of requests, and histograms from several workers or runs merge exactly.
  */

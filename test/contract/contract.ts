@@ -1,9 +1,8 @@
 /**
- * The behaviour (contract) suite: what the service promises (service-interface.md, with the gaps
- * filled by service-facts.md), written once against `ServiceClient` and registered for every
- * target — the engine called directly and the HTTP simulator through a client (DESIGN convention
- * 7). A difference between the two is a bug of the HTTP mapping; a difference from the documents
- * is a bug of both.
+ * The behaviour (contract) suite: what the service promises (docs/service-model.md), written once
+ * against `ServiceClient` and registered for every target — the engine called directly and the
+ * HTTP simulator through a client (docs/architecture.md#conventions). A difference between the
+ * two is a bug of the HTTP mapping; a difference from the documents is a bug of both.
  *
  * Errors of the catalogue NOT exercised here, and why:
  * - `bad_request:request_body_too_large` (413), `authentication:malformed`, unknown routes and
@@ -52,7 +51,7 @@ interface Fixture {
 
 interface ManagementOp {
   name: string;
-  /** The one permission (service-facts §2) that allows it. */
+  /** The one permission (docs/service-model.md#authentication-and-permissions) that allows it. */
   permission: string;
   run(c: ServiceClient, rootKey: string | undefined, fx: Fixture): Promise<Outcome<unknown>>;
 }
@@ -118,7 +117,7 @@ const MANAGEMENT_OPS: readonly ManagementOp[] = [
   },
 ];
 
-/** Every permission name of service-facts §2 in its `*` form. */
+/** Every permission name of docs/service-model.md#authentication-and-permissions in its `*` form. */
 const ALL_PERMISSIONS = [...new Set([...MANAGEMENT_OPS.map((op) => op.permission), 'api.*.verify_key'])];
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Version 1 of the identity operations (service-interface "Versioning", service-facts §7). It
+ * Version 1 of the identity operations (docs/service-model.md#version-1). It
  * exists only over HTTP: reads are GET with query parameters, answers are direct objects (no
  * envelope), lists are `{ identities, cursor?, total }`, errors are unstructured
  * `{ error: { code, message, requestId } }`, and the state is shared with version 2.

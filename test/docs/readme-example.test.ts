@@ -1,6 +1,7 @@
 /**
- * The vitest example of the README, verbatim apart from the imports (the README imports from
- * 'keysim'): if this test breaks, the README is wrong.
+ * The README's vitest example (`test/leap-refill.test.ts`), verbatim apart from the import path
+ * ('keysim' there): readme-examples.test.ts checks that the two agree, so if this test breaks, the
+ * README is wrong.
  */
 import { Unkey } from '@unkey/api';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';

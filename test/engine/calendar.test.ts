@@ -1,5 +1,5 @@
 /**
- * The refill calendar (service-facts §6): civil-date arithmetic against JavaScript's own UTC
+ * The refill calendar (docs/service-model.md#refill): civil-date arithmetic against JavaScript's own UTC
  * calendar, worked examples for short months, and the counting properties — one daily refill per
  * UTC midnight crossed, one monthly refill per month crossed.
  */

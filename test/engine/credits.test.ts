@@ -1,4 +1,4 @@
-/** The worked examples of the interface document, and the credit rules of service-facts §4 and §6. */
+/** The worked examples of the interface document, and the credit rules of docs/service-model.md#credits and #refill. */
 import { describe, expect, it } from 'vitest';
 import type { CreditsInput } from '../../src/engine/index.js';
 import { errorCode, makeEngine, unwrap } from '../helpers/engine.js';

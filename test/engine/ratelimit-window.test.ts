@@ -1,5 +1,5 @@
 /**
- * The sliding-window algorithm of service-facts §8, on its own: two epoch-aligned fixed windows,
+ * The sliding-window algorithm of docs/service-model.md#the-sliding-window, on its own: two epoch-aligned fixed windows,
  * `used = current + floor(previous · (1 − elapsed))`, deny when `used + cost > limit`.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Rate-limit namespaces, ratelimit.limit, overrides, multiLimit, permissions, compat and
- * validation (service-facts §2 and §8).
+ * validation (docs/service-model.md#authentication-and-permissions and #rate-limits).
  */
 import { describe, expect, it } from 'vitest';
 import type { LimitInput, Result } from '../../src/engine/index.js';

@@ -1,5 +1,5 @@
 /**
- * keys.verifyKey (service-facts §5): the order of the checks, the fields of each outcome, rate
+ * keys.verifyKey (docs/service-model.md#verification-order): the order of the checks, the fields of each outcome, rate
  * limits of keys and identities during verification, authentication, and the permission query.
  */
 import { describe, expect, it } from 'vitest';

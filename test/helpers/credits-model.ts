@@ -1,5 +1,5 @@
 /**
- * A reference model of usage credits with refill (service-facts §4–§6), written independently of
+ * A reference model of usage credits with refill (docs/service-model.md#credits, #verification-order, #refill), written independently of
  * src/engine: its calendar is built on `Date.UTC` and loops over UTC days and months instead of
  * the engine's day-count arithmetic, so a bug in src/engine/calendar.ts cannot hide in both.
  */

@@ -69,7 +69,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Status → title of the error catalogue (service-facts §1), plus the transport's own 404/405. */
+/** Status → title of the error catalogue (docs/errors.md#catalogue), plus the transport's own 404/405. */
 export const TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -105,7 +105,7 @@ export interface V2Error {
 }
 
 /**
- * Checks the v2 error envelope (service-facts §1) and returns its `error`. `typeSuffix` is the
+ * Checks the v2 error envelope (docs/errors.md#envelope) and returns its `error`. `typeSuffix` is the
  * end of the `type` URL, e.g. `authentication/malformed`. `problemJson`: the route sends its
  * errors as `application/problem+json` (429 always is).
  */

@@ -88,7 +88,7 @@ function bump(record: Record<string, number>, key: string): void {
   record[key] = (record[key] ?? 0) + 1;
 }
 
-/** Records one answer like the runner's recorder does (service-facts outcome fields). */
+/** Records one answer like the runner's recorder does (the outcome fields of docs/checking.md#histories). */
 function record(stats: OperationStats, status: number | undefined, body: unknown, checkFailed: boolean): void {
   stats.requests++;
   if (checkFailed) stats.checkFailures++;

@@ -1,12 +1,12 @@
 /**
  * One client interface over the service, with two implementations: the engine called directly and
  * the HTTP simulator reached through real sockets. The contract suite (test/contract/) is written
- * against `ServiceClient` only, so the same expectations hold for both (DESIGN convention 7).
+ * against `ServiceClient` only, so the same expectations hold for both (docs/architecture.md#conventions).
  *
  * Both clients answer a uniform `Outcome`: success carries `data` (and `pagination` for list
  * operations, in the shape the HTTP layer answers), failure carries the error identifier
  * `err:service:<category>:<name>`. The HTTP client also checks every envelope it receives
- * (service-facts §1), so each call of the suite checks the wire format as a side effect.
+ * (docs/errors.md#envelope), so each call of the suite checks the wire format as a side effect.
  */
 import type {
   ControllableClock,
@@ -122,7 +122,7 @@ export interface ServiceClient {
   now(): Promise<number>;
 }
 
-/** The error catalogue of service-facts §1, written down independently of src/http/problems.ts. */
+/** The error catalogue (docs/errors.md#catalogue), written down independently of src/http/problems.ts. */
 export const SPEC_CATALOGUE: Readonly<Record<ErrorCode, { status: number; title: string }>> = {
   'err:service:application:invalid_input': { status: 400, title: 'Bad Request' },
   'err:service:authentication:missing': { status: 400, title: 'Bad Request' },
@@ -149,7 +149,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Optional response fields are omitted, never null or undefined (service-facts §1); the only
+ * Optional response fields are omitted, never null or undefined (docs/service-model.md#wire-format); the only
  * nullable field by contract is a balance (`remaining: null` = unlimited). Free-form `meta` is
  * the caller's own JSON and is not inspected.
  */
@@ -357,9 +357,9 @@ export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { 
     const res = await fetch(`${sim.url}${path}`, { method: 'POST', headers, body: JSON.stringify(input) });
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';
-    // service-facts §1: 429 answers use application/problem+json, every other answer application/json —
+    // docs/errors.md#envelope: 429 answers use application/problem+json, every other answer application/json —
     // except the errors of identities.deleteIdentity, which the official SDK types only as
-    // problem+json (a documented deviation, see the README).
+    // problem+json (a documented deviation, docs/departures.md).
     const problemJson = res.status === 429 || (res.status >= 400 && path === '/v2/identities.deleteIdentity');
     const expectedType = problemJson ? 'application/problem+json' : 'application/json';
     if (!contentType.startsWith(expectedType)) fail(op, `content-type must be ${expectedType}, got "${contentType}" (status ${res.status})`, text);

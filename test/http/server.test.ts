@@ -176,7 +176,7 @@ describe('the OpenAPI document', () => {
   });
 });
 
-describe('authentication (service-facts §2)', () => {
+describe('authentication (docs/service-model.md#authentication-and-permissions)', () => {
   test('keys.verifyKey works without Authorization', async () => {
     const { key } = await newKey({ credits: { remaining: 2 } });
     const answer = await postJson(sim.url, '/v2/keys.verifyKey', { key }, null);

@@ -1,6 +1,6 @@
 /**
  * Time travel through HTTP only: /_sim/clock.set and /_sim/clock.advance move the service clock,
- * and refills, /_sim/reset and snapshots follow it (service-facts §6, §9).
+ * and refills, /_sim/reset and snapshots follow it (docs/service-model.md#refill and #time).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type Simulator, createSimulator } from '../../src/http/index.js';

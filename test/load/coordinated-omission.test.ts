@@ -1,5 +1,5 @@
 /**
- * Coordinated omission (DESIGN convention 9): a server that stalls once for 1 s during an
+ * Coordinated omission (docs/architecture.md#conventions): a server that stalls once for 1 s during an
  * open-model run must show the stall in the corrected percentiles (measured from each request's
  * intended send time), while the uncorrected ones (from the moment a connection took the
  * request) hide it. This asserts behaviour — where the stall shows — not performance.

@@ -1,5 +1,5 @@
 /**
- * Histograms are values (DESIGN convention 10): they survive encoding, merge exactly, and their
+ * Histograms are values (docs/architecture.md#conventions): they survive encoding, merge exactly, and their
  * percentiles stay consistent (never above the max). Latencies are in ms; buckets in µs.
  */
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * The load plan is pure (DESIGN convention 9): counts, intended send times and phase layout are
+ * The load plan is pure (docs/architecture.md#conventions): counts, intended send times and phase layout are
  * checked as properties over arbitrary rates and durations; durations are parsed from flags.
  */
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 /**
- * Model-based test of usage credits with refill (DESIGN convention 8, service-facts §4–§6):
+ * Model-based test of usage credits with refill (docs/service-model.md#credits and #refill):
  * several keys with credits and refills, driven by createKey, verifyKey(cost), updateCredits,
  * updateKey(credits), getKey and clock moves that land just before, on and just after UTC
  * midnights, month ends and refill instants, all checked against the reference model in
@@ -124,7 +124,7 @@ class CreateKey implements KeyCommand {
     if (spec.kind === 'refillWithoutRemaining') credits = { refill: refillInput(spec.refill) };
     const result = fx.engine.keys.createKey(fx.rootKey, credits === undefined ? { apiId: fx.apiId } : { apiId: fx.apiId, credits });
     if (spec.kind === 'refillWithoutRemaining') {
-      // credits.refill without credits.remaining → 400 (service-facts §4); nothing is created.
+      // credits.refill without credits.remaining → 400 (docs/service-model.md#keys); nothing is created.
       expect(errorCode(result)).toBe(INVALID_INPUT);
       return;
     }

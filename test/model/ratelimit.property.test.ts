@@ -1,5 +1,5 @@
 /**
- * The rate-limit property of service-facts §8: for any sequence of requests and clock steps, the
+ * The rate-limit property of docs/service-model.md#the-sliding-window: for any sequence of requests and clock steps, the
  * cost admitted inside any window-aligned interval never exceeds the effective limit, and cost 0
  * is never denied. Checked for ratelimit.limit (with and without an override) and for the key-
  * and identity-level limits of keys.verifyKey (identity limits shared by the identity's keys).
@@ -301,7 +301,7 @@ function setupVerify(s: VerifyScenario): { engine: Engine; clock: ManualClock; k
   return { engine, clock, keys };
 }
 
-/** The limits a verification checks (service-facts §5), with the counter each one uses. */
+/** The limits a verification checks (docs/service-model.md#rate-limits-in-a-verification), with the counter each one uses. */
 function planFor(s: VerifyScenario, keyIndex: number, named: ReadonlyArray<{ name: NamedLimit; cost: number | undefined }>): PlannedLimit[] {
   const key = s.keys[keyIndex];
   if (key === undefined) throw new Error('no such key');

@@ -21,7 +21,7 @@ export const listIdentitiesRequest = object({
   search: optional(string({ maxLength: 255 })),
 });
 
-// Version 1 (service-facts §7): separate identityId / externalId references.
+// Version 1 (docs/service-model.md#version-1): separate identityId / externalId references.
 export const v1UpdateIdentityRequest = object({
   identityId: optional(string({ minLength: 1, maxLength: 255 })),
   externalId: optional(string({ minLength: 1, maxLength: 255 })),

@@ -1,5 +1,5 @@
 /**
- * Version 1 of the identity operations (service-facts §7): reads are GET with query parameters,
+ * Version 1 of the identity operations (docs/service-model.md#version-1): reads are GET with query parameters,
  * answers are direct objects, and identity references are separate identityId / externalId
  * fields. Same state as version 2.
  */

@@ -1,5 +1,5 @@
 /**
- * Rate-limit invariants over a recorded history (service-facts §8), with counter-style bounds.
+ * Rate-limit invariants over a recorded history (docs/service-model.md#rate-limits), with counter-style bounds.
  *
  * A counter is what the service counts per window: (namespace, identifier, duration) for
  * ratelimit.limit and multiLimit, the limit's `rl_` id and duration for a key's or identity's
