@@ -9,6 +9,7 @@ import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
+import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
 import { thresholdVerdict } from '../../report/generator-text.js';
 import { DEFAULT_GENERATOR_LIMITS } from '../../load/generator-monitor.js';
@@ -52,7 +53,8 @@ function bytesNeeded(settings: readonly LoadSettings[], history: boolean): numbe
   let bytes = 0;
   for (const s of settings) {
     const seconds = (s.durationMs + s.warmupMs) / 1000;
-    const requests = s.model === 'open' ? s.rate * seconds : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
+    const staged = s.stages === undefined ? undefined : stagedCount(planStages(s.startRate ?? 0, s.stages)) + (s.rate * s.warmupMs) / 1000;
+    const requests = s.model === 'open' ? (staged ?? s.rate * seconds) : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
     bytes += REPORT_BYTES + (history ? Math.ceil(requests) * HISTORY_BYTES_PER_REQUEST : 0);
   }
   return bytes;
@@ -280,6 +282,12 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
       .option('target', { type: 'string', default: 'sim', describe: '"sim" (the embedded simulator) or the base URL of a live deployment' })
       .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
+      .option('stage', {
+        type: 'string',
+        array: true,
+        describe: 'Open model: ramp the arrival rate linearly to TARGET req/s over DURATION, e.g. --stage 30s:100 --stage 2m:2000 --stage 30s:0 (repeatable; instead of --rate and --duration)',
+      })
+      .option('start-rate', { type: 'number', describe: 'With --stage: the rate the first stage ramps from (default 0)' })
       .option('connections', { type: 'number', describe: 'Connections to the target' })
       .option('pipelining', { type: 'number', default: 1, describe: 'Requests in flight per connection' })
       .option('duration', { type: 'string', describe: 'Measured duration with its unit, e.g. 30s, 500ms, 2m (default: the scenario\'s)' })
@@ -313,6 +321,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
+      .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
       .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails') as unknown as Argv<RunArgs>,
   handler: async (args: ArgumentsCamelCase<RunArgs>) => {
     process.exitCode = await runCommand(args);
