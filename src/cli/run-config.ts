@@ -30,6 +30,8 @@ export interface CompletedArgs {
   pipelining: number;
   /** The variable the file names for the root key, when it names one. */
   rootKeyEnv?: string;
+  /** --root-key, or the key the file leads to (KEYSIM_ROOT_KEY, read later, stays above the file). */
+  rootKey?: string | undefined;
 }
 
 /** keysim's own defaults of the flags the file can set. */

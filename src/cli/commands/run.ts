@@ -32,7 +32,7 @@ interface RunArgs extends LoadFlags {
   yes: boolean;
   keep: boolean;
   quiet: boolean;
-  rootKey?: string;
+  rootKey?: string | undefined;
   history: boolean;
   /** Set when the root key's variable comes from the configuration file (named in the error when unset). */
   rootKeyEnv?: string;
