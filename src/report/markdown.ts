@@ -244,7 +244,7 @@ function phases(report: RunReport): string {
       escapeMarkdown(p.name),
       `+${formatDuration(p.startMs)}`,
       formatDuration(p.durationMs),
-      report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} connections`,
+      report.settings.model === 'open' ? `${formatRate(p.rate)} req/s${p.stages === undefined ? '' : ' mean (stages)'}` : `${formatCount(p.rate)} connections`,
       p.warmup ? 'yes' : 'no',
       p.serviceClockFrom === undefined && p.serviceClockTo === undefined
         ? '–'

@@ -47,6 +47,7 @@ describe('a report with stages', () => {
     expect(html).toContain('class="line target stages"');
     expect(html.match(/class="stage-boundary"/g)?.length).toBe(2);
     expect(html).toContain('target rate (stages)');
+    expect(html).toContain('225.0 req/s mean (stages)');
     expect(html).toContain('stages 10s:300 15s:300 5s:0 from 0 req/s');
     // The constant run keeps its flat line and draws no boundaries.
     const flat = renderHtml(completedReport());
@@ -57,6 +58,7 @@ describe('a report with stages', () => {
   test('Markdown lists the stages in a table', () => {
     const md = renderMarkdown(stagedReport());
     expect(md).toContain('Stages of load');
+    expect(md).toContain('225.0 req/s mean (stages)');
     expect(md).toMatch(/\| 1 \| \+0 ?ms \| 10(\.0)? ?s \| 0 → 300 req\/s \|/);
     expect(md).toMatch(/\| 3 \|.*\| 300 → 0 req\/s \|/);
     expect(md).toContain('open model, stages 10s:300 15s:300 5s:0 from 0 req/s');

@@ -111,7 +111,7 @@ export function phasesTable(report: RunReport): string {
     .map(
       (p) =>
         `<tr><th scope="row">${esc(p.name)}</th>${td(`+${esc(formatDuration(p.startMs))}`, 'num')}${td(esc(formatDuration(p.durationMs)), 'num')}` +
-        `${td(report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} conn.`, 'num')}${td(p.warmup ? 'warm-up' : 'measured')}` +
+        `${td(report.settings.model === 'open' ? `${formatRate(p.rate)} req/s${p.stages === undefined ? '' : ' mean (stages)'}` : `${formatCount(p.rate)} conn.`, 'num')}${td(p.warmup ? 'warm-up' : 'measured')}` +
         `${td(p.serviceClockFrom === undefined && p.serviceClockTo === undefined ? '—' : `${esc(p.serviceClockFrom ?? '?')} → ${esc(p.serviceClockTo ?? '?')}`)}</tr>`,
     )
     .join('');
