@@ -111,7 +111,7 @@ export default defineScenario<DrainFixtures>({
   phases(ctx, f) {
     const warmup: PhaseSpec<DrainFixtures> = { name: 'warm-up (reads only)', durationMs: ctx.settings.warmupMs, warmup: true, mix: readOnlyMix };
     const drain: PhaseSpec<DrainFixtures> = { name: 'drain', durationMs: ctx.settings.durationMs, rate: ctx.settings.rate };
-    if (plannedCount(ctx.settings.rate, drain.durationMs) !== f.planned) throw new Error('credits-drain: the settings changed between setup and phases');
+    if (plannedCount(ctx.settings.rate, ctx.settings.durationMs) !== f.planned) throw new Error('credits-drain: the settings changed between setup and phases');
     return ctx.settings.warmupMs > 0 ? [warmup, drain] : [drain];
   },
   async finish(ctx, f, results) {

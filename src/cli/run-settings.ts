@@ -3,6 +3,7 @@
  * anything is sent: a usage error names what was wrong and what to write instead.
  */
 import { parseDurationMs } from '../load/plan.js';
+import { type Stage, parseStage, stagesDurationMs, stagesProblem } from '../load/stages.js';
 import { DEFAULT_GENERATOR_LIMITS, type GeneratorLimits } from '../load/generator-monitor.js';
 import type { LoadSettings, Scenario } from '../load/scenario.js';
 import { UsageError } from './exit-codes.js';
@@ -18,6 +19,23 @@ export interface LoadFlags {
   model?: 'open' | 'closed';
   /** `--dead-after`: a duration, or "off". */
   deadAfter: string;
+  /** `--stage DURATION:TARGET` (repeatable): a ramping arrival rate instead of --rate/--duration. */
+  stage?: string[];
+  /** `--start-rate`: the rate the first stage ramps from (default 0). */
+  startRate?: number;
+}
+
+/**
+ * The load shape one source of settings gives (the scenario's defaults, the configuration file,
+ * the flags), already checked. The highest source that gives a shape — a rate or duration, or
+ * stages — decides it; stages reset the warm-up to none unless that source or a higher one sets one.
+ */
+export interface ShapeLayer {
+  rate?: number;
+  durationMs?: number;
+  warmupMs?: number;
+  stages?: Stage[];
+  startRate?: number;
 }
 
 /** Built-in defaults; a scenario's own defaults come next, then the flags. */
@@ -59,7 +77,66 @@ export function deadAfterFlag(value: string): number | undefined {
   return positiveDuration('dead-after', value, 'or "off" to let a run fire at a target that stopped answering until its planned end');
 }
 
-export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags): LoadSettings {
+/** The shape the flags give: --stage with --rate or --duration is refused (which one would win?). */
+export function flagShape(args: LoadFlags): ShapeLayer {
+  const layer: ShapeLayer = {};
+  const stages = args.stage ?? [];
+  if (stages.length > 0) {
+    if (args.rate !== undefined || args.duration !== undefined) {
+      throw new UsageError(`--stage sets both the rate and the duration (each stage ramps to its target over its duration): drop ${args.rate !== undefined ? '--rate' : '--duration'}, or the --stage flags.`);
+    }
+    layer.stages = stages.map((text) => {
+      const stage = parseStage(text, parseDurationMs);
+      if (typeof stage === 'string') throw new UsageError(`--stage ${stage}`);
+      return stage;
+    });
+    const problem = stagesProblem(args.startRate ?? 0, layer.stages);
+    if (problem !== undefined) throw new UsageError(`--stage: ${problem}`);
+  }
+  if (args.startRate !== undefined) {
+    if (!(Number.isFinite(args.startRate) && args.startRate >= 0)) throw new UsageError(`--start-rate must be 0 or more requests per second, got ${String(args.startRate)}.`);
+    layer.startRate = args.startRate;
+  }
+  const rate = positiveFlag('rate', args.rate, false);
+  if (rate !== undefined) layer.rate = rate;
+  if (args.duration !== undefined) layer.durationMs = positiveDuration('duration', args.duration, 'a run of no time measures nothing');
+  // A bare 0 is unambiguous: no warm-up.
+  if (args.warmup !== undefined) layer.warmupMs = args.warmup.trim() === '0' ? 0 : durationFlag('warmup', args.warmup);
+  return layer;
+}
+
+/**
+ * Merges the shape layers, lowest first: the highest layer with a rate or duration, or with
+ * stages, decides whether the run is staged (docs/load-shapes.md#precedence).
+ */
+export function mergeShapes(layers: readonly ShapeLayer[]): Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'stages' | 'startRate'> {
+  let rate = DEFAULTS.rate;
+  let durationMs = DEFAULTS.durationMs;
+  let warmupMs = DEFAULTS.warmupMs;
+  let stages: Stage[] | undefined;
+  let startRate: number | undefined;
+  for (const layer of layers) {
+    if (layer.stages !== undefined) {
+      stages = layer.stages;
+      // Stages are a shape of their own: what a lower layer said of the warm-up and start was about another.
+      warmupMs = 0;
+      startRate = undefined;
+    } else if (layer.rate !== undefined || layer.durationMs !== undefined) {
+      stages = undefined;
+    }
+    if (layer.rate !== undefined) rate = layer.rate;
+    if (layer.durationMs !== undefined) durationMs = layer.durationMs;
+    if (layer.warmupMs !== undefined) warmupMs = layer.warmupMs;
+    if (layer.startRate !== undefined) startRate = layer.startRate;
+  }
+  if (stages === undefined) return { rate, durationMs, warmupMs };
+  const start = startRate ?? 0;
+  // Warm-ups run at a constant rate: the one the stages start from, or their first target when they start from 0.
+  const warmupRate = start > 0 ? start : (stages[0]?.target ?? 0);
+  return { rate: warmupRate > 0 ? warmupRate : rate, durationMs: stagesDurationMs(stages), warmupMs, stages, startRate: start };
+}
+
+export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags, config?: ShapeLayer): LoadSettings {
   const d = { ...DEFAULTS, ...scenario.defaults };
   const model = args.model ?? d.model;
   if (model === 'closed' && args.pipelining > 1) {
@@ -72,13 +149,28 @@ export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags): LoadS
       `--rate sets the open model's arrival rate, but "${scenario.name}" runs the closed model, which sends as fast as --connections connections get answers. Drop --rate, or pass --model open.`,
     );
   }
+  const flags = flagShape(args);
+  const sd = scenario.defaults ?? {};
+  const fromScenario: ShapeLayer = {
+    ...(sd.rate === undefined ? {} : { rate: sd.rate }),
+    ...(sd.durationMs === undefined ? {} : { durationMs: sd.durationMs }),
+    ...(sd.warmupMs === undefined ? {} : { warmupMs: sd.warmupMs }),
+    ...(sd.stages === undefined ? {} : { stages: sd.stages }),
+    ...(sd.startRate === undefined ? {} : { startRate: sd.startRate }),
+  };
+  const shape = mergeShapes([fromScenario, config ?? {}, flags]);
+  if (shape.stages === undefined && flags.startRate !== undefined) {
+    throw new UsageError('--start-rate is the rate the first stage ramps from: it needs stages (--stage, or stages in the configuration file or the scenario).');
+  }
+  if (shape.stages !== undefined && model === 'closed') {
+    throw new UsageError(
+      `Stages ramp the open model's arrival rate, but "${scenario.name}" would run the closed model, which has no arrival rate (it sends as fast as --connections connections get answers). Pass --model open, or drop the stages.`,
+    );
+  }
   return {
-    rate: positiveFlag('rate', args.rate, false) ?? d.rate,
+    ...shape,
     connections: positiveFlag('connections', args.connections, true) ?? d.connections,
     pipelining: positiveFlag('pipelining', args.pipelining, true) ?? d.pipelining,
-    durationMs: args.duration === undefined ? d.durationMs : positiveDuration('duration', args.duration, 'a run of no time measures nothing'),
-    // A bare 0 is unambiguous: no warm-up.
-    warmupMs: args.warmup === undefined ? d.warmupMs : args.warmup.trim() === '0' ? 0 : durationFlag('warmup', args.warmup),
     timeoutMs: positiveDuration('timeout', args.timeout, 'a request cannot be given no time; there is no "no timeout": give a long one, e.g. 10m'),
     model,
   };

@@ -12,7 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
-import { intendedOffsetMs, type PlannedPhase } from './plan.js';
+import { type PlannedPhase, phaseOffsetMs } from './plan.js';
 import type { Recorder } from './recorder.js';
 import type { ServiceClockBounds } from './clock-driver.js';
 import type { HistoryWriter } from './history.js';
@@ -122,7 +122,7 @@ export class OpenModelExecutor {
   }
 
   /**
-   * Runs one phase: request i is due at `phaseStartMs + i·1000/rate` on the monotonic clock;
+   * Runs one phase: request i is due at `phaseStartMs + phaseOffsetMs(phase, i)` on the monotonic clock;
    * `next(random)` builds it (in order, so a seed reproduces the sequence).
    */
   runPhase(phase: PlannedPhase, phaseStartMs: number, next: () => PlannedRequest, recorder: Recorder, history?: PhaseHistory): Promise<PhaseOutcome> {
@@ -273,7 +273,7 @@ export class OpenModelExecutor {
           return;
         }
         while (index < phase.count) {
-          const intendedMs = phaseStartMs + intendedOffsetMs(index, phase.rate);
+          const intendedMs = phaseStartMs + phaseOffsetMs(phase, index);
           if (intendedMs > now) break;
           index++;
           if (now - intendedMs > lateThresholdMs) outcome.late++;
@@ -286,7 +286,7 @@ export class OpenModelExecutor {
         }
         dispatch();
         if (index < phase.count) {
-          const wait = phaseStartMs + intendedOffsetMs(index, phase.rate) - performance.now();
+          const wait = phaseStartMs + phaseOffsetMs(phase, index) - performance.now();
           timer = setTimeout(tick, Math.max(0, Math.min(wait, 50)));
         }
         finishIfDone();

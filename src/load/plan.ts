@@ -1,10 +1,13 @@
+import { type Stage, type StagePlan, planStages, stagedCount, stagedOffsetMs, stagesDurationMs } from './stages.js';
+
 /**
  * The load plan, a pure function of the settings (docs/architecture.md#conventions): in the open model every
  * request of a phase has an intended send time, evenly spaced at the phase's rate —
  * request i of a phase of rate r starts at i · 1000 / r ms. Latency is later measured from this
  * intended time, not from when the request actually left, so a stalled server shows up in the
  * percentiles instead of silently slowing the generator down (coordinated omission, as in wrk2).
- * Times are computed on demand, so a ten-million-request plan costs no memory.
+ * Times are computed on demand, so a ten-million-request plan costs no memory. A phase may instead
+ * ramp its rate through stages (stages.ts); the executors ask `phaseOffsetMs` and never see which.
  */
 
 export interface PlannedPhase {
@@ -12,11 +15,13 @@ export interface PlannedPhase {
   /** Offset of the phase's first intended send from the start of the run, ms. */
   startMs: number;
   durationMs: number;
-  /** Requests per second. */
+  /** Requests per second (a staged phase: its mean rate, count / duration). */
   rate: number;
-  /** round(rate · duration): the exact number of sends the phase plans. */
+  /** round(rate · duration), or for stages the integral of their rate rounded: the exact number of sends the phase plans. */
   count: number;
   warmup: boolean;
+  /** Present when the phase ramps its rate through stages (its duration is theirs). */
+  stages?: StagePlan;
 }
 
 export interface PhaseInput {
@@ -24,6 +29,8 @@ export interface PhaseInput {
   durationMs: number;
   rate: number;
   warmup: boolean;
+  /** Ramp through these stages instead of the constant `rate` (durationMs is then theirs). */
+  stages?: { startRate: number; stages: readonly Stage[] };
 }
 
 /** The number of requests a phase plans: round(rate × duration in seconds). */
@@ -37,12 +44,26 @@ export function intendedOffsetMs(index: number, rate: number): number {
   return (index * 1000) / rate;
 }
 
+/** Intended send time of request `index` of a planned phase (constant or staged), ms from its start. */
+export function phaseOffsetMs(phase: PlannedPhase, index: number): number {
+  return phase.stages === undefined ? intendedOffsetMs(index, phase.rate) : stagedOffsetMs(phase.stages, index);
+}
+
+function planPhase(phase: PhaseInput, startMs: number): PlannedPhase {
+  const { stages: staged, ...rest } = phase;
+  if (staged === undefined) return { ...rest, startMs, count: plannedCount(phase.rate, phase.durationMs) };
+  const stages = planStages(staged.startRate, staged.stages);
+  const durationMs = stagesDurationMs(staged.stages);
+  const count = stagedCount(stages);
+  return { ...rest, startMs, durationMs, rate: durationMs > 0 ? (count * 1000) / durationMs : 0, count, stages };
+}
+
 /** Lays phases end to end. */
 export function planPhases(phases: readonly PhaseInput[]): PlannedPhase[] {
   let startMs = 0;
   return phases.map((phase) => {
-    const planned: PlannedPhase = { ...phase, startMs, count: plannedCount(phase.rate, phase.durationMs) };
-    startMs += phase.durationMs;
+    const planned = planPhase(phase, startMs);
+    startMs += planned.durationMs;
     return planned;
   });
 }

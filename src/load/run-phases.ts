@@ -12,7 +12,8 @@ import { weightedPicker } from './distributions.js';
 import type { GeneratorMonitor } from './generator-monitor.js';
 import type { HistoryWriter } from './history.js';
 import type { OpenModelExecutor, PlannedRequest } from './open-model.js';
-import { type PlannedPhase, planPhases } from './plan.js';
+import { type PhaseInput, type PlannedPhase, planPhases } from './plan.js';
+import { stageText, stagesProblem } from './stages.js';
 import type { Recorder } from './recorder.js';
 import type { ResourceLedger } from './resources.js';
 import { trackingCheck } from './resource-tracking.js';
@@ -73,12 +74,30 @@ function defaultPhases<F>(settings: LoadSettings): Array<PhaseSpec<F>> {
 }
 
 /**
+ * What the planner gets for one phase: its own stages, its own rate, or the run's — a measured
+ * phase of a run with stages follows them (warm-ups keep the constant run rate, see
+ * docs/load-shapes.md#warm-up).
+ */
+function phaseInput(scenarioName: string, p: PhaseSpec<unknown>, settings: LoadSettings): PhaseInput {
+  const warmup = p.warmup === true;
+  const own = p.stages === undefined ? undefined : { startRate: p.startRate ?? 0, stages: p.stages };
+  const staged = own ?? (p.rate === undefined && !warmup && settings.stages !== undefined ? { startRate: settings.startRate ?? 0, stages: settings.stages } : undefined);
+  if (staged !== undefined) {
+    const problem = settings.model === 'closed' ? 'stages ramp the open model\'s arrival rate; the closed model has none (drop the stages, or run --model open)' : stagesProblem(staged.startRate, staged.stages);
+    if (problem !== undefined) throw new ScenarioFailedError(scenarioName, `the stages of phase "${p.name}"`, problem);
+    return { name: p.name, durationMs: 0, rate: 0, warmup, stages: staged };
+  }
+  if (p.durationMs === undefined) throw new ScenarioFailedError(scenarioName, `phase "${p.name}"`, 'it has neither a durationMs nor stages');
+  return { name: p.name, durationMs: p.durationMs, rate: p.rate ?? settings.rate, warmup };
+}
+
+/**
  * Plans the run's phases. Every phase's service-clock sweep is checked here, before any phase
  * runs, so that a bad sweep fails the run before it has sent anything.
  */
 export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtures: unknown, settings: LoadSettings): RunPlan {
   const specs = scenario.phases?.(ctx, fixtures) ?? defaultPhases<unknown>(settings);
-  const planned = planPhases(specs.map((p) => ({ name: p.name, durationMs: p.durationMs, rate: p.rate ?? settings.rate, warmup: p.warmup === true })));
+  const planned = planPhases(specs.map((p) => phaseInput(scenario.name, p, settings)));
   for (const [i, spec] of specs.entries()) {
     const problem = spec.serviceClock === undefined ? undefined : serviceClockProblem({ ...spec.serviceClock, durationMs: planned[i]?.durationMs ?? 0 }, ctx.admin !== undefined);
     if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);
@@ -164,7 +183,8 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         recorder.startMeasuring(phaseStartMs);
         measuringStarted = true;
       }
-      loop.log(`phase "${phase.name}": ${phase.count} requests at ${phase.rate}/s over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
+      const shape = phase.stages === undefined ? `at ${phase.rate}/s` : `in stages ${phase.stages.stages.map(stageText).join(' ')} from ${phase.stages.startRate}/s`;
+      loop.log(`phase "${phase.name}": ${phase.count} requests ${shape} over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
       // The embedded simulator's clock is manual: without a sweep it stands still during a phase
       // (only `before` moves it); with one, the driver brackets each request.
       const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
@@ -202,6 +222,7 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         durationMs: Math.round(phaseEndMs - phaseStartMs),
         rate: settings.model === 'open' ? phase.rate : settings.connections,
         warmup: phase.warmup,
+        ...(phase.stages === undefined ? {} : { startRate: phase.stages.startRate, stages: phase.stages.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
         ...(clockFrom === undefined ? {} : { serviceClockFrom: clockFrom }),
         ...(clockTo === undefined ? {} : { serviceClockTo: clockTo }),
       });

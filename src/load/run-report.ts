@@ -148,6 +148,7 @@ export function assembleReport(parts: ReportParts): RunReport {
       durationMs: settings.durationMs,
       warmupMs: settings.warmupMs,
       timeoutMs: settings.timeoutMs,
+      ...(settings.stages === undefined ? {} : { startRate: settings.startRate ?? 0, stages: settings.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
     },
     environment: environment(parts.options.keysimVersion),
     phases: parts.phases.phaseReports,

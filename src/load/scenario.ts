@@ -5,6 +5,7 @@
  */
 import type { Random } from '../engine/index.js';
 import type { CheckResult, OperationStats, RunReport } from '../report/model.js';
+import type { Stage } from './stages.js';
 
 /** The v2 operations a scenario may call (POST /v2/<operation>). */
 export const OPERATIONS = [
@@ -99,9 +100,16 @@ export interface MixEntry<F> {
 
 export interface PhaseSpec<F> {
   name: string;
-  durationMs: number;
-  /** Requests per second; default the run's rate. */
+  /** Required unless the phase has stages (its duration is then theirs) or follows the run's. */
+  durationMs?: number;
+  /**
+   * Requests per second; default the run's rate — or, for a measured phase of a run with stages
+   * (`--stage`, `defaults.stages`), the run's stages (docs/load-shapes.md#stages).
+   */
   rate?: number;
+  /** Open model: ramp the arrival rate through these stages, from `startRate` (default 0). */
+  stages?: readonly Stage[];
+  startRate?: number;
   /** Excluded from the figures. */
   warmup?: boolean;
   /** Default: the scenario's mix. */
@@ -135,7 +143,7 @@ export interface Scenario<F = unknown> {
   /** 'clock': moves the service clock, so it runs only on the simulator. */
   requires?: ReadonlyArray<'clock'>;
   /** Defaults for this scenario, overridden by flags. */
-  defaults?: Partial<Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'connections' | 'model'>>;
+  defaults?: Partial<Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'connections' | 'model' | 'startRate' | 'stages'>>;
   setup(ctx: ScenarioContext): Promise<F>;
   mix: ReadonlyArray<MixEntry<F>>;
   /** Default: a warm-up phase of settings.warmupMs, then one phase of settings.durationMs. */

@@ -22,6 +22,7 @@ import {
   type OracleSection,
   type Percentiles,
   type PhaseReport,
+  type StageReport,
   type ResourceCount,
   type ResourcesSection,
   type RunReport,
@@ -139,6 +140,8 @@ const resourcesShape = object<ResourcesSection>(
   ['cleanupCommand'],
 );
 
+const stageShape = object<StageReport>({ durationMs: count, target: count });
+
 const reportShape = object<RunReport>(
   {
     schema: oneOf(REPORT_SCHEMA),
@@ -158,7 +161,9 @@ const reportShape = object<RunReport>(
       durationMs: count,
       warmupMs: count,
       timeoutMs: count,
-    }),
+      startRate: count,
+      stages: arrayOf(stageShape),
+    }, ['startRate', 'stages']),
     environment: object<RunReport['environment']>({
       keysimVersion: str,
       node: str,
@@ -170,8 +175,8 @@ const reportShape = object<RunReport>(
     }),
     phases: arrayOf(
       object<PhaseReport>(
-        { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str },
-        ['serviceClockFrom', 'serviceClockTo'],
+        { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str, startRate: count, stages: arrayOf(stageShape) },
+        ['serviceClockFrom', 'serviceClockTo', 'startRate', 'stages'],
       ),
     ),
     totals: object<RunReport['totals']>({ requests: count, errors: count, cutOff: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }, ['cutOff']),

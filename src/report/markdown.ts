@@ -22,6 +22,7 @@ import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator
 import { thresholdVerdict } from './generator-text.js';
 import { resourcesMarkdown } from './markdown-resources.js';
 import { targetLabel } from './resources-text.js';
+import { stageRowCells, stageRows, stagesSummary } from './stages-text.js';
 
 export { escapeMarkdown } from './markdown-text.js';
 
@@ -73,7 +74,7 @@ function environmentLine(env: RunReport['environment']): string {
 
 function settingsLine(report: RunReport): string {
   const s = report.settings;
-  const load = s.model === 'open' ? `open model, ${formatRate(s.rate)} req/s intended` : `closed model`;
+  const load = s.model === 'open' ? `open model, ${stagesSummary(s) ?? `${formatRate(s.rate)} req/s intended`}` : `closed model`;
   return `${load} · ${formatCount(s.connections)} connections · pipelining ${formatCount(s.pipelining)} · timeout ${formatDuration(s.timeoutMs)}`;
 }
 
@@ -243,13 +244,27 @@ function phases(report: RunReport): string {
       escapeMarkdown(p.name),
       `+${formatDuration(p.startMs)}`,
       formatDuration(p.durationMs),
-      report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} connections`,
+      report.settings.model === 'open' ? `${formatRate(p.rate)} req/s${p.stages === undefined ? '' : ' mean (stages)'}` : `${formatCount(p.rate)} connections`,
       p.warmup ? 'yes' : 'no',
       p.serviceClockFrom === undefined && p.serviceClockTo === undefined
         ? '–'
         : `${escapeMarkdown(p.serviceClockFrom ?? '?')} → ${escapeMarkdown(p.serviceClockTo ?? '?')}`,
     ]),
     'lrrrll',
+  );
+}
+
+/** A table per phase that ramped through stages: where each stage starts, how long, from which rate to which. */
+function stagesTables(report: RunReport): string[] {
+  return report.phases.flatMap((p) =>
+    p.stages === undefined
+      ? []
+      : [
+          `Stages of ${escapeMarkdown(p.name)} (the target rate ramps linearly within each stage):`,
+          '',
+          table(['Stage', 'Start', 'Duration', 'Target rate'], stageRows(p.startRate ?? 0, p.stages).map((row, i) => [String(i + 1), ...stageRowCells(row)]), 'rrrl'),
+          '',
+        ],
   );
 }
 
@@ -278,7 +293,7 @@ export function renderMarkdown(report: RunReport): string {
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
   if (report.resources !== undefined) lines.push('## Resources', '', ...resourcesMarkdown(report.resources), '');
-  lines.push('## Phases', '', phases(report), '');
+  lines.push('## Phases', '', phases(report), '', ...stagesTables(report));
   if (report.generator !== undefined) lines.push('## Load generator', '', ...generatorMarkdown(report), '');
   if (report.notes.length > 0) {
     lines.push('## Notes', '');

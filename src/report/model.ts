@@ -116,14 +116,23 @@ export interface ThresholdResult {
   detail: string;
 }
 
+/** One stage of a ramping arrival rate: the rate goes linearly to `target` req/s over `durationMs`. */
+export interface StageReport {
+  durationMs: number;
+  target: number;
+}
+
 export interface PhaseReport {
   name: string;
   /** Offset from the run's start, ms. */
   startMs: number;
   durationMs: number;
-  /** Intended requests per second (open model) or connections (closed model). */
+  /** Intended requests per second (open model; a staged phase: its mean) or connections (closed model). */
   rate: number;
   warmup: boolean;
+  /** A phase that ramped its rate: the rate it started from and its stages. Absent: a constant rate. */
+  startRate?: number;
+  stages?: StageReport[];
   /** Service clock at the phase's start and end (simulator only). */
   serviceClockFrom?: string;
   serviceClockTo?: string;
@@ -320,6 +329,12 @@ export interface RunReport {
     durationMs: number;
     warmupMs: number;
     timeoutMs: number;
+    /**
+     * The run's stages (open model): its measured phases ramp the arrival rate through them,
+     * starting from `startRate`; `durationMs` is then their total. Absent: a constant `rate`.
+     */
+    startRate?: number;
+    stages?: StageReport[];
   };
   environment: {
     keysimVersion: string;

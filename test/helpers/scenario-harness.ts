@@ -171,10 +171,12 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
       await phase.before?.(ctx, f);
       const mix: ReadonlyArray<MixEntry<F>> = phase.mix ?? scenario.mix;
       const pick = weightedPicker(mix);
-      const planned = Math.round(((phase.rate ?? settings.rate) * phase.durationMs) / 1000);
+      // Built-in scenarios give every phase a duration; a staged phase would last the run's.
+      const durationMs = phase.durationMs ?? settings.durationMs;
+      const planned = Math.round(((phase.rate ?? settings.rate) * durationMs) / 1000);
       const sent = Math.min(planned, maxPerPhase);
       dropped += planned - sent;
-      phaseRecords.push({ name: phase.name, warmup: phase.warmup === true, durationMs: phase.durationMs, planned, sent });
+      phaseRecords.push({ name: phase.name, warmup: phase.warmup === true, durationMs, planned, sent });
       let next = 0;
       const worker = async () => {
         while (next < sent) {

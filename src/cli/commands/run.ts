@@ -9,6 +9,7 @@ import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
+import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
 import { thresholdVerdict } from '../../report/generator-text.js';
 import { DEFAULT_GENERATOR_LIMITS } from '../../load/generator-monitor.js';
@@ -18,6 +19,8 @@ import { ReportWriteError, reportFolderName, writeReport } from '../report-files
 import { renderSummary } from '../summary.js';
 import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
 import { faultsFromFlags } from '../fault-flags.js';
+import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
+import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 
 interface RunArgs extends LoadFlags {
@@ -29,8 +32,10 @@ interface RunArgs extends LoadFlags {
   yes: boolean;
   keep: boolean;
   quiet: boolean;
-  rootKey?: string;
+  rootKey?: string | undefined;
   history: boolean;
+  /** Set when the root key's variable comes from the configuration file (named in the error when unset). */
+  rootKeyEnv?: string;
   /** With --history on the simulator: compare every answer with a replay of its journal. */
   oracle: boolean;
   /** With --history on a live target: the clock-skew bound, ms, instead of measuring it. */
@@ -52,7 +57,8 @@ function bytesNeeded(settings: readonly LoadSettings[], history: boolean): numbe
   let bytes = 0;
   for (const s of settings) {
     const seconds = (s.durationMs + s.warmupMs) / 1000;
-    const requests = s.model === 'open' ? s.rate * seconds : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
+    const staged = s.stages === undefined ? undefined : stagedCount(planStages(s.startRate ?? 0, s.stages)) + (s.rate * s.warmupMs) / 1000;
+    const requests = s.model === 'open' ? (staged ?? s.rate * seconds) : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
     bytes += REPORT_BYTES + (history ? Math.ceil(requests) * HISTORY_BYTES_PER_REQUEST : 0);
   }
   return bytes;
@@ -120,7 +126,13 @@ const SEVERITY: ExitCode[] = [
 ];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
 
-export async function runCommand(args: RunArgs): Promise<ExitCode> {
+/** The flags as given: those with no value yet are filled from the configuration file, then the built-in defaults. */
+type GivenArgs = Omit<RunArgs, 'target' | 'seed' | 'out' | 'history' | 'timeout' | 'pipelining'> &
+  Partial<Pick<RunArgs, 'target' | 'seed' | 'out' | 'history' | 'timeout' | 'pipelining'>> & { config?: string | boolean };
+
+export async function runCommand(given: GivenArgs): Promise<ExitCode> {
+  const config = await loadRunConfig(given.config);
+  const args = withConfig(given, config);
   const names = args.scenario.length === 0 ? [DEFAULT_SCENARIO] : args.scenario;
   const known = Object.keys(SCENARIOS);
   for (const name of names) {
@@ -132,7 +144,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     return parsed.threshold;
   });
   const scenarios = names.map((name) => SCENARIOS[name] as Scenario<unknown>);
-  const settings = scenarios.map((s) => settingsFor(s, args));
+  const settings = scenarios.map((s) => settingsFor(s, args, config?.shape));
   const deadTargetMs = deadAfterFlag(args.deadAfter);
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
@@ -163,7 +175,13 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     }
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const rootKey = args.rootKey ?? (fromEnv === '' ? undefined : fromEnv);
-    if (rootKey === undefined) throw new UsageError('A live target needs a root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.');
+    if (rootKey === undefined) {
+      throw new UsageError(
+        args.rootKeyEnv === undefined
+          ? 'A live target needs a root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.'
+          : `A live target needs a root key: the configuration file names the variable ${args.rootKeyEnv}, which is not set (or set KEYSIM_ROOT_KEY, or pass --root-key).`,
+      );
+    }
     outFolder = checkOut();
     if (!isLoopback(url)) await confirmRemote(url.origin, args);
     try {
@@ -272,32 +290,39 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
   return exit;
 }
 
-export const runCommandModule: CommandModule<object, RunArgs> = {
+export const runCommandModule: CommandModule<object, GivenArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
     y
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
-      .option('target', { type: 'string', default: 'sim', describe: '"sim" (the embedded simulator) or the base URL of a live deployment' })
+      .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
+      .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
       .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
+      .option('stage', {
+        type: 'string',
+        array: true,
+        describe: 'Open model: ramp the arrival rate linearly to TARGET req/s over DURATION, e.g. --stage 30s:100 --stage 2m:2000 --stage 30s:0 (repeatable; instead of --rate and --duration)',
+      })
+      .option('start-rate', { type: 'number', describe: 'With --stage: the rate the first stage ramps from (default 0)' })
       .option('connections', { type: 'number', describe: 'Connections to the target' })
-      .option('pipelining', { type: 'number', default: 1, describe: 'Requests in flight per connection' })
+      .option('pipelining', { type: 'number', describe: 'Requests in flight per connection (default 1)' })
       .option('duration', { type: 'string', describe: 'Measured duration with its unit, e.g. 30s, 500ms, 2m (default: the scenario\'s)' })
       .option('warmup', { type: 'string', describe: 'Warm-up before measuring with its unit, e.g. 5s (0 for none)' })
-      .option('timeout', { type: 'string', default: '10s', describe: 'Per-request timeout, more than 0 (e.g. 10s, 500ms; there is no "none": give a long one)' })
+      .option('timeout', { type: 'string', describe: 'Per-request timeout, more than 0 (default 10s; e.g. 500ms; there is no "none": give a long one)' })
       .option('dead-after', {
         type: 'string',
         default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
         describe: 'End the run early (exit 96) when no request got an answer for this long while requests failed at the transport level (refused, reset, timed out); "off" fires until the end',
       })
       .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
-      .option('seed', { type: 'number', default: 1, describe: 'Seed of fixtures and request sequence (and of the simulator)' })
-      .option('out', { type: 'string', default: 'reports', describe: 'Folder for the run folders (created if missing; checked before any load: writable, with room for the run)' })
+      .option('seed', { type: 'number', describe: 'Seed of fixtures and request sequence (and of the simulator; default 1)' })
+      .option('out', { type: 'string', describe: 'Folder for the run folders (default reports; created if missing; checked before any load: writable, with room for the run)' })
       .option('threshold', { type: 'string', array: true, default: [], describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)' })
       .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
       .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target or a remote simulator (keysim cleanup --tag deletes it later)' })
       .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
-      .option('history', { type: 'boolean', default: false, describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
+      .option('history', { type: 'boolean', describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
       .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
       .option('skew', { type: 'number', describe: "With --history on a live target: bound on its clock's skew from ours in ms, instead of measuring it from its Date headers before the run" })
       .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
@@ -313,8 +338,9 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
-      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails') as unknown as Argv<RunArgs>,
-  handler: async (args: ArgumentsCamelCase<RunArgs>) => {
+      .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
+      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails') as unknown as Argv<GivenArgs>,
+  handler: async (args: ArgumentsCamelCase<GivenArgs>) => {
     process.exitCode = await runCommand(args);
   },
 };

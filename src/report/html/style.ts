@@ -56,6 +56,7 @@ svg .line.p50{stroke:var(--p50);stroke-width:1.6}svg .line.p99{stroke:var(--p99)
 svg .dot.corrected{fill:var(--corrected)}svg .dot.uncorrected{fill:var(--uncorrected)}svg .dot.p50{fill:var(--p50)}svg .dot.p99{fill:var(--p99)}
 svg .bar.requests{fill:var(--req)}svg .bar.errors{fill:var(--error)}
 svg .line.target{stroke:var(--muted);stroke-width:1.5;stroke-dasharray:4 4}
+svg .stage-boundary{stroke:var(--muted);stroke-width:1;stroke-dasharray:1 3;fill:none}
 svg .track{fill:var(--track)}
 svg .tone-ok{fill:var(--ok)}svg .tone-warn{fill:var(--warn)}svg .tone-error{fill:var(--error)}svg .tone-neutral{fill:var(--neutral)}
 svg .segment-mark{fill:#fff;font-size:12px;font-weight:600}

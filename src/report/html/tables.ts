@@ -6,6 +6,7 @@ import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
 import { invariantsBadges, invariantsCard } from './invariants.js';
 import { targetLabel } from '../resources-text.js';
+import { stagesSummary } from '../stages-text.js';
 
 export function td(text: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
@@ -110,7 +111,7 @@ export function phasesTable(report: RunReport): string {
     .map(
       (p) =>
         `<tr><th scope="row">${esc(p.name)}</th>${td(`+${esc(formatDuration(p.startMs))}`, 'num')}${td(esc(formatDuration(p.durationMs)), 'num')}` +
-        `${td(report.settings.model === 'open' ? `${formatRate(p.rate)} req/s` : `${formatCount(p.rate)} conn.`, 'num')}${td(p.warmup ? 'warm-up' : 'measured')}` +
+        `${td(report.settings.model === 'open' ? `${formatRate(p.rate)} req/s${p.stages === undefined ? '' : ' mean (stages)'}` : `${formatCount(p.rate)} conn.`, 'num')}${td(p.warmup ? 'warm-up' : 'measured')}` +
         `${td(p.serviceClockFrom === undefined && p.serviceClockTo === undefined ? '—' : `${esc(p.serviceClockFrom ?? '?')} → ${esc(p.serviceClockTo ?? '?')}`)}</tr>`,
     )
     .join('');
@@ -205,7 +206,7 @@ export function detailsList(report: RunReport): string {
   const items: Array<[string, string]> = [
     ['Seed', String(report.seed)],
     ['Target', `${targetLabel(report.target)} · ${report.target.url}`],
-    ['Load model', s.model === 'open' ? `open · ${formatRate(s.rate)} req/s intended` : 'closed'],
+    ['Load model', s.model === 'open' ? `open · ${stagesSummary(s) ?? `${formatRate(s.rate)} req/s intended`}` : 'closed'],
     ['Connections', `${formatCount(s.connections)} · pipelining ${formatCount(s.pipelining)} · timeout ${formatDuration(s.timeoutMs)}`],
     ['Duration', `${formatDuration(report.measuredMs)} measured (planned ${formatDuration(s.durationMs)} + ${formatDuration(s.warmupMs)} warm-up)`],
     ['Started', report.startedAt],

@@ -1,6 +1,7 @@
 /** Throughput and latency over time. */
 import { type RunReport, type TimelinePoint } from '../model.js';
 import { formatCount, formatMs, formatRate } from '../format.js';
+import { targetLine } from '../stages-text.js';
 import { type Box, axisLabel, esc, legend, linePath, linear, n, niceTicks, noData, plotWidth, svgOpen, yGrid } from './svg.js';
 
 /** x ticks over `seconds`: seconds for short runs, minutes for long ones. */
@@ -37,9 +38,11 @@ export function throughputChart(report: RunReport): string {
   const box = TIMELINE_BOX;
   const points = report.timeline.filter((p) => Number.isFinite(p.second));
   const span = timelineSpan(report);
-  const intended = report.settings.model === 'open' && Number.isFinite(report.settings.rate) && report.settings.rate > 0 ? report.settings.rate : 0;
+  // A run with stages draws its ramping target instead of one flat intended rate.
+  const staged = targetLine(report);
+  const intended = staged === undefined && report.settings.model === 'open' && Number.isFinite(report.settings.rate) && report.settings.rate > 0 ? report.settings.rate : 0;
   const peak = points.reduce((max, p) => Math.max(max, Number.isFinite(p.requests) ? p.requests : 0), 0);
-  const yAxis = niceTicks(Math.max(peak, intended));
+  const yAxis = niceTicks(Math.max(peak, intended, staged?.peak ?? 0));
   const x = linear(0, span, box.left, box.width - box.right);
   const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
   const label =
@@ -75,11 +78,19 @@ export function throughputChart(report: RunReport): string {
   if (intended > 0) {
     out += `<path class="line target" d="M${n(box.left)} ${n(y(intended))}H${n(box.width - box.right)}"/>`;
   }
+  if (staged !== undefined) {
+    const at = (second: number) => x(Math.min(span, Math.max(0, second)));
+    for (const b of staged.boundaries) {
+      if (b > 0 && b < span) out += `<path class="stage-boundary" d="M${n(at(b))} ${n(box.top)}V${n(box.height - box.bottom)}"/>`;
+    }
+    out += `<path class="line target stages" d="${staged.points.map((q, i) => `${i === 0 ? 'M' : 'L'}${n(at(q.second))} ${n(y(q.rate))}`).join('')}"/>`;
+  }
   const items: Array<{ label: string; cls: string; kind: 'line' | 'box' }> = [
     { label: 'requests', cls: 'bar requests', kind: 'box' },
     { label: 'errors', cls: 'bar errors', kind: 'box' },
   ];
   if (intended > 0) items.push({ label: `intended ${formatRate(intended)}/s`, cls: 'target', kind: 'line' });
+  if (staged !== undefined) items.push({ label: 'target rate (stages)', cls: 'target', kind: 'line' });
   out += legend(box.width - box.right - 330, 16, items);
   return `${out}</svg>`;
 }
