@@ -1,6 +1,6 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
@@ -19,6 +19,7 @@ import { renderSummary } from '../summary.js';
 import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
 import { faultsFromFlags } from '../fault-flags.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
+import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 
 interface RunArgs extends LoadFlags {
   scenario: string[];
@@ -39,6 +40,12 @@ interface RunArgs extends LoadFlags {
   /** The generator's limits: above them the run is inconclusive (exit 97). */
   maxLateShare?: number;
   maxLoopDelay?: string;
+  /** JUnit XML of every run's thresholds, checks and invariants. */
+  junit?: string;
+  /** Per-second NDJSON of every run. */
+  series?: string;
+  /** HOST:PORT of a Prometheus endpoint during the runs. */
+  metrics?: string;
 }
 
 /**
@@ -140,6 +147,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
   const generatorLimits = generatorLimitsOf(args);
+  const outputs = new RunOutputs(args);
 
   let makeTarget: () => Promise<Target>;
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
@@ -177,6 +185,8 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     makeTarget = async () => detected.target;
   }
   outFolder ??= checkOut();
+  // Listening before any load: a bad or busy address is a usage error with nothing sent.
+  await outputs.startMetrics(args.metrics, (line) => process.stderr.write(`keysim: ${line}\n`));
 
   const controller = new AbortController();
   let sigints = 0;
@@ -204,6 +214,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       // a run that is killed leaves it there, findable, for keysim check.
       const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
+      const metrics = outputs.metricsFor(basename(folder), scenario.name);
       try {
         if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'live' ? target.url : target.remote === true ? `the simulator at ${target.url}` : 'the embedded simulator'}\n`);
         if (historyPath !== undefined && !args.quiet) process.stderr.write(`  history: ${historyPath}\n`);
@@ -225,12 +236,14 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
+          ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
         });
       } catch (error) {
         // Nothing ran: no report, and no folder left that looks like a run.
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
         if (readdirSync(folder).length === 0) rmSync(folder, { recursive: true, force: true });
         if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
+        if (error instanceof TargetUnreachableError || error instanceof ScenarioFailedError) outputs.addFailure(scenario.name, error.message);
         if (error instanceof TargetUnreachableError) {
           process.stderr.write(`keysim: ${error.message}\n`);
           exit = worse(exit, EXIT.targetUnreachable);
@@ -243,6 +256,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
         }
         throw error;
       } finally {
+        metrics.finish();
         await target.close();
       }
       if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
@@ -250,6 +264,8 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       let written;
       try {
         written = writeReport(report, folder);
+        writeHgrmFiles(report, folder);
+        outputs.addReport(report, folder);
       } catch (error) {
         if (!(error instanceof ReportWriteError)) throw error;
         // The figures are not lost: the summary still goes to the terminal.
@@ -263,6 +279,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     }
   } finally {
     process.off('SIGINT', onSigint);
+    await outputs.close();
   }
   if (ran === 0 && !controller.signal.aborted) {
     // A QA job gating on the exit code must not go green having tested nothing.
@@ -309,11 +326,15 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
         type: 'string',
         describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
       })
+      .option('junit', { type: 'string', describe: 'Also write JUnit XML to this file: a test suite per scenario run, a test case per threshold, check and invariant (for CI)' })
+      .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
+      .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
-      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails') as unknown as Argv<RunArgs>,
+      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
+      .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards') as unknown as Argv<RunArgs>,
   handler: async (args: ArgumentsCamelCase<RunArgs>) => {
     process.exitCode = await runCommand(args);
   },
