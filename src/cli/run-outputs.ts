@@ -12,7 +12,7 @@ import { hgrmFiles } from '../report/hgrm.js';
 import type { RunReport } from '../report/model.js';
 import { MetricsEndpoint, isLoopbackHost, parseMetricsAddress } from '../load/metrics-endpoint.js';
 import { UsageError } from './exit-codes.js';
-import { writeFileChecked } from './report-files.js';
+import { ReportWriteError, writeFileChecked } from './report-files.js';
 
 /** The folder of a run folder's `.hgrm` files. */
 export const HGRM_FOLDER = 'hgrm';
@@ -42,7 +42,12 @@ export function writeHgrmFiles(report: RunReport, folder: string): string | unde
   const files = hgrmFiles(report.operations, report.overall, report.settings.model);
   if (files.length === 0) return undefined;
   const dir = join(folder, HGRM_FOLDER);
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new ReportWriteError(dir, typeof code === 'string' ? code : String(error));
+  }
   for (const file of files) writeFileChecked(join(dir, file.name), file.text);
   return dir;
 }
@@ -59,6 +64,8 @@ export class RunOutputs {
   readonly #junitRuns: JunitRun[] = [];
   readonly #seriesRuns: Array<{ report: RunReport; run: string }> = [];
   #metrics: MetricsEndpoint | undefined;
+  /** A `--junit` or `--series` write failed (the run then exits 1: an output CI reads is missing). */
+  writeFailed = false;
 
   /** Checks the flags (throws a UsageError before any load). */
   constructor(flags: RunOutputFlags) {
@@ -105,8 +112,19 @@ export class RunOutputs {
   }
 
   #write(): void {
-    if (this.#junitPath !== undefined) writeFileChecked(this.#junitPath, renderJunit(this.#junitRuns));
-    if (this.#seriesPath !== undefined) writeFileChecked(this.#seriesPath, renderSeries(this.#seriesRuns));
+    for (const [path, render] of [
+      [this.#junitPath, () => renderJunit(this.#junitRuns)],
+      [this.#seriesPath, () => renderSeries(this.#seriesRuns)],
+    ] as const) {
+      if (path === undefined) continue;
+      try {
+        writeFileChecked(path, render());
+      } catch (error) {
+        if (!(error instanceof ReportWriteError)) throw error;
+        this.writeFailed = true;
+        process.stderr.write(`keysim: ${error.message}\n`);
+      }
+    }
   }
 
   /** Closes the metrics endpoint. */

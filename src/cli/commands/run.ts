@@ -264,23 +264,32 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       let written;
       try {
         written = writeReport(report, folder);
-        writeHgrmFiles(report, folder);
-        outputs.addReport(report, folder);
       } catch (error) {
         if (!(error instanceof ReportWriteError)) throw error;
         // The figures are not lost: the summary still goes to the terminal.
         process.stdout.write(`${renderSummary(report)}\n${historyLine}\n`);
         process.stderr.write(`keysim: ${error.message} The report of "${scenario.name}" was not saved.\n`);
         exit = worse(exit, EXIT.failure);
+        outputs.addReport(report, folder);
         continue;
       }
       process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
       exit = worse(exit, exitCodeOf(report));
+      try {
+        writeHgrmFiles(report, folder);
+      } catch (error) {
+        if (!(error instanceof ReportWriteError)) throw error;
+        // The report is saved; the files beside it are not.
+        process.stderr.write(`keysim: ${error.message}\n`);
+        exit = worse(exit, EXIT.failure);
+      }
+      outputs.addReport(report, folder);
     }
   } finally {
     process.off('SIGINT', onSigint);
     await outputs.close();
   }
+  if (outputs.writeFailed) exit = worse(exit, EXIT.failure);
   if (ran === 0 && !controller.signal.aborted) {
     // A QA job gating on the exit code must not go green having tested nothing.
     process.stderr.write(`keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`);
