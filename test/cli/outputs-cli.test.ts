@@ -104,6 +104,15 @@ describe('outputs of real runs', () => {
     }
   });
 
+  test('--junit on a full disk (/dev/full): the message names the file and why, exit 1, the report itself saved', async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'smoke', '--duration', '1s', ...CALM, '--out', out, '--junit', '/dev/full']);
+    expect(result.code, result.stderr).toBe(EXIT.failure);
+    expect(result.stderr).toMatch(/Writing \/dev\/full failed: ENOSPC \(no space left on the device/);
+    const [folder] = runFolders(out);
+    expect(existsSync(join(folder ?? '', 'report.json'))).toBe(true);
+  });
+
   test('--metrics: scraped during a run, the counters move, every line is valid exposition; closed at the end', async () => {
     const out = tempDir();
     const junitFile = join(out, 'junit.xml');
