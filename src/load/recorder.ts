@@ -100,6 +100,12 @@ export class Recorder {
    * completed (monotonic ms) and, for a failure, its kind.
    */
   onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined) => void) | undefined;
+  /**
+   * Told of every measured completion (warm-up excluded) until frozen, as it is counted: its
+   * corrected latency in ms when answered (undefined after a transport error) and whether it is an
+   * error. The live metrics endpoint listens here.
+   */
+  onMeasured: ((operation: string, latencyMs: number | undefined, isError: boolean) => void) | undefined;
 
   /** Second 0 of the timeline (the start of the first measured phase). */
   startMeasuring(ms: number): void {
@@ -178,6 +184,7 @@ export class Recorder {
       this.#checkFailures++;
     }
     if (isError) this.#errors++;
+    this.onMeasured?.(sample.operation, answered ? correctedMs : undefined, isError);
 
     const second = Math.max(0, Math.floor((sample.doneMs - this.#measuredFromMs) / 1000));
     let bucket = this.#seconds.get(second);

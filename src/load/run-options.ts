@@ -34,6 +34,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Called about once a second during the load. */
   onProgress?: (progress: ProgressSnapshot) => void;
+  /**
+   * Told of every measured completion (warm-up excluded), as the report counts it: its corrected
+   * latency in ms when answered, undefined after a transport error. Feeds `--metrics`.
+   */
+  onMeasured?: (operation: string, latencyMs: number | undefined, isError: boolean) => void;
   /** A line for the log (never a secret). */
   log?: (line: string) => void;
   /** A line that must be seen even when the log is silenced: what the run left on its target. */

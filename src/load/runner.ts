@@ -124,6 +124,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     return resources;
   };
   const recorder = new Recorder();
+  recorder.onMeasured = options.onMeasured;
   // The generator measures itself over every measured phase (generator-monitor.ts).
   const generatorMonitor = new GeneratorMonitor();
   let executor: OpenModelExecutor | undefined;

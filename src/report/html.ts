@@ -14,6 +14,8 @@ import { invariantsSectionHtml } from './html/invariants.js';
 import { resourcesSectionHtml } from './html/resources.js';
 import { CSS } from './html/style.js';
 import { generatorBannerHtml, generatorSectionHtml } from './html/generator.js';
+import { SCALE_CSS, latencyScaleInputs, latencyScaleSwitch } from './html/latency-axis.js';
+import { THRESHOLD_CSS, chartThresholds, latencyThresholdsOf } from './html/threshold-lines.js';
 
 export { escapeHtml } from './html/svg.js';
 
@@ -21,11 +23,14 @@ export { escapeHtml } from './html/svg.js';
 export function renderHtml(report: RunReport): string {
   const statusLabel = report.status === 'completed' ? 'completed' : report.status === 'interrupted' ? 'INTERRUPTED' : 'FAILED';
   const title = `keysim run: ${report.scenario.name} (${statusLabel})`;
+  const thresholds = chartThresholds(report);
   const perOperation =
     report.operations.length === 0
       ? '<p class="muted">No operations ran.</p>'
-      : `<div class="grid-charts">${report.operations.map((op) => `<div class="panel">${spectrumChart(op, op.operation, 'small', report.settings.model)}</div>`).join('')}</div>`;
+      : `<div class="grid-charts">${report.operations.map((op) => `<div class="panel">${spectrumChart(op, op.operation, 'small', report.settings.model, latencyThresholdsOf(thresholds, op.operation))}</div>`).join('')}</div>`;
   const body = [
+    // The latency-axis switch's inputs come first: CSS reaches the sections after them.
+    latencyScaleInputs(),
     `<header><h1>${esc(`keysim run: ${report.scenario.name}`)}<span class="status ${report.status}">${statusLabel}</span>${verdictBadges(report)}</h1>`,
     report.scenario.description.trim() === '' ? '' : `<p class="description">${esc(report.scenario.description)}</p>`,
     `</header>`,
@@ -37,7 +42,8 @@ export function renderHtml(report: RunReport): string {
     report.settings.model === 'open'
       ? `<p class="muted">Corrected latency is measured from the intended send time, so a stalled server shows in it (coordinated omission); uncorrected from the actual send, as most load tools report it. The x axis is logarithmic in nines.</p>`
       : `<p class="muted">Latency is measured from the actual send: the closed model has no intended send times, so it cannot account for coordinated omission (a stalled server slows the senders instead of showing in the figures). The x axis is logarithmic in nines.</p>`,
-    `<div class="panel">${spectrumChart(report.overall, 'All operations', 'large', report.settings.model)}</div>`,
+    latencyScaleSwitch(),
+    `<div class="panel">${spectrumChart(report.overall, 'All operations', 'large', report.settings.model, latencyThresholdsOf(thresholds, undefined))}</div>`,
     `<h3>By operation</h3>${perOperation}`,
     latencyTable(report),
     `</section>`,
@@ -66,6 +72,6 @@ export function renderHtml(report: RunReport): string {
     `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n` +
     `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">\n` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">\n<link rel="icon" href="data:,">\n` +
-    `<title>${esc(title)}</title>\n<style>${CSS}</style>\n</head>\n<body>\n<main>\n${body}\n</main>\n</body>\n</html>\n`
+    `<title>${esc(title)}</title>\n<style>${CSS}${SCALE_CSS}${THRESHOLD_CSS}</style>\n</head>\n<body>\n<main>\n${body}\n</main>\n</body>\n</html>\n`
   );
 }

@@ -2,6 +2,9 @@
 export { renderJson, parseReport, type ParseReportResult } from './json.js';
 export { renderMarkdown } from './markdown.js';
 export { renderHtml } from './html.js';
+export { renderJunit, type JunitRun } from './junit.js';
+export { renderSeries, seriesLines, type SeriesLine, type SeriesLatency, type SeriesOperation } from './series.js';
+export { renderHgrm, hgrmFiles, HGRM_SCALING_RATIO } from './hgrm.js';
 export { GENERATOR_ADVICE, generatorBanner, thresholdVerdict } from './generator-text.js';
 export {
   READABLE_REPORT_VERSIONS,

@@ -48,7 +48,7 @@ export interface OperationStats {
     /** From the actual send time (what most load tools show). */
     uncorrected: Percentiles;
   };
-  /** HDR histograms of microseconds, compressed base64 (hdr-histogram-js), mergeable. */
+  /** HDR histograms of microseconds, compressed base64 (HdrHistogram V2 encoding), mergeable: docs/outputs.md#encoded-histograms. */
   histograms: { corrected: string; uncorrected: string };
   /** HTTP status → count (`"200": 991`). */
   statuses: Record<string, number>;

@@ -146,7 +146,7 @@ describe('runs against the embedded simulator', () => {
     const folders = runFolders(out);
     expect(folders).toHaveLength(1);
     const folder = folders[0] as string;
-    expect(readdirSync(folder).sort()).toEqual(['report.html', 'report.json', 'report.md']);
+    expect(readdirSync(folder).sort()).toEqual(['hgrm', 'report.html', 'report.json', 'report.md']);
     const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
     expect(report.status).toBe('completed');
     expect(report.scenario.name).toBe('smoke');

@@ -161,4 +161,37 @@ describe('report.html in headless Chromium', () => {
       await opened.close();
     }
   });
+
+  it('the latency axis switch: log shown by default, a click on "linear" shows the linear drawing, no script; threshold lines visible', async () => {
+    if (browser === undefined) throw new Error(MISSING);
+    const report: RunReport = { ...completedReport(), thresholds: [{ expression: 'p99 < 50ms', passed: true, actual: 12, detail: '' }] };
+    const file = join(dir, 'switch.html');
+    writeFileSync(file, renderHtml(report));
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      // Rendered boxes of the overall spectrum's two drawings and of its threshold line (only the shown drawing's has a box).
+      const facts = async () =>
+        (await page.evaluate(`(() => {
+          const svg = document.querySelector('svg.chart.large');
+          const size = (el) => { if (!el) return 0; const b = el.getBoundingClientRect(); return b.width * b.height; };
+          const visible = (sel) => [...svg.querySelectorAll(sel)].some((el) => getComputedStyle(el).display !== 'none' && size(el) > 0);
+          return {
+            log: visible('g.y-log'),
+            linear: visible('g.y-linear'),
+            threshold: [...svg.querySelectorAll('.threshold-line')].filter((el) => el.getBoundingClientRect().width > 100).length,
+            checked: document.querySelector('#latency-scale-log').checked,
+            scripts: document.scripts.length,
+          };
+        })()`)) as { log: boolean; linear: boolean; threshold: number; checked: boolean; scripts: number };
+      expect(await facts()).toEqual({ log: true, linear: false, threshold: 1, checked: true, scripts: 0 });
+      await page.click('label[for="latency-scale-linear"]');
+      expect(await facts()).toEqual({ log: false, linear: true, threshold: 1, checked: false, scripts: 0 });
+      await page.click('label[for="latency-scale-log"]');
+      expect(await facts()).toMatchObject({ log: true, linear: false, checked: true });
+    } finally {
+      await context.close();
+    }
+  });
 });

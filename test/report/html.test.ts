@@ -79,9 +79,9 @@ describe('renderHtml', () => {
         ...[c.p50, c.p90, c.p99, c.p999, c.max, c.mean, u.p50, u.p90, u.p99, u.p999, u.max, u.mean].map(formatMsValue),
       ]);
     }
-    // Spectrum: one corrected and one uncorrected curve per operation plus the overall ones.
-    expect(html.match(/<path class="line corrected"/g)).toHaveLength(report.operations.length + 1);
-    expect(html.match(/<path class="line uncorrected"/g)).toHaveLength(report.operations.length + 1);
+    // Spectrum: one corrected and one uncorrected curve per operation plus the overall ones, on each latency axis (log and linear).
+    expect(html.match(/<path class="line corrected"/g)).toHaveLength(2 * (report.operations.length + 1));
+    expect(html.match(/<path class="line uncorrected"/g)).toHaveLength(2 * (report.operations.length + 1));
     // Throughput: one bar per second; and the intended rate.
     expect(html.match(/<rect class="bar requests"/g)).toHaveLength(report.timeline.length);
     expect(html).toContain('intended 300.0/s');
@@ -115,9 +115,9 @@ describe('renderHtml', () => {
     expect(html).toContain('<span class="status interrupted">INTERRUPTED</span>');
     expect(html).toContain('<div class="banner interrupted" role="alert"><strong>Interrupted.</strong>');
     expect(html).toContain('1.4 s that were measured, and 5,860 planned sends were never made');
-    // One timeline point still draws: a bar and a dot per series.
+    // One timeline point still draws: a bar and a dot per series (on each latency axis, log and linear).
     expect(html.match(/<rect class="bar requests"/g)).toHaveLength(1);
-    expect(html.match(/<circle class="dot p99"/g)).toHaveLength(1);
+    expect(html.match(/<circle class="dot p99"/g)).toHaveLength(2);
   });
 
   it('an empty failed run: banner, "no samples" charts, dashes instead of zero latencies', () => {

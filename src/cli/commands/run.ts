@@ -1,6 +1,6 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
 import { readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
@@ -22,6 +22,7 @@ import { faultsFromFlags } from '../fault-flags.js';
 import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
+import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 
 interface RunArgs extends LoadFlags {
   scenario: string[];
@@ -44,6 +45,12 @@ interface RunArgs extends LoadFlags {
   /** The generator's limits: above them the run is inconclusive (exit 97). */
   maxLateShare?: number;
   maxLoopDelay?: string;
+  /** JUnit XML of every run's thresholds, checks and invariants. */
+  junit?: string;
+  /** Per-second NDJSON of every run. */
+  series?: string;
+  /** HOST:PORT of a Prometheus endpoint during the runs. */
+  metrics?: string;
 }
 
 /**
@@ -152,6 +159,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
   const generatorLimits = generatorLimitsOf(args);
+  const outputs = new RunOutputs(args);
 
   let makeTarget: () => Promise<Target>;
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
@@ -195,6 +203,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     makeTarget = async () => detected.target;
   }
   outFolder ??= checkOut();
+  // Listening before any load: a bad or busy address is a usage error with nothing sent.
+  await outputs.startMetrics(args.metrics, (line) => process.stderr.write(`keysim: ${line}\n`));
 
   const controller = new AbortController();
   let sigints = 0;
@@ -222,6 +232,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
       // a run that is killed leaves it there, findable, for keysim check.
       const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
+      const metrics = outputs.metricsFor(basename(folder), scenario.name);
       try {
         if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'live' ? target.url : target.remote === true ? `the simulator at ${target.url}` : 'the embedded simulator'}\n`);
         if (historyPath !== undefined && !args.quiet) process.stderr.write(`  history: ${historyPath}\n`);
@@ -243,12 +254,14 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
+          ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
         });
       } catch (error) {
         // Nothing ran: no report, and no folder left that looks like a run.
         if (historyPath !== undefined) rmSync(historyPath, { force: true });
         if (readdirSync(folder).length === 0) rmSync(folder, { recursive: true, force: true });
         if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
+        if (error instanceof TargetUnreachableError || error instanceof ScenarioFailedError) outputs.addFailure(scenario.name, error.message);
         if (error instanceof TargetUnreachableError) {
           process.stderr.write(`keysim: ${error.message}\n`);
           exit = worse(exit, EXIT.targetUnreachable);
@@ -261,6 +274,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         }
         throw error;
       } finally {
+        metrics.finish();
         await target.close();
       }
       if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
@@ -274,14 +288,26 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         process.stdout.write(`${renderSummary(report)}\n${historyLine}\n`);
         process.stderr.write(`keysim: ${error.message} The report of "${scenario.name}" was not saved.\n`);
         exit = worse(exit, EXIT.failure);
+        outputs.addReport(report, folder);
         continue;
       }
       process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
       exit = worse(exit, exitCodeOf(report));
+      try {
+        writeHgrmFiles(report, folder);
+      } catch (error) {
+        if (!(error instanceof ReportWriteError)) throw error;
+        // The report is saved; the files beside it are not.
+        process.stderr.write(`keysim: ${error.message}\n`);
+        exit = worse(exit, EXIT.failure);
+      }
+      outputs.addReport(report, folder);
     }
   } finally {
     process.off('SIGINT', onSigint);
+    await outputs.close();
   }
+  if (outputs.writeFailed) exit = worse(exit, EXIT.failure);
   if (ran === 0 && !controller.signal.aborted) {
     // A QA job gating on the exit code must not go green having tested nothing.
     process.stderr.write(`keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`);
@@ -334,12 +360,16 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
         type: 'string',
         describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
       })
+      .option('junit', { type: 'string', describe: 'Also write JUnit XML to this file: a test suite per scenario run, a test case per threshold, check and invariant (for CI)' })
+      .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
+      .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
       .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
-      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails') as unknown as Argv<GivenArgs>,
+      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
+      .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards') as unknown as Argv<GivenArgs>,
   handler: async (args: ArgumentsCamelCase<GivenArgs>) => {
     process.exitCode = await runCommand(args);
   },

@@ -7,7 +7,9 @@
 import { type OperationStats, type Percentiles } from '../model.js';
 import { type Histogram, decodeHistogram } from '../histogram.js';
 import { formatMs } from '../format.js';
-import { type Box, esc, legend, linePath, linear, n, niceTicks, noData, plotWidth, svgOpen, truncate, yGrid } from './svg.js';
+import { type Box, esc, legend, linePath, linear, n, noData, plotWidth, svgOpen, truncate } from './svg.js';
+import { perScale, plotBackground, yAxis, yScales } from './latency-axis.js';
+import { type ChartThreshold, thresholdLines } from './threshold-lines.js';
 
 export interface SpectrumPoint {
   /** Decades of nines. */
@@ -69,9 +71,10 @@ export function spectrum(encoded: string, summary: Percentiles, decades: number)
 
 /**
  * The spectrum of one operation. In the closed model (`model: 'closed'`) there are no intended
- * send times: one curve, the latency from the actual send, never labelled corrected.
+ * send times: one curve, the latency from the actual send, never labelled corrected. The latency
+ * axis is drawn log and linear (latency-axis.ts); `thresholds` (ms) are drawn as lines on it.
  */
-export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small', model: 'open' | 'closed' = 'open'): string {
+export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small', model: 'open' | 'closed' = 'open', thresholds: readonly ChartThreshold[] = []): string {
   const box: Box =
     size === 'large'
       ? { width: 1000, height: 340, left: 64, right: 36, top: 36, bottom: 44 }
@@ -81,10 +84,10 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
   const open = model === 'open';
   const corrected = open ? spectrum(op.histograms.corrected, op.latency.corrected, decades) : { points: [], approximate: false };
   const uncorrected = spectrum(op.histograms.uncorrected, op.latency.uncorrected, decades);
-  const maxMs = Math.max(0, ...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms));
-  const yAxis = niceTicks(maxMs);
+  const values = [...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms), ...thresholds.map((t) => t.value)].filter((v) => Number.isFinite(v));
+  const maxMs = Math.max(0, ...values);
+  const scales = yScales(box, Math.min(...values.filter((v) => v > 0)), maxMs);
   const x = linear(0, decades, box.left, box.width - box.right);
-  const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
   const label =
     `Latency percentile spectrum, ${title}: ` +
     (corrected.points.length === 0 && uncorrected.points.length === 0
@@ -95,15 +98,14 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
         : `latency from the actual send (closed model) p99 ${formatMs(op.latency.uncorrected.p99)}, max ${formatMs(op.latency.uncorrected.max)}`);
   let out = svgOpen(box, label, `spectrum ${size}`);
   out += `<text class="chart-title" x="${n(box.left)}" y="16">${esc(truncate(title, size === 'large' ? 60 : 54))}</text>`;
-  out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'latency (ms)');
+  out += plotBackground(box);
   for (let d = 0; d <= decades; d++) {
     out += `<path class="grid" d="M${n(x(d))} ${n(box.top)}V${n(box.height - box.bottom)}"/>`;
     out += `<text class="tick" x="${n(x(d))}" y="${n(box.height - box.bottom + 16)}" text-anchor="middle">${decadeLabel(d)}</text>`;
   }
   out += `<text class="axis-title" x="${n(box.left + plotWidth(box) / 2)}" y="${n(box.height - 6)}" text-anchor="middle">percentile</text>`;
-  if (corrected.points.length === 0 && uncorrected.points.length === 0) {
-    out += noData(box, 'no samples');
-  } else {
+  const curvesOf = (y: (ms: number) => number): string => {
+    let drawn = '';
     // Uncorrected last: dashed on top, so both stay visible where the curves coincide.
     const curves = open
       ? ([
@@ -114,12 +116,21 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
     for (const [curve, cls, name] of curves) {
       if (curve.points.length === 0) continue;
       const pts = curve.points.map((p) => ({ x: x(p.x), y: y(p.ms) }));
-      out += `<path class="line ${cls}" d="${linePath(pts)}"><title>${name}</title></path>`;
+      drawn += `<path class="line ${cls}" d="${linePath(pts)}"><title>${name}</title></path>`;
       if (curve.approximate || pts.length === 1) {
-        for (const p of pts) out += `<circle class="dot ${cls}" cx="${n(p.x)}" cy="${n(p.y)}" r="3"/>`;
+        for (const p of pts) drawn += `<circle class="dot ${cls}" cx="${n(p.x)}" cy="${n(p.y)}" r="3"/>`;
       }
     }
-  }
+    return drawn;
+  };
+  const empty = corrected.points.length === 0 && uncorrected.points.length === 0;
+  out += perScale(scales, (scale) => {
+    const y = scale.y;
+    let body = yAxis(box, scale, 'latency (ms)');
+    if (!empty) body += curvesOf(y);
+    return body + thresholdLines(box, thresholds, y);
+  });
+  if (empty) out += noData(box, 'no samples');
   const approx = corrected.approximate || uncorrected.approximate ? ' (from summary percentiles)' : '';
   // Small charts: the legend gets its own row under the title, so long operation names fit.
   out += legend(

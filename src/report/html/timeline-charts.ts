@@ -3,6 +3,8 @@ import { type RunReport, type TimelinePoint } from '../model.js';
 import { formatCount, formatMs, formatRate } from '../format.js';
 import { targetLine } from '../stages-text.js';
 import { type Box, axisLabel, esc, legend, linePath, linear, n, niceTicks, noData, plotWidth, svgOpen, yGrid } from './svg.js';
+import { perScale, plotBackground, yAxis, yScales } from './latency-axis.js';
+import { chartThresholds, latencyThresholdsOf, rateThresholds, thresholdLines } from './threshold-lines.js';
 
 /** x ticks over `seconds`: seconds for short runs, minutes for long ones. */
 export function timeTicks(seconds: number): Array<{ at: number; label: string }> {
@@ -42,16 +44,17 @@ export function throughputChart(report: RunReport): string {
   const staged = targetLine(report);
   const intended = staged === undefined && report.settings.model === 'open' && Number.isFinite(report.settings.rate) && report.settings.rate > 0 ? report.settings.rate : 0;
   const peak = points.reduce((max, p) => Math.max(max, Number.isFinite(p.requests) ? p.requests : 0), 0);
-  const yAxis = niceTicks(Math.max(peak, intended, staged?.peak ?? 0));
+  const rpsThresholds = rateThresholds(chartThresholds(report));
+  const yTicks = niceTicks(Math.max(peak, intended, staged?.peak ?? 0, ...rpsThresholds.map((t) => t.value)));
   const x = linear(0, span, box.left, box.width - box.right);
-  const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
+  const y = linear(0, yTicks.max, box.height - box.bottom, box.top);
   const label =
     points.length === 0
       ? 'Throughput per second: no data'
       : `Throughput per second over ${formatCount(span)} s: peak ${formatCount(peak)} requests/s, ${formatCount(points.reduce((s, p) => s + p.errors, 0))} errors`;
   let out = svgOpen(box, label, 'throughput');
   out += `<text class="chart-title" x="${n(box.left)}" y="16">Throughput (requests/s)</text>`;
-  out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'requests/s');
+  out += yGrid(box, yTicks.ticks, yTicks.decimals, y, 'requests/s');
   out += timeAxis(box, span, x);
   if (points.length === 0) {
     out += noData(box, 'no per-second data');
@@ -85,6 +88,7 @@ export function throughputChart(report: RunReport): string {
     }
     out += `<path class="line target stages" d="${staged.points.map((q, i) => `${i === 0 ? 'M' : 'L'}${n(at(q.second))} ${n(y(q.rate))}`).join('')}"/>`;
   }
+  out += thresholdLines(box, rpsThresholds, y);
   const items: Array<{ label: string; cls: string; kind: 'line' | 'box' }> = [
     { label: 'requests', cls: 'bar requests', kind: 'box' },
     { label: 'errors', cls: 'bar errors', kind: 'box' },
@@ -102,33 +106,37 @@ export function latencyOverTimeChart(report: RunReport): string {
   const points = report.timeline.filter((p) => Number.isFinite(p.second));
   const span = timelineSpan(report);
   const peak = points.reduce((max, p) => Math.max(max, Number.isFinite(p.p99Ms) ? p.p99Ms : 0, Number.isFinite(p.p50Ms) ? p.p50Ms : 0), 0);
-  const yAxis = niceTicks(peak);
+  // The thresholds of all operations together: the chart is of all operations.
+  const thresholds = latencyThresholdsOf(chartThresholds(report), undefined);
+  const values = [...points.flatMap((p) => [p.p50Ms, p.p99Ms]), ...thresholds.map((t) => t.value)].filter((v) => Number.isFinite(v));
+  const scales = yScales(box, Math.min(...values.filter((v) => v > 0)), Math.max(0, ...values));
   const x = linear(0, span, box.left, box.width - box.right);
-  const y = linear(0, yAxis.max, box.height - box.bottom, box.top);
   const label =
     points.length === 0 ? 'Latency over time: no data' : `p99 and p50 latency per second (${kind}): highest p99 ${formatMs(peak)}`;
   let out = svgOpen(box, label, 'latency-over-time');
   out += `<text class="chart-title" x="${n(box.left)}" y="16">Latency per second (${kind}, ms)</text>`;
-  out += yGrid(box, yAxis.ticks, yAxis.decimals, y, 'latency (ms)');
+  out += plotBackground(box);
   out += timeAxis(box, span, x);
-  if (points.length === 0) {
-    out += noData(box, 'no per-second data');
-  } else {
+  const curves = (y: (ms: number) => number): string => {
+    let drawn = '';
     for (const [cls, value] of [
       ['p50', (p: TimelinePoint) => p.p50Ms],
       ['p99', (p: TimelinePoint) => p.p99Ms],
     ] as const) {
       const pts = points.map((p) => ({ x: x(p.second + 0.5), y: y(value(p)) }));
-      out += `<path class="line ${cls}" d="${linePath(pts)}"/>`;
+      drawn += `<path class="line ${cls}" d="${linePath(pts)}"/>`;
       if (points.length <= 60) {
         points.forEach((p, i) => {
           const at = pts[i];
           if (at === undefined) return;
-          out += `<circle class="dot ${cls}" cx="${n(at.x)}" cy="${n(at.y)}" r="${points.length === 1 ? 4 : 2.5}"><title>${esc(`${formatCount(p.second)} s: ${cls} ${formatMs(value(p))}`)}</title></circle>`;
+          drawn += `<circle class="dot ${cls}" cx="${n(at.x)}" cy="${n(at.y)}" r="${points.length === 1 ? 4 : 2.5}"><title>${esc(`${formatCount(p.second)} s: ${cls} ${formatMs(value(p))}`)}</title></circle>`;
         });
       }
     }
-  }
+    return drawn;
+  };
+  out += perScale(scales, (scale) => yAxis(box, scale, 'latency (ms)') + (points.length === 0 ? '' : curves(scale.y)) + thresholdLines(box, thresholds, scale.y));
+  if (points.length === 0) out += noData(box, 'no per-second data');
   out += legend(box.width - box.right - 150, 16, [
     { label: 'p99', cls: 'p99', kind: 'line' },
     { label: 'p50', cls: 'p50', kind: 'line' },

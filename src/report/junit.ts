@@ -1,0 +1,186 @@
+/**
+ * `--junit FILE`: the verdicts of one or more runs as JUnit XML, the format CI systems (GitLab,
+ * Jenkins, GitHub test reporters) show as test results. One `<testsuite>` per scenario run, one
+ * `<testcase>` per threshold, check and invariant (and one for the oracle when it ran):
+ *
+ * - a failed threshold, check or invariant is a `<failure>` with the measured value as message
+ *   and the detail (witness, expression) as text;
+ * - an inconclusive threshold (the load generator could not keep its schedule) is `<skipped>`
+ *   with the reason: neither passed nor failed;
+ * - a run that was interrupted or failed before it finished adds an `<error>` test case, so a CI
+ *   job never shows a partial run as green;
+ * - a scenario that could not run at all (target unreachable, set-up failed) is a suite with one
+ *   `<error>` test case (`JunitRun.error`).
+ *
+ * Pure: the CLI writes the file. Every string is escaped for XML, and characters XML 1.0 cannot
+ * carry at all (most control characters, lone surrogates) are replaced by U+FFFD.
+ */
+import type { RunReport } from './model.js';
+import { thresholdVerdict } from './generator-text.js';
+
+/** One scenario run for the JUnit file: its report, or why it produced none. */
+export type JunitRun = { report: RunReport } | { scenario: string; error: string };
+
+/** Characters XML 1.0 allows (tab, newline, carriage return and from U+0020, minus lone surrogates and U+FFFE/U+FFFF). */
+const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\uD800-\uDBFF\uDC00-\uDFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Escapes text for XML content and double- or single-quoted attributes. */
+export function escapeXml(text: string): string {
+  return text.replace(NOT_XML_CHAR, '\uFFFD').replace(/[&<>"']/g, (ch) => {
+    switch (ch) {
+      case '&':
+        return '&amp;';
+      case '<':
+        return '&lt;';
+      case '>':
+        return '&gt;';
+      case '"':
+        return '&quot;';
+      default:
+        return '&apos;';
+    }
+  });
+}
+
+interface Case {
+  classname: string;
+  name: string;
+  outcome: { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
+}
+
+function suiteCases(report: RunReport): Case[] {
+  const scenario = report.scenario.name;
+  const cases: Case[] = [];
+  if (report.status !== 'completed') {
+    cases.push({
+      classname: `${scenario}.run`,
+      name: 'run completed',
+      outcome: {
+        kind: 'error',
+        message: report.status === 'interrupted' ? 'the run was interrupted (SIGINT): its figures are partial' : 'the run failed before its planned end',
+        detail: report.notes.join('\n'),
+      },
+    });
+  }
+  for (const t of report.thresholds) {
+    const verdict = thresholdVerdict(t);
+    cases.push({
+      classname: `${scenario}.thresholds`,
+      name: t.expression,
+      outcome:
+        verdict === 'passed'
+          ? { kind: 'passed' }
+          : verdict === 'inconclusive'
+            ? { kind: 'skipped', message: `inconclusive: ${t.detail}` }
+            : { kind: 'failure', message: `${t.expression}: ${t.detail}`, detail: `threshold ${t.expression}\nmeasured: ${t.actual === null ? 'no data' : String(t.actual)}\n${t.detail}` },
+    });
+  }
+  for (const c of report.checks) {
+    cases.push({
+      classname: `${scenario}.checks`,
+      name: c.name,
+      outcome: c.passed ? { kind: 'passed' } : { kind: 'failure', message: c.detail === '' ? `${c.name} failed` : c.detail, detail: c.detail },
+    });
+  }
+  const invariants = report.invariants;
+  if (invariants !== undefined) {
+    for (const inv of invariants.invariants) {
+      const violations = invariants.violations.filter((v) => v.invariant === inv.id);
+      const detail = violations
+        .map((v) => `${v.subject}: ${v.message} (${v.occurrences} answer${v.occurrences === 1 ? '' : 's'})\n` + v.witness.map((w) => `  #${w.seq} ${w.op} ${w.request} → ${w.outcome}`).join('\n'))
+        .join('\n');
+      cases.push({
+        classname: `${scenario}.invariants`,
+        name: `${inv.id}: ${inv.title}`,
+        outcome: inv.passed
+          ? inv.checked === 0
+            ? { kind: 'skipped', message: 'nothing in the history exercised this invariant' }
+            : { kind: 'passed' }
+          : { kind: 'failure', message: `${inv.violations} subject${inv.violations === 1 ? '' : 's'} broke ${inv.id}`, detail },
+      });
+    }
+    if (invariants.verdict === 'not-checked') {
+      cases.push({ classname: `${scenario}.invariants`, name: 'history checked', outcome: { kind: 'skipped', message: invariants.notes.join('; ') || 'the history was not checked' } });
+    }
+    const oracle = invariants.oracle;
+    if (oracle !== undefined) {
+      cases.push({
+        classname: `${scenario}.invariants`,
+        name: 'oracle: every answer agrees with a replay through a fresh engine',
+        outcome:
+          oracle.verdict === 'agrees'
+            ? { kind: 'passed' }
+            : oracle.verdict === 'not-run'
+              ? { kind: 'skipped', message: oracle.note ?? 'the oracle did not run' }
+              : {
+                  kind: 'failure',
+                  message: `${oracle.differences} answer${oracle.differences === 1 ? '' : 's'} differ from the oracle's`,
+                  detail: oracle.examples.map((d) => `#${d.seq} ${d.op} ${d.field}: expected ${d.expected}, received ${d.received}`).join('\n'),
+                },
+      });
+    }
+  }
+  return cases;
+}
+
+function caseXml(c: Case, timeSeconds: string): string {
+  const open = `    <testcase classname="${escapeXml(c.classname)}" name="${escapeXml(c.name)}" time="${timeSeconds}"`;
+  const o = c.outcome;
+  if (o.kind === 'passed') return `${open}/>`;
+  const body = o.detail === undefined || o.detail === '' ? '' : escapeXml(o.detail);
+  const tag = o.kind;
+  const typeAttr = o.kind === 'skipped' ? '' : ` type="${o.kind === 'failure' ? 'AssertionError' : 'RunError'}"`;
+  return `${open}>\n      <${tag} message="${escapeXml(o.message)}"${typeAttr}${body === '' ? '/>' : `>${body}</${tag}>`}\n    </testcase>`;
+}
+
+function suiteXml(name: string, cases: Case[], timestamp: string | undefined, timeSeconds: string, properties: Array<[string, string]>): string {
+  const count = (kind: string) => cases.filter((c) => c.outcome.kind === kind).length;
+  const attrs =
+    `name="${escapeXml(name)}" tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}" time="${timeSeconds}"` +
+    (timestamp === undefined ? '' : ` timestamp="${escapeXml(timestamp)}"`);
+  const props =
+    properties.length === 0 ? '' : `    <properties>\n${properties.map(([k, v]) => `      <property name="${escapeXml(k)}" value="${escapeXml(v)}"/>`).join('\n')}\n    </properties>\n`;
+  return `  <testsuite ${attrs}>\n${props}${cases.map((c) => `${caseXml(c, '0')}\n`).join('')}  </testsuite>`;
+}
+
+/** The runs as one JUnit XML document (`<testsuites>`), a suite per run in the order given. */
+export function renderJunit(runs: readonly JunitRun[]): string {
+  const suites: string[] = [];
+  let tests = 0;
+  let failures = 0;
+  let errors = 0;
+  let skipped = 0;
+  for (const run of runs) {
+    let cases: Case[];
+    let xml: string;
+    if ('report' in run) {
+      const r = run.report;
+      cases = suiteCases(r);
+      const seconds = Number.isFinite(r.measuredMs) ? (r.measuredMs / 1000).toFixed(3) : '0';
+      xml = suiteXml(`keysim ${r.scenario.name}`, cases, r.startedAt.replace(/\.\d+Z$/, ''), seconds, [
+        ['scenario', r.scenario.name],
+        ['status', r.status],
+        ['target', `${r.target.kind} ${r.target.url}`],
+        ['model', r.settings.model],
+        ['seed', String(r.seed)],
+        ['requests', String(r.totals.requests)],
+        ['errors', String(r.totals.errors)],
+        ['generatorLimited', String(r.generator?.limited === true)],
+      ]);
+    } else {
+      cases = [{ classname: `${run.scenario}.run`, name: 'run completed', outcome: { kind: 'error', message: run.error } }];
+      xml = suiteXml(`keysim ${run.scenario}`, cases, undefined, '0', [['scenario', run.scenario]]);
+    }
+    suites.push(xml);
+    tests += cases.length;
+    failures += cases.filter((c) => c.outcome.kind === 'failure').length;
+    errors += cases.filter((c) => c.outcome.kind === 'error').length;
+    skipped += cases.filter((c) => c.outcome.kind === 'skipped').length;
+  }
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="keysim" tests="${tests}" failures="${failures}" errors="${errors}" skipped="${skipped}">\n` +
+    suites.map((s) => `${s}\n`).join('') +
+    `</testsuites>\n`
+  );
+}
