@@ -8,6 +8,12 @@ export const EXIT = {
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
   /**
+   * `keysim compare` (and `keysim run --baseline`): a watched figure of the candidate is worse than
+   * the baseline's, beyond the noise threshold over its whole confidence interval. For `run
+   * --baseline` it ranks below every verdict of the run itself (see `exitCodeOf` in `run.ts`).
+   */
+  compareWorse: 93,
+  /**
    * `keysim check`: the history was cut short (the run was killed while writing it). The part that
    * could be judged holds every invariant, but the rest was not checked: a partial verdict.
    */
