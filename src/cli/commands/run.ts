@@ -19,8 +19,9 @@ import { renderSummary } from '../summary.js';
 import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
 import { faultsFromFlags } from '../fault-flags.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
+import { type BaselineFlags, baselineFlagOptions, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
 
-interface RunArgs extends LoadFlags {
+interface RunArgs extends LoadFlags, BaselineFlags {
   scenario: string[];
   target: string;
   seed: number;
@@ -105,8 +106,14 @@ export function exitCodeOf(report: RunReport): ExitCode {
   return EXIT.ok;
 }
 
+/**
+ * With --baseline, a worse comparison (93) ranks below every verdict of the run itself: a
+ * generator-limited run (97) makes its latency figures, and so the comparison, inconclusive, and an
+ * explicit threshold that failed (99) is the stronger statement.
+ */
 const SEVERITY: ExitCode[] = [
   EXIT.ok,
+  EXIT.compareWorse,
   EXIT.generatorLimited,
   EXIT.thresholdFailed,
   EXIT.checkFailed,
@@ -140,6 +147,7 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
   const generatorLimits = generatorLimitsOf(args);
+  const baselines = prepareBaselines(args, names);
 
   let makeTarget: () => Promise<Target>;
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
@@ -260,6 +268,10 @@ export async function runCommand(args: RunArgs): Promise<ExitCode> {
       }
       process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
       exit = worse(exit, exitCodeOf(report));
+      if (baselines !== undefined) {
+        const write = (text: string) => process.stdout.write(text);
+        exit = worse(exit, compareWithBaseline(baselines, report, folder, write, (text) => process.stderr.write(text)));
+      }
     }
   } finally {
     process.off('SIGINT', onSigint);
@@ -276,7 +288,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
-    y
+    baselineFlagOptions(y)
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
       .option('target', { type: 'string', default: 'sim', describe: '"sim" (the embedded simulator) or the base URL of a live deployment' })
       .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
@@ -310,6 +322,7 @@ export const runCommandModule: CommandModule<object, RunArgs> = {
         describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
       })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
+      .example('$0 run smoke --baseline reports/main', 'compare with the newest smoke run in reports/main (exit 93 when worse)')
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
