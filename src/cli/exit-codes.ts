@@ -29,7 +29,7 @@ export const EXIT = {
    * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay, its
    * own CPU), so latency thresholds could not be judged. Run on a quieter machine or lower the rate.
    * Precedence for one run: interrupted 130 > target stopped 96 > resources left 95 > invariant 100 >
-   * check 98 > threshold 99 > 97 > ok 0
+   * check 98 > threshold 99 > 97 > compare worse 93 (run --baseline) > ok 0
    * (a failure that holds whatever the generator's pace outranks an inconclusive run).
    */
   generatorLimited: 97,
