@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
+import { worseExitCode } from '../../src/cli/commands/run.js';
 import { renderJson } from '../../src/report/index.js';
 import { seededRandom } from '../../src/report/compare-stats.js';
 import type { RunReport } from '../../src/report/model.js';
@@ -94,6 +95,23 @@ test('hand-built runs, the candidate 20 % slower: exit 93, every format, files w
   expect(JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8'))).toEqual(parsed);
   expect(readFileSync(join(out, 'compare.md'), 'utf8')).toBe(md.stdout);
   expect(readFileSync(join(out, 'compare.html'), 'utf8')).toBe(html.stdout);
+});
+
+test('--baseline a b c --candidate d e f: compared run by run (Mann–Whitney U), exit 93 for a 20 % slower candidate', async () => {
+  const base = [1, 2, 3].map((seed) => writeReportFile(handBuilt(seed, 1)));
+  const cand = [4, 5, 6].map((seed) => writeReportFile(handBuilt(seed, 1.2)));
+  const result = await cli(['compare', '--baseline', ...base, '--candidate', ...cand, '--watch', 'p50']);
+  expect(result.code, result.stdout + result.stderr).toBe(EXIT.compareWorse);
+  expect(result.stdout).toMatch(/3 baseline runs against 3 candidate runs: run by run \(Mann–Whitney U/);
+  expect(result.stdout).toMatch(/90\.0 % confidence/);
+});
+
+test('run --baseline: a worse comparison (93) ranks below every verdict of the run itself, above ok', () => {
+  expect(worseExitCode(EXIT.ok, EXIT.compareWorse)).toBe(EXIT.compareWorse);
+  for (const code of [EXIT.generatorLimited, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.invariantViolated, EXIT.resourcesLeft, EXIT.targetStopped, EXIT.usage, EXIT.interrupted]) {
+    expect(worseExitCode(EXIT.compareWorse, code)).toBe(code);
+    expect(worseExitCode(code, EXIT.compareWorse)).toBe(code);
+  }
 });
 
 describe('real runs on the embedded simulator', () => {

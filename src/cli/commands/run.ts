@@ -126,6 +126,8 @@ const SEVERITY: ExitCode[] = [
   EXIT.interrupted,
 ];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
+/** The more severe of two exit codes (the order above). */
+export { worse as worseExitCode };
 
 export async function runCommand(args: RunArgs): Promise<ExitCode> {
   const names = args.scenario.length === 0 ? [DEFAULT_SCENARIO] : args.scenario;
