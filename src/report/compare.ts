@@ -29,6 +29,9 @@ import { type Watch, checkWatches, defaultWatches } from './compare-watch.js';
 import { decodeHistogram, mergeHistograms } from './histogram.js';
 import { spectrumDecades } from './html/spectrum-chart.js';
 
+/** Below this many seconds in a run, the bootstrap's intervals are flagged as rough. */
+const SHORT_RUN_SECONDS = 10;
+
 export interface CompareInput {
   /** Where the report came from (shown in the output). */
   source: string;
@@ -272,6 +275,10 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
       figures.push(...bootstrapFigures(operation, result, noise, confidence));
     }
     figures.push(lateNotJudged(base, cand, noise));
+    const shortest = Math.min(...all.map((i) => i.report.timeline.length));
+    if (shortest < SHORT_RUN_SECONDS) {
+      notes.push(`A run of ${shortest} s leaves few seconds to resample: the intervals are rough (a single stalled second moves them). Runs of 30 s or more, or three runs per side, give firmer verdicts.`);
+    }
     if (baseline.length === 2 || candidate.length === 2) {
       notes.push('Two runs on a side are pooled second by second: the interval reflects the variation within those runs, not between runs. Three or more runs per side are compared run by run.');
     }

@@ -91,9 +91,11 @@ describe('one run per side: the block bootstrap', () => {
     expect(c.worse).toContain('errors');
   });
 
-  test('late sends are shown but not judged with one run per side', () => {
+  test('late sends are shown but not judged with one run per side; short runs are flagged', () => {
     const c = compared([runOf(1, 1, 5, 20)], [runOf(2, 1, 5, 20)], { resamples: 50 });
     expect(figure(c, 'late', ALL_OPERATIONS).verdict).toBe('not-judged');
+    expect(c.notes.join(' ')).toMatch(/A run of 5 s leaves few seconds to resample/);
+    expect(compared([runOf(1, 1, 10, 20)], [runOf(2, 1, 10, 20)], { resamples: 50 }).notes.join(' ')).not.toMatch(/few seconds/);
   });
 });
 
