@@ -8,6 +8,12 @@ export const EXIT = {
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
   /**
+   * `keysim compare` (and `keysim run --baseline`): a watched figure of the candidate is worse than
+   * the baseline's, beyond the noise threshold over its whole confidence interval. For `run
+   * --baseline` it ranks below every verdict of the run itself (see `exitCodeOf` in `run.ts`).
+   */
+  compareWorse: 93,
+  /**
    * `keysim check`: the history was cut short (the run was killed while writing it). The part that
    * could be judged holds every invariant, but the rest was not checked: a partial verdict.
    */
@@ -23,7 +29,7 @@ export const EXIT = {
    * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay, its
    * own CPU), so latency thresholds could not be judged. Run on a quieter machine or lower the rate.
    * Precedence for one run: interrupted 130 > target stopped 96 > resources left 95 > invariant 100 >
-   * check 98 > threshold 99 > 97 > ok 0
+   * check 98 > threshold 99 > 97 > compare worse 93 (run --baseline) > ok 0
    * (a failure that holds whatever the generator's pace outranks an inconclusive run).
    */
   generatorLimited: 97,

@@ -23,8 +23,9 @@ import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
+import { type BaselineFlags, baselineFlagOptions, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
 
-interface RunArgs extends LoadFlags {
+interface RunArgs extends LoadFlags, BaselineFlags {
   scenario: string[];
   target: string;
   seed: number;
@@ -118,8 +119,14 @@ export function exitCodeOf(report: RunReport): ExitCode {
   return EXIT.ok;
 }
 
+/**
+ * With --baseline, a worse comparison (93) ranks below every verdict of the run itself: a
+ * generator-limited run (97) makes its latency figures, and so the comparison, inconclusive, and an
+ * explicit threshold that failed (99) is the stronger statement.
+ */
 const SEVERITY: ExitCode[] = [
   EXIT.ok,
+  EXIT.compareWorse,
   EXIT.generatorLimited,
   EXIT.thresholdFailed,
   EXIT.checkFailed,
@@ -132,6 +139,8 @@ const SEVERITY: ExitCode[] = [
   EXIT.interrupted,
 ];
 const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
+/** The more severe of two exit codes (the order above). */
+export { worse as worseExitCode };
 
 /** The flags as given: those with no value yet are filled from the configuration file, then the built-in defaults. */
 type GivenArgs = Omit<RunArgs, 'target' | 'seed' | 'out' | 'history' | 'timeout' | 'pipelining'> &
@@ -160,6 +169,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   }
   const generatorLimits = generatorLimitsOf(args);
   const outputs = new RunOutputs(args);
+  const baselines = prepareBaselines(args, names);
 
   let makeTarget: () => Promise<Target>;
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
@@ -302,6 +312,10 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         exit = worse(exit, EXIT.failure);
       }
       outputs.addReport(report, folder);
+      if (baselines !== undefined) {
+        const write = (text: string) => process.stdout.write(text);
+        exit = worse(exit, compareWithBaseline(baselines, report, folder, write, (text) => process.stderr.write(text)));
+      }
     }
   } finally {
     process.off('SIGINT', onSigint);
@@ -320,7 +334,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
-    y
+    baselineFlagOptions(y)
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
       .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
       .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
@@ -369,7 +383,8 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
       .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
       .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
-      .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards') as unknown as Argv<GivenArgs>,
+      .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards')
+      .example('$0 run smoke --baseline reports/main', 'compare with the newest smoke run in reports/main (exit 93 when worse)') as unknown as Argv<GivenArgs>,
   handler: async (args: ArgumentsCamelCase<GivenArgs>) => {
     process.exitCode = await runCommand(args);
   },
