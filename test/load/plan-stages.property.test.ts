@@ -95,6 +95,12 @@ describe('staged plan', () => {
     for (let i = 0; i < 120; i++) expect(phaseOffsetMs(constant!, i)).toBe(phaseOffsetMs(reference!, i));
   });
 
+  test('regression: a constant stage one rounding error from a half planned one request more than the constant plan', () => {
+    // 499.99999999999994/s × 8.817 s: the trapezoid (a + b) / 2 · d gave 4408.5, rate × d / 1000 gives 4408.4999….
+    const plan = planStages(499.99999999999994, [{ durationMs: 8817, target: 499.99999999999994 }]);
+    expect(stagedCount(plan)).toBe(plannedCount(499.99999999999994, 8817));
+  });
+
   test('a linear ramp from 0 sends request i at √(2·i·D/target)', () => {
     const plan = planStages(0, [{ durationMs: 10_000, target: 100 }]);
     expect(stagedOffsetMs(plan, 0)).toBe(0);
