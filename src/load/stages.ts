@@ -32,7 +32,8 @@ export function planStages(startRate: number, stages: readonly Stage[]): StagePl
   let n = 0;
   for (const stage of stages) {
     atMs += stage.durationMs;
-    n += ((from + stage.target) / 2) * (stage.durationMs / 1000);
+    // A constant stage in plannedCount's own expression: a half rounds the same way in both plans.
+    n += from === stage.target ? (from * stage.durationMs) / 1000 : ((from + stage.target) * stage.durationMs) / 2000;
     boundariesMs.push(atMs);
     cumulative.push(n);
     from = stage.target;
