@@ -1,5 +1,3 @@
-import { type Stage, type StagePlan, planStages, stagedCount, stagedOffsetMs, stagesDurationMs } from './stages.js';
-
 /**
  * The load plan, a pure function of the settings (docs/architecture.md#conventions): in the open model every
  * request of a phase has an intended send time, evenly spaced at the phase's rate —
@@ -9,6 +7,7 @@ import { type Stage, type StagePlan, planStages, stagedCount, stagedOffsetMs, st
  * Times are computed on demand, so a ten-million-request plan costs no memory. A phase may instead
  * ramp its rate through stages (stages.ts); the executors ask `phaseOffsetMs` and never see which.
  */
+import { type Stage, type StagePlan, planStages, stagedCount, stagedOffsetMs, stagesDurationMs } from './stages.js';
 
 export interface PlannedPhase {
   name: string;
