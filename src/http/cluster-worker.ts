@@ -18,9 +18,10 @@ function send(message: WorkerMessage): void {
 let link: EngineLink | undefined;
 let server: Server | undefined;
 
-// Ctrl-C reaches the whole process group: the owner decides when workers stop (it sends 'stop'),
-// so that it can close the port first and not restart workers that are shutting down.
+// Ctrl-C (and a service manager's SIGTERM) reach the whole process group: the owner decides when
+// workers stop (it sends 'stop'), so that it closes the port first and restarts none of them.
 process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 
 // The owner is gone (stopped or killed): a worker never outlives it.
 process.on('disconnect', () => {
