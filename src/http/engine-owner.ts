@@ -32,13 +32,16 @@ export class EngineOwner {
   #faultsActive: boolean;
   #flagNumber = 0;
   readonly #waitingAcks = new Map<number, { left: Set<WorkerPort>; done: () => void }>();
+  /** A faults change some worker has not acknowledged yet (null: every worker has the flag). */
+  #unsettled: Promise<void> | null = null;
 
   constructor(ctx: RouteContext & { faults: ObservedFaultInjector }, sha256: (text: string) => string) {
     this.#ctx = ctx;
     this.#sha256 = sha256;
     this.#faultsActive = ctx.faults.active;
-    // A change made in this process (sim.faults.set, sim.reset) reaches the workers without an
-    // acknowledgement to wait for: nothing to answer is pending then.
+    // A change made in this process (sim.faults.set, sim.reset) is sent at once; answers leaving
+    // after it wait for every worker's acknowledgement, so that a client that got any answer
+    // since finds the change in every worker.
     ctx.faults.onChange = () => {
       void this.#syncFaultsFlag();
     };
@@ -80,6 +83,7 @@ export class EngineOwner {
       }
     }
     await this.#syncFaultsFlag();
+    if (this.#unsettled !== null) await this.#unsettled;
     if (worker.connected) worker.send({ k: 'answers', answers });
   }
 
@@ -116,9 +120,17 @@ export class EngineOwner {
     const n = ++this.#flagNumber;
     const left = new Set([...this.#workers].filter((w) => w.connected));
     if (left.size === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.#waitingAcks.set(n, { left, done: resolve });
+    const settled = new Promise<void>((resolve) => {
+      this.#waitingAcks.set(n, {
+        left,
+        done: () => {
+          if (this.#unsettled === settled) this.#unsettled = null;
+          resolve();
+        },
+      });
       for (const worker of left) worker.send({ k: 'faults', active, n });
     });
+    this.#unsettled = settled;
+    return settled;
   }
 }
