@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [workers]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -14,9 +14,10 @@ import { clockReport } from './clock-advance.js';
 import { httpReport } from './http-throughput.js';
 import { runnerReport } from './runner-ceiling.js';
 import { oracleReport } from './oracle-overhead.js';
+import { serveWorkersReport } from './serve-workers.js';
 
-type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle'];
+type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'workers';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'workers'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -30,7 +31,8 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
  * The engine sections (verify, memory, clock) should stay under three minutes even on a busy
  * machine; the http section takes about three minutes more on its own, and the runner section (the
  * load generator's own ceiling and memory) about two more; the oracle section (what the journal, the
- * replay and the history cost) under two more.
+ * replay and the history cost) under two more; the workers section (`serve --workers`) about a
+ * minute and a half more.
  */
 const BUDGET_MS = 170_000;
 const startedAt = Date.now();
@@ -43,6 +45,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   http: httpReport,
   runner: runnerReport,
   oracle: oracleReport,
+  workers: serveWorkersReport,
 };
 
 const started = process.hrtime.bigint();
