@@ -41,7 +41,8 @@ describe('keysim serve --workers', () => {
       const running = startCli(['serve', '--port', '0', '--workers', '2', '--clock', 'manual', '--root-key', ROOT_KEY]);
       await waitUntil(() => /listening on http:\/\/\S+:\d+/.test(running.stdout()), 'the listening line', running);
       const url = /listening on (http:\/\/\S+:\d+)/.exec(running.stdout())?.[1] ?? '';
-      expect(running.stdout()).toContain('2 HTTP worker processes');
+      // The banner comes in several writes.
+      await waitUntil(() => running.stdout().includes('2 HTTP worker processes'), 'the workers line of the banner', running);
       const pid = running.child.pid ?? 0;
       const workers = workersOf(pid);
       expect(workers).toHaveLength(2);
