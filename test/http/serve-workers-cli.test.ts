@@ -65,6 +65,16 @@ describe('keysim serve --workers', () => {
     });
   }
 
+  test('workers exit when their owner is killed outright (SIGKILL): no orphan keeps the port', async () => {
+    const running = startCli(['serve', '--port', '0', '--workers', '2', '--root-key', ROOT_KEY]);
+    await waitUntil(() => running.stdout().includes('2 HTTP worker processes'), 'the workers line of the banner', running);
+    const workers = workersOf(running.child.pid ?? 0);
+    expect(workers).toHaveLength(2);
+    running.child.kill('SIGKILL');
+    await running.exited;
+    await waitUntil(() => workers.every((w) => !alive(w)), 'the orphaned workers to exit');
+  });
+
   test('a bad --workers value exits 2 and says what is wrong', async () => {
     const values = ['0', '-1', '1.5', 'abc', '65'];
     const results = await Promise.all(values.map(async (value) => ({ value, finished: await cli(['serve', '--port', '0', '--workers', value]) })));
