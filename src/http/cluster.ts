@@ -53,6 +53,14 @@ function workerScript(): { path: string; execArgv: string[] } {
 class Worker implements WorkerPort {
   readonly child: ChildProcess;
   ready = false;
+  /**
+   * Connections being handed over. node sends one socket at a time (the next waits for the worker's
+   * acknowledgement), so a worker that dies strands the queued ones with their clients waiting
+   * for ever; and without `keepOpen` node itself holds this process's copy of the last one until an
+   * acknowledgement that never comes. So this process keeps its copies, closes each once written
+   * to the worker (the worker then has its own), and closes the rest when the worker dies.
+   */
+  readonly #handingOver = new Set<Socket>();
   constructor(child: ChildProcess) {
     this.child = child;
   }
@@ -64,10 +72,20 @@ class Worker implements WorkerPort {
       socket?.destroy();
       return;
     }
-    // A socket whose handover fails (the worker died meanwhile) is closed, never left open here.
-    this.child.send(message, socket, (error) => {
-      if (error !== null && socket !== undefined) socket.destroy();
+    if (socket === undefined) {
+      this.child.send(message);
+      return;
+    }
+    this.#handingOver.add(socket);
+    this.child.send(message, socket, { keepOpen: true }, () => {
+      this.#handingOver.delete(socket);
+      socket.destroy();
     });
+  }
+  /** The worker is gone: close what it never took. */
+  dropHandovers(): void {
+    for (const socket of this.#handingOver) socket.destroy();
+    this.#handingOver.clear();
   }
 }
 
@@ -107,7 +125,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         }
       });
       child.once('error', reject);
+      child.once('disconnect', () => worker.dropHandovers());
       child.once('exit', (code, signal) => {
+        worker.dropHandovers();
         owner.detach(worker);
         if (!worker.ready) {
           reject(new Error(`HTTP worker ${workerId} exited before it was ready (${signal ?? `code ${code}`})`));

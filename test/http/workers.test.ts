@@ -151,7 +151,28 @@ describe('two HTTP workers, one engine', () => {
     expect(limited.filter((a) => a.status === 429)).toHaveLength(75);
   });
 
-  test('a killed worker is replaced and the state survives it', async () => {
+  test('seeded fault decisions are drawn by the owner: a sequential run gives the same outcomes as one process with the same seed', async () => {
+    const single = await createSimulator({ startMs: START_MS, seed: 13 });
+    try {
+      const outcomes = async (target: Simulator, viaPool: boolean) => {
+        await call(target, '/_sim/faults.set', { errorRate: 0.3, dropRate: 0.2, operations: ['keys.verifyKey'] });
+        const seen: string[] = [];
+        for (let i = 0; i < 40; i++) {
+          const headers = { 'content-type': 'application/json', connection: 'close' };
+          const answer = await send(target.url, '/v2/keys.verifyKey', { headers, body: JSON.stringify({ key: 'sk_unknown' }), ...(viaPool ? { dispatcher: pool } : {}) }).catch(() => undefined);
+          seen.push(answer === undefined ? 'dropped' : String(answer.status));
+        }
+        return seen;
+      };
+      const expected = await outcomes(single, false);
+      expect(new Set(expected)).toEqual(new Set(['dropped', '500', '200']));
+      expect(await outcomes(sim, false)).toEqual(expected);
+    } finally {
+      await single.close();
+    }
+  });
+
+  test('a killed worker is replaced, the state survives it, and no connection handed to it as it died is left hanging', async () => {
     const { key, keyId } = await apiAndKey(10);
     expect((await post('/v2/keys.verifyKey', { key }, null)).status).toBe(200);
     const before = workerPids();
