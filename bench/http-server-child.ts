@@ -1,5 +1,5 @@
 /**
- * Entry point of an HTTP benchmark server process: `http-server-child.ts sim|bare`. The server
+ * Entry point of an HTTP benchmark server process: `http-server-child.ts sim|bare [--workers N]`. The server
  * runs alone in its process, so the load generator (in the parent) never shares its core.
  *
  * Protocol on stdio: once listening (and, for the simulator, once its fixture exists, created
@@ -44,7 +44,7 @@ async function start(kind: ServerKind): Promise<{ ready: ServerReady; close: () 
   const built = new URL('../dist/src/http/index.js', import.meta.url);
   const layer = (existsSync(built) ? await import(built.href) : await import('../src/http/index.js')) as typeof HttpLayer;
   if (!existsSync(built)) process.stderr.write('http bench: dist/ not built, measuring the simulator from its sources (run npm run build)\n');
-  const sim = await layer.createSimulator({ host: '127.0.0.1', port: 0, clock: 'system', startMs: Date.now(), seed: 1 });
+  const sim = await layer.createSimulator({ host: '127.0.0.1', port: 0, clock: 'system', startMs: Date.now(), seed: 1, workers });
   const { apiId } = await post(sim.url, sim.rootKey, '/v2/apis.createApi', { name: 'bench-api' });
   const { key } = await post(sim.url, sim.rootKey, '/v2/keys.createKey', { apiId, credits: { remaining: 1e12 } });
   const namespace = 'bench';
@@ -54,6 +54,8 @@ async function start(kind: ServerKind): Promise<{ ready: ServerReady; close: () 
 }
 
 const kind = process.argv[2];
+// `sim --workers N`: the simulator with N HTTP worker processes (serve-workers.ts).
+const workers = process.argv[3] === '--workers' ? Number(process.argv[4]) : 1;
 if (kind !== 'sim' && kind !== 'bare') throw new Error(`http-server-child: expected sim or bare, got ${String(kind)}`);
 const server = await start(kind);
 

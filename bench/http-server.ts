@@ -49,8 +49,9 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export function startServer(kind: ServerKind, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, ...LOADER, SERVER_CHILD, kind], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** `args`: after the kind, e.g. `['--workers', '2']` for the simulator. */
+export function startServer(kind: ServerKind, nodeArgs: readonly string[] = [], args: readonly string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...LOADER, SERVER_CHILD, kind, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));

@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare] [workers]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -15,9 +15,10 @@ import { httpReport } from './http-throughput.js';
 import { runnerReport } from './runner-ceiling.js';
 import { oracleReport } from './oracle-overhead.js';
 import { compareStatisticsReport } from './compare-statistics.js';
+import { serveWorkersReport } from './serve-workers.js';
 
-type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare'];
+type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare' | 'workers';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare', 'workers'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -32,7 +33,8 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
  * machine; the http section takes about three minutes more on its own, and the runner section (the
  * load generator's own ceiling and memory) about two more; the oracle section (what the journal, the
  * replay and the history cost) under two more; the compare section (60 short runs: how often
- * `keysim compare` is right) about seven more.
+ * `keysim compare` is right) about seven more; the workers section (`serve --workers`) about a
+ * minute and a half more.
  */
 const BUDGET_MS = 170_000;
 const startedAt = Date.now();
@@ -46,6 +48,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   runner: runnerReport,
   oracle: oracleReport,
   compare: compareStatisticsReport,
+  workers: serveWorkersReport,
 };
 
 const started = process.hrtime.bigint();

@@ -13,13 +13,13 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { DEFAULT_MAX_BODY_BYTES, discardRest, isJsonContentType, parseJsonBody, readBody } from './body.js';
 import { DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
 import { type Problem, fromEngine, invalidInput, problemBody, replyBody } from './envelope.js';
+import { type EngineBackend, type EngineOutcome, localBackend } from './engine-backend.js';
 import { seqHeader } from './journal.js';
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
 import { SERVICE_ROUTES, operationName } from './operations.js';
-import { faultDelay } from './faults.js';
-import { authorizeOperator } from './operator.js';
+import { type FaultDecision, faultDelay } from './faults.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 
@@ -36,6 +36,11 @@ export interface ServerOptions {
   version?: string;
   /** Where unexpected errors are logged; default stderr. */
   log?: (line: string) => void;
+  /**
+   * Set in the HTTP workers of `--workers N` (cluster.ts): every answer names its worker in an
+   * `x-keysim-worker` header, so that a client (and the tests) can see the load was spread.
+   */
+  workerId?: number;
 }
 
 function styleOf(path: string): RouteStyle {
@@ -51,9 +56,15 @@ function send(res: ServerResponse, requestId: string, status: number, body: unkn
     'x-request-id': requestId,
   };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
+  const worker = (res as WorkerResponse)[WORKER_HEADER];
+  if (worker !== undefined) headers['x-keysim-worker'] = worker;
   res.writeHead(status, headers);
   res.end(text);
 }
+
+/** Where a worker's server keeps its `x-keysim-worker` value on each response (none: no header). */
+const WORKER_HEADER = Symbol('keysim worker');
+type WorkerResponse = ServerResponse & { [WORKER_HEADER]?: string };
 
 /** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
 function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
@@ -94,10 +105,16 @@ export interface SimulatorServer {
   setAllowedHosts(hosts: readonly string[] | null): void;
 }
 
-export function createSimulatorServer(ctx: RouteContext, options: ServerOptions = {}): SimulatorServer {
+/**
+ * `state`: the state itself (a `RouteContext`, answered in this process) or a backend holding it
+ * (engine-backend.ts; a worker's link to the engine owner).
+ */
+export function createSimulatorServer(state: RouteContext | EngineBackend, options: ServerOptions = {}): SimulatorServer {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
   const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('base64url'));
+  const backend: EngineBackend = 'engine' in state ? localBackend(state, sha256) : state;
+  const workerHeader = options.workerId === undefined ? undefined : String(options.workerId);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const table = routeTable(ROUTES);
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
@@ -150,7 +167,8 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
           { allow: 'GET, HEAD' },
         );
       } else if (path === '/_sim/health') {
-        send(res, requestId, 200, { status: 'ok', clock: ctx.clock.now() });
+        const now = backend.clockNow();
+        send(res, requestId, 200, { status: 'ok', clock: now instanceof Promise ? await now : now });
       } else {
         send(res, requestId, 200, openApiText);
       }
@@ -189,8 +207,8 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     // (a refused caller's body is not read: the connection closes after the answer).
     if (path.startsWith('/_sim/')) {
       const auth = bearer(req.headers.authorization);
-      const operator = auth.ok ? authorizeOperator(ctx, auth.token) : undefined;
-      const problem = !auth.ok ? auth.problem : operator !== undefined && !operator.ok ? fromEngine(operator.error) : undefined;
+      const operator = auth.ok ? backend.authorizeOperator(auth.token) : undefined;
+      const problem = !auth.ok ? auth.problem : operator instanceof Promise ? await operator : operator;
       if (problem !== undefined) {
         res.on('finish', () => req.destroy());
         reject(problem, { connection: 'close' });
@@ -214,9 +232,10 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
     }
 
     // Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing.
-    if (ctx.faults.active) {
+    if (backend.faultsActive) {
       const operation = faultable.get(route);
-      const decision = operation === undefined ? null : ctx.faults.decide(operation);
+      const decided = operation === undefined ? null : backend.decideFault(operation);
+      const decision: FaultDecision | null = decided instanceof Promise ? await decided : decided;
       if (decision !== null) {
         if (decision.delayMs > 0) await faultDelay(decision.delayMs);
         if (decision.outcome === 'drop') {
@@ -258,42 +277,35 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       reject(auth.problem);
       return;
     }
-    // The admin surface is never limited: it is how a test gets out of a 429.
-    // (Hash the root key only when a limit is set: it is the hot path's most expensive step.)
-    if (ctx.apiRateLimit.config !== null && !path.startsWith('/_sim/') && !ctx.apiRateLimit.admit(auth.token === undefined ? '' : sha256(auth.token), ctx.clock.now())) {
-      reject({
-        status: 429,
-        title: 'Too Many Requests',
-        identifier: 'err:service:ratelimit:too_many_requests',
-        detail: 'This root key has exceeded the API rate limit set with /_sim/apiRateLimit.set; retry in the next window.',
-      });
-      return;
-    }
+    // The API rate limit counts a request before its root key or schema is judged (engine-backend.ts).
+    let rejection: Problem | undefined;
+    let checkedValue: unknown;
     if (route.auth === 'required' && auth.token === undefined) {
-      reject(fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' }));
-      return;
+      rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
+    } else {
+      const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
+      if (checked.ok) {
+        checkedValue = checked.value;
+      } else {
+        const first = checked.errors[0];
+        const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
+        rejection = invalidInput(summary, checked.errors);
+      }
     }
 
-    const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
-    if (!checked.ok) {
-      const first = checked.errors[0];
-      const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
-      reject(invalidInput(summary, checked.errors));
+    const seq = seqHeader(req.headers['x-keysim-seq']);
+    const ran = backend.run({ route, token: auth.token, input: checkedValue, ...(rejection === undefined ? {} : { rejection }), ...(seq === undefined ? {} : { seq }) });
+    const outcome: EngineOutcome = ran instanceof Promise ? await ran : ran;
+    if (!outcome.ok) {
+      reject(outcome.problem);
       return;
     }
-
-    // The journal (journal.ts) records the realised order for the oracle: just before execution.
-    if (ctx.journal.active && route.journal !== false) ctx.journal.record(ctx.clock.now(), route.method, route.path, auth.token, checked.value, seqHeader(req.headers['x-keysim-seq']));
-    const result = route.handle(ctx, auth.token, checked.value);
-    if (!result.ok) {
-      reject(fromEngine(result.error));
-      return;
-    }
-    sendReply(res, route, requestId, result.value);
+    sendReply(res, route, requestId, outcome.reply);
   }
 
   const server = createServer((req, res) => {
     const requestId = nextRequestId();
+    if (workerHeader !== undefined) (res as WorkerResponse)[WORKER_HEADER] = workerHeader;
     handle(req, res, requestId).catch((error: unknown) => {
       // A bug, not bad input: log it (never secrets: only the path and the error) and answer 500.
       log(`keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

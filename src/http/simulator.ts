@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
 import { type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
-import { FaultInjector, type FaultsConfig } from './faults.js';
+import type { FaultInjector, FaultsConfig } from './faults.js';
+import { ObservedFaultInjector } from './observed-faults.js';
+import { MAX_WORKERS, startCluster } from './cluster.js';
 import { OPERATIONS } from './operations.js';
 import { Journal } from './journal.js';
 import { restoreKeepingOperator } from './operator.js';
@@ -47,6 +49,13 @@ export interface SimulatorOptions extends ServerOptions {
    * makes createSimulator throw. Reset removes them like any other.
    */
   faults?: FaultsConfig;
+  /**
+   * HTTP worker processes (default 1: everything in this process). From 2, this process stays the
+   * one owner of the state — `clock`, `engine`, `faults` and `reset()` below act on it directly —
+   * and N child processes serve the HTTP on the same port (cluster.ts). Every answer then carries
+   * an `x-keysim-worker` header naming the worker that served it.
+   */
+  workers?: number;
 }
 
 export interface Simulator {
@@ -72,7 +81,11 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(Date.now, startMs) : new ManualClock(startMs);
   const seed = options.seed ?? 1;
   const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256 });
-  const faults = new FaultInjector(engine, seed, OPERATIONS);
+  const workers = options.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
+    throw new Error(`cannot start the simulator: workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}.`);
+  }
+  const faults = new ObservedFaultInjector(engine, seed, OPERATIONS);
   if (options.faults !== undefined) {
     const set = faults.set(options.faults, 'faults');
     if (!set.ok) throw new Error(`cannot start the simulator: ${set.error.detail}`);
@@ -104,21 +117,48 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     start(initial.rootKey);
   };
 
-  const { server, setAllowedHosts } = createSimulatorServer(
-    { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash },
-    { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() },
-  );
+  const ctx = { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash };
+  const serverOptions = { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() };
   const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
+  const hostsFor = (address: AddressInfo) => (options.checkHost !== false && isLoopbackAddress(address.address) ? loopbackHosts(address.address, address.port) : null);
+  let address: AddressInfo;
+  let closeServer: () => Promise<void>;
+  if (workers > 1) {
+    const cluster = await startCluster({
+      ctx,
+      sha256: nodeSha256,
+      workers,
+      host,
+      port: options.port ?? 0,
+      serverOptions: {
+        ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+        ...(options.errorsUrl === undefined ? {} : { errorsUrl: options.errorsUrl }),
+        ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
+        version: serverOptions.version,
+      },
+      allowedHosts: hostsFor,
+      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     });
-  });
-  const address = server.address() as AddressInfo;
+    address = cluster.address;
+    closeServer = cluster.close;
+  } else {
+    const { server, setAllowedHosts } = createSimulatorServer(ctx, serverOptions);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    address = server.address() as AddressInfo;
+    setAllowedHosts(hostsFor(address));
+    closeServer = () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        server.closeAllConnections();
+      });
+  }
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  if (options.checkHost !== false && isLoopbackAddress(address.address)) setAllowedHosts(loopbackHosts(address.address, address.port));
 
   return {
     url: `http://${shownHost}:${address.port}`,
@@ -128,10 +168,6 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     engine,
     faults,
     reset,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
-        server.closeAllConnections();
-      }),
+    close: closeServer,
   };
 }

@@ -2,7 +2,7 @@
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, createSimulator, describeFaults, exposureWarning, parseInstant, randomRootKey } from '../../http/index.js';
+import { FAULT_KEYS, MAX_WORKERS, createSimulator, describeFaults, exposureWarning, parseInstant, randomRootKey } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 import { faultsFromFlags } from '../fault-flags.js';
 
@@ -18,6 +18,7 @@ interface ServeArgs {
   maxBodyBytes: number;
   errorsUrl?: string;
   fault?: string[];
+  workers: number;
 }
 
 /** Exits 2 with the message: bad input the user can fix. */
@@ -76,7 +77,14 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         array: true,
         describe: `Inject a fault, KEY=VALUE (repeatable; as /_sim/faults.set): ${FAULT_KEYS.join(', ')}. latencyMs=N, MIN..MAX or MEAN~STDDEV; rates 0..1; operations=keys.verifyKey,…`,
       })
+      .option('workers', {
+        type: 'number',
+        default: 1,
+        describe: `HTTP worker processes on the port (1..${MAX_WORKERS}); from 2, this process owns the one engine and the workers do the HTTP, parsing and validation`,
+      })
       .check((args) => {
+        const workers = Number(args.workers);
+        if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
         if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
         if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
@@ -127,6 +135,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         ...(start?.ok === true ? { startMs: start.value } : {}),
         ...(args.errorsUrl === undefined ? {} : { errorsUrl: args.errorsUrl }),
         ...(faults?.ok === true ? { faults: faults.config } : {}),
+        workers: args.workers,
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -138,6 +147,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
     out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`);
+    if (args.workers > 1) out.write(`  ${args.workers} HTTP worker processes; this process (pid ${process.pid}) owns the engine, clock, journal and faults\n`);
     if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
     if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
     if (givenRootKey === undefined) {

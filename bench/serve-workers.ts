@@ -1,0 +1,86 @@
+/**
+ * `keysim serve --workers N`: throughput of `keys.verifyKey` with 1 and with N HTTP worker
+ * processes (one engine owner either way), measured in one run with interleaved repetitions.
+ *
+ * Both simulators run in their own processes (http-server-child.ts `sim --workers N`), the load
+ * generator (autocannon) here, in a third; the common method — 100 connections, pipelining 10.
+ * Each repetition measures both, in alternating order, and gives one ratio (N workers / 1
+ * worker); the table shows the ratios' min/median/max against the target of 0.7 × N. On a
+ * machine with fewer cores than N + 2 (workers, owner, generator) the processes share cores and
+ * the ratio says so rather than what more cores would give: run it where cores ≥ N + 2, and
+ * pass a larger N with `KEYSIM_BENCH_WORKERS=N`.
+ */
+import { cpus } from 'node:os';
+import { type ServerProcess, startServer } from './http-server.js';
+import { type RunResult, type RunSettings, checksPassed, runLoad, workloadFor } from './http-throughput.js';
+import { progress } from './subprocess.js';
+import { type SummaryRow, fmtRate, fmtRatio, max, median, min, textTable, yesNo } from './stats.js';
+
+const CONNECTIONS = 100;
+const PIPELINING = 10;
+const RUN_SECONDS = 5;
+const WARMUP_SECONDS = 2;
+const REPEATS = 5;
+/** Throughput with N workers should reach this share of N × one process. */
+export const WORKERS_EFFICIENCY_TARGET = 0.7;
+
+function workerCount(): number {
+  const n = Number(process.env.KEYSIM_BENCH_WORKERS ?? 2);
+  if (!Number.isInteger(n) || n < 2 || n > 64) throw new Error(`KEYSIM_BENCH_WORKERS must be an integer from 2 to 64, got ${String(process.env.KEYSIM_BENCH_WORKERS)}`);
+  return n;
+}
+
+export async function serveWorkersReport(): Promise<{ text: string; summary: SummaryRow[] }> {
+  const n = workerCount();
+  const servers: ServerProcess[] = [];
+  try {
+    const one = await startServer('sim', [], ['--workers', '1']);
+    servers.push(one);
+    const many = await startServer('sim', [], ['--workers', String(n)]);
+    servers.push(many);
+    const settings: RunSettings = { connections: CONNECTIONS, pipelining: PIPELINING, durationSeconds: RUN_SECONDS };
+    const warm: RunSettings = { ...settings, durationSeconds: WARMUP_SECONDS };
+    progress(`serve --workers: warm-up`);
+    await runLoad(one, 'verifyKey', workloadFor('verifyKey', one.ready), warm);
+    await runLoad(many, 'verifyKey', workloadFor('verifyKey', many.ready), warm);
+
+    const runs: { one: RunResult[]; many: RunResult[]; ratios: number[] } = { one: [], many: [], ratios: [] };
+    for (let r = 0; r < REPEATS; r++) {
+      // Alternate which goes first, so a noisy moment hits both sides alike.
+      const order = r % 2 === 0 ? (['one', 'many'] as const) : (['many', 'one'] as const);
+      const got: Partial<Record<'one' | 'many', RunResult>> = {};
+      for (const which of order) {
+        const server = which === 'one' ? one : many;
+        got[which] = await runLoad(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
+      }
+      const a = got.one as RunResult;
+      const b = got.many as RunResult;
+      runs.one.push(a);
+      runs.many.push(b);
+      runs.ratios.push(b.rate / a.rate);
+      progress(`serve --workers: repetition ${r + 1}/${REPEATS}`);
+    }
+    const allChecked = [...runs.one, ...runs.many].every(checksPassed);
+    const target = WORKERS_EFFICIENCY_TARGET * n;
+    const rates = (rs: RunResult[]) => rs.map((x) => x.rate);
+    const rows = [
+      ['--workers 1', fmtRate(median(rates(runs.one))), `${fmtRate(min(rates(runs.one)))} – ${fmtRate(max(rates(runs.one)))}`, '—', '—'],
+      [`--workers ${n}`, fmtRate(median(rates(runs.many))), `${fmtRate(min(rates(runs.many)))} – ${fmtRate(max(rates(runs.many)))}`, `${fmtRatio(min(runs.ratios))} / ${fmtRatio(median(runs.ratios))} / ${fmtRatio(max(runs.ratios))}`, `≥ ${fmtRatio(target)}`],
+    ];
+    const cores = cpus().length;
+    const text = [
+      `serve --workers: keys.verifyKey requests/s, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${RUN_SECONDS} s runs, ${REPEATS} interleaved repetitions (autocannon in the benchmark's process, each simulator in its own)`,
+      '',
+      textTable(['simulator', 'median', 'range (min – max)', `ratio to --workers 1 (min / median / max)`, 'target'], rows),
+      '',
+      `   meets target (median ratio ≥ 0.7 × ${n}): ${yesNo(median(runs.ratios) >= target)}; every answer VALID and 2xx: ${yesNo(allChecked)}.`,
+      `   ${cores} cores here for ${n} workers + 1 owner + the generator${cores < n + 2 ? ': fewer than they need, so the ratio shows shared cores, not the scaling more cores would give' : ''}.`,
+    ].join('\n');
+    return {
+      text,
+      summary: [{ figure: `serve --workers ${n} / --workers 1, keys.verifyKey (median ratio)`, median: fmtRatio(median(runs.ratios)), target: `≥ ${fmtRatio(target)}` }],
+    };
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
