@@ -16,7 +16,9 @@ import { type Result, invalid, ok } from './errors.js';
 import { MAX_TOTAL_META_BYTES, metaBytes, metaProblem } from './meta.js';
 import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS } from './ratelimit.js';
 import type { EngineSnapshot } from './snapshot-format.js';
-import type { JsonObject, RateLimitRecord, RefillConfig } from './state.js';
+import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
+import { restoredKey } from './key-record.js';
+import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 
 /** Where a snapshot sits in a restore request; problems are reported under it. */
 export const SNAPSHOT_LOCATION = 'body.snapshot';
@@ -146,7 +148,6 @@ function known<T>(record: Fields, fields: Record<string, FieldCheck>): T {
 }
 
 const copyRateLimits = (list: RateLimitRecord[]): RateLimitRecord[] => list.map((r) => known<RateLimitRecord>(r as unknown as Fields, rateLimit));
-const copyRefill = (r: RefillConfig | null): RefillConfig | null => (r === null ? null : { interval: r.interval, amount: r.amount, refillDay: r.refillDay });
 const copyMeta = (m: JsonObject | null): JsonObject | null => (m === null ? null : structuredClone(m));
 
 /**
@@ -192,16 +193,10 @@ export function checkSnapshot(value: unknown, format: string, version: number, s
     workspaces: (value.workspaces as Fields[]).map((r) => known(r, RECORD_FIELDS.workspaces)),
     rootKeys: (value.rootKeys as Fields[]).map((r) => ({ ...known<EngineSnapshot['rootKeys'][number]>(r, RECORD_FIELDS.rootKeys), permissions: [...(r.permissions as string[])] })),
     apis: (value.apis as Fields[]).map((r) => known(r, RECORD_FIELDS.apis)),
+    // Keys are rebuilt as createKey builds them (key-record.ts), straight from the checked fields.
     keys: (value.keys as Fields[]).map((r) => {
-      const key = known<EngineSnapshot['keys'][number]>(r, RECORD_FIELDS.keys);
-      return {
-        ...key,
-        meta: copyMeta(key.meta),
-        permissions: [...key.permissions],
-        roles: [...key.roles],
-        refill: copyRefill(key.refill),
-        ratelimits: copyRateLimits(key.ratelimits),
-      };
+      const key = r as unknown as KeyRecord;
+      return restoredKey(key, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
     }),
     identities: (value.identities as Fields[]).map((r) => {
       const identity = known<EngineSnapshot['identities'][number]>(r, RECORD_FIELDS.identities);

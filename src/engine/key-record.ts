@@ -1,0 +1,149 @@
+/**
+ * How a key is held in memory: compact, because a simulator may hold millions of them.
+ *
+ * A key is an instance of `StoredKey`, which has the fields of `KeyRecord` but stores only what
+ * most keys need in the object itself (ids, hash, start, creation time, credits and refill).
+ * The fields most keys leave at their default (name, meta, permissions, roles, expiry, identity,
+ * rate limits, recoverable plaintext, enabled) live on the prototype: reading one on a key that
+ * never set it reads the shared default, and setting one gives that key its own field. That
+ * saves a pointer per default field and key, and every key built here (by createKey or by a
+ * restore) has the same hidden class and shares the same empty lists and refill settings.
+ *
+ * The next refill instant is always a 00:00 UTC boundary, so it is stored as a day number (a
+ * small integer held in the object) instead of milliseconds (a number object of its own per
+ * key); an instant that is not a whole day is kept as is.
+ *
+ * `keyToJson` turns a key back into the plain `KeyRecord` a snapshot holds, every field in
+ * place: instances are never handed out of the engine.
+ */
+import type { EpochMs } from './clock.js';
+import { MS_PER_DAY } from './calendar.js';
+import { NO_RATE_LIMITS } from './attached-ratelimits.js';
+import { internRefill } from './credits.js';
+import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
+
+/** The empty list shared by every key without permissions or roles (never mutated: records replace their lists). */
+export const NO_NAMES: string[] = [];
+
+export class StoredKey implements KeyRecord {
+  id: string;
+  apiId: string;
+  workspaceId: string;
+  hash: string;
+  start: string;
+  createdAt: EpochMs;
+  remaining: number | null;
+  refill: RefillConfig | null;
+  /** The next refill instant: a day number (≥ 0) when it is a whole day, else -(ms + 1); null without refill. */
+  nextRefill: number | null;
+
+  // Defaults on the prototype (below): declared here for the type only, never as own fields.
+  declare name: string | null;
+  declare meta: JsonObject | null;
+  declare permissions: string[];
+  declare roles: string[];
+  declare expiresAtMs: EpochMs | null;
+  declare enabled: boolean;
+  declare identityId: string | null;
+  declare ratelimits: RateLimitRecord[];
+  declare recoverablePlaintext: string | null;
+
+  constructor(id: string, apiId: string, workspaceId: string, hash: string, start: string, createdAt: EpochMs) {
+    this.id = id;
+    this.apiId = apiId;
+    this.workspaceId = workspaceId;
+    this.hash = hash;
+    this.start = start;
+    this.createdAt = createdAt;
+    this.remaining = null;
+    this.refill = null;
+    this.nextRefill = null;
+  }
+
+  get nextRefillAtMs(): EpochMs | null {
+    const next = this.nextRefill;
+    if (next === null) return null;
+    return next >= 0 ? next * MS_PER_DAY : -next - 1;
+  }
+
+  set nextRefillAtMs(value: EpochMs | null) {
+    this.nextRefill = value === null ? null : value % MS_PER_DAY === 0 ? value / MS_PER_DAY : -value - 1;
+  }
+}
+
+Object.assign(StoredKey.prototype, {
+  name: null,
+  meta: null,
+  permissions: NO_NAMES,
+  roles: NO_NAMES,
+  expiresAtMs: null,
+  enabled: true,
+  identityId: null,
+  ratelimits: NO_RATE_LIMITS,
+  recoverablePlaintext: null,
+});
+
+/**
+ * Sets the optional fields that differ from the defaults (a field equal to its default stays on
+ * the prototype; an empty list becomes the shared one).
+ */
+export function setOptionalFields(key: StoredKey, record: Omit<KeyRecord, 'id' | 'apiId' | 'workspaceId' | 'hash' | 'start' | 'createdAt' | 'remaining' | 'refill' | 'nextRefillAtMs'>): void {
+  if (record.name !== null) key.name = record.name;
+  if (record.meta !== null) key.meta = record.meta;
+  if (record.permissions.length > 0) key.permissions = record.permissions;
+  if (record.roles.length > 0) key.roles = record.roles;
+  if (record.expiresAtMs !== null) key.expiresAtMs = record.expiresAtMs;
+  if (!record.enabled) key.enabled = false;
+  if (record.identityId !== null) key.identityId = record.identityId;
+  if (record.ratelimits.length > 0) key.ratelimits = record.ratelimits;
+  if (record.recoverablePlaintext !== null) key.recoverablePlaintext = record.recoverablePlaintext;
+}
+
+/** The key as a plain record with every field (a deep copy: nothing in it is shared with the state). */
+export function keyToJson(key: KeyRecord): KeyRecord {
+  return {
+    id: key.id,
+    apiId: key.apiId,
+    workspaceId: key.workspaceId,
+    hash: key.hash,
+    start: key.start,
+    name: key.name,
+    meta: key.meta === null ? null : structuredClone(key.meta),
+    permissions: [...key.permissions],
+    roles: [...key.roles],
+    expiresAtMs: key.expiresAtMs,
+    enabled: key.enabled,
+    createdAt: key.createdAt,
+    identityId: key.identityId,
+    remaining: key.remaining,
+    refill: key.refill === null ? null : { interval: key.refill.interval, amount: key.refill.amount, refillDay: key.refill.refillDay },
+    nextRefillAtMs: key.nextRefillAtMs,
+    ratelimits: key.ratelimits.map((r) => ({ id: r.id, name: r.name, limit: r.limit, durationMs: r.durationMs, autoApply: r.autoApply })),
+    recoverablePlaintext: key.recoverablePlaintext,
+  };
+}
+
+/**
+ * A key rebuilt from a checked snapshot record, the way createKey builds one: the same hidden
+ * class, the shared empty lists, the shared refill settings. `meta` and `ratelimits` are the
+ * caller's copies (the record itself may belong to whoever handed in the snapshot).
+ */
+export function restoredKey(record: KeyRecord, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
+  const key = new StoredKey(record.id, record.apiId, record.workspaceId, record.hash, record.start, record.createdAt);
+  key.remaining = record.remaining;
+  const refill = record.refill;
+  key.refill = refill === null ? null : internRefill({ interval: refill.interval, amount: refill.amount, refillDay: refill.refillDay });
+  key.nextRefillAtMs = record.nextRefillAtMs;
+  setOptionalFields(key, {
+    name: record.name,
+    meta,
+    permissions: record.permissions.length === 0 ? NO_NAMES : [...record.permissions],
+    roles: record.roles.length === 0 ? NO_NAMES : [...record.roles],
+    expiresAtMs: record.expiresAtMs,
+    enabled: record.enabled,
+    identityId: record.identityId,
+    ratelimits: ratelimits.length === 0 ? NO_RATE_LIMITS : ratelimits,
+    recoverablePlaintext: record.recoverablePlaintext,
+  });
+  return key;
+}
