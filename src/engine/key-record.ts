@@ -9,18 +9,49 @@
  * saves a pointer per default field and key, and every key built here (by createKey or by a
  * restore) has the same hidden class and shares the same empty lists and refill settings.
  *
- * The next refill instant is always a 00:00 UTC boundary, so it is stored as a day number (a
- * small integer held in the object) instead of milliseconds (a number object of its own per
- * key); an instant that is not a whole day is kept as is.
+ * Two fields are stored as small integers, which V8 keeps inside the object, instead of a
+ * string or a number object of their own per key:
+ * - the next refill instant is always a 00:00 UTC boundary, so it is held as a day number (an
+ *   instant that is not a whole day is kept as is);
+ * - `start` of a key without prefix is 4 base58 characters, held as a number below 58^4 (any
+ *   other start is kept as its string).
  *
  * `keyToJson` turns a key back into the plain `KeyRecord` a snapshot holds, every field in
  * place: instances are never handed out of the engine.
  */
 import type { EpochMs } from './clock.js';
 import { MS_PER_DAY } from './calendar.js';
+import { BASE58_ALPHABET } from './base58.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 import { internRefill } from './credits.js';
 import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
+
+const START_LENGTH = 4;
+const BASE58_DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE58_ALPHABET.length; i++) BASE58_DIGIT[BASE58_ALPHABET.charCodeAt(i)] = i;
+const BASE58_CODES = Array.from(BASE58_ALPHABET, (ch) => ch.charCodeAt(0));
+
+/** A start of 4 base58 characters as a number (the digits in base 58), any other as itself. */
+export function packStart(start: string): string | number {
+  if (start.length !== START_LENGTH) return start;
+  let code = 0;
+  for (let i = 0; i < START_LENGTH; i++) {
+    const unit = start.charCodeAt(i);
+    const digit = unit < 128 ? BASE58_DIGIT[unit]! : -1;
+    if (digit < 0) return start;
+    code = code * 58 + digit;
+  }
+  return code;
+}
+
+export function unpackStart(packed: string | number): string {
+  if (typeof packed === 'string') return packed;
+  const d3 = packed % 58;
+  const d2 = Math.floor(packed / 58) % 58;
+  const d1 = Math.floor(packed / 3364) % 58;
+  const d0 = Math.floor(packed / 195_112);
+  return String.fromCharCode(BASE58_CODES[d0]!, BASE58_CODES[d1]!, BASE58_CODES[d2]!, BASE58_CODES[d3]!);
+}
 
 /** The empty list shared by every key without permissions or roles (never mutated: records replace their lists). */
 export const NO_NAMES: string[] = [];
@@ -30,7 +61,8 @@ export class StoredKey implements KeyRecord {
   apiId: string;
   workspaceId: string;
   hash: string;
-  start: string;
+  /** `start`, packed (packStart). */
+  startCode: string | number;
   createdAt: EpochMs;
   remaining: number | null;
   refill: RefillConfig | null;
@@ -53,11 +85,19 @@ export class StoredKey implements KeyRecord {
     this.apiId = apiId;
     this.workspaceId = workspaceId;
     this.hash = hash;
-    this.start = start;
+    this.startCode = packStart(start);
     this.createdAt = createdAt;
     this.remaining = null;
     this.refill = null;
     this.nextRefill = null;
+  }
+
+  get start(): string {
+    return unpackStart(this.startCode);
+  }
+
+  set start(value: string) {
+    this.startCode = packStart(value);
   }
 
   get nextRefillAtMs(): EpochMs | null {

@@ -185,8 +185,9 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
     api.value.id,
     caller.value.workspaceId,
     ctx.sha256(plaintext),
-    // Flat, so that the stored prefix does not keep the plaintext alive (see flat-string.ts).
-    flatString(plaintext.slice(0, (input.prefix === undefined ? 0 : input.prefix.length + 1) + 4)),
+    // Flat, so that a stored prefix does not keep the plaintext alive (see flat-string.ts); without
+    // a prefix it is packed into a number anyway (key-record.ts).
+    input.prefix === undefined ? plaintext.slice(0, 4) : flatString(plaintext.slice(0, input.prefix.length + 5)),
     nowMs,
   );
   // Only what differs from the defaults becomes a field of the key (key-record.ts).
