@@ -22,6 +22,7 @@
 import type { EpochMs } from './clock.js';
 import { MS_PER_DAY } from './calendar.js';
 import { BASE58_ALPHABET } from './base58.js';
+import { flatString } from './flat-string.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 import { internRefill } from './credits.js';
 import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
@@ -169,21 +170,24 @@ export function keyToJson(key: KeyRecord): KeyRecord {
  * caller's copies (the record itself may belong to whoever handed in the snapshot).
  */
 export function restoredKey(record: KeyRecord, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
-  const key = new StoredKey(record.id, record.apiId, record.workspaceId, record.hash, record.start, record.createdAt);
+  // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
+  // and would keep its memory pages (hundreds of MB) from being released after the restore.
+  const key = new StoredKey(flatString(record.id), record.apiId, record.workspaceId, flatString(record.hash), record.start, record.createdAt);
+  if (typeof key.startCode === 'string') key.startCode = flatString(key.startCode);
   key.remaining = record.remaining;
   const refill = record.refill;
   key.refill = refill === null ? null : internRefill({ interval: refill.interval, amount: refill.amount, refillDay: refill.refillDay });
   key.nextRefillAtMs = record.nextRefillAtMs;
   setOptionalFields(key, {
-    name: record.name,
+    name: record.name === null ? null : flatString(record.name),
     meta,
     permissions: record.permissions.length === 0 ? NO_NAMES : [...record.permissions],
     roles: record.roles.length === 0 ? NO_NAMES : [...record.roles],
     expiresAtMs: record.expiresAtMs,
     enabled: record.enabled,
-    identityId: record.identityId,
+    identityId: record.identityId === null ? null : flatString(record.identityId),
     ratelimits: ratelimits.length === 0 ? NO_RATE_LIMITS : ratelimits,
-    recoverablePlaintext: record.recoverablePlaintext,
+    recoverablePlaintext: record.recoverablePlaintext === null ? null : flatString(record.recoverablePlaintext),
   });
   return key;
 }

@@ -22,6 +22,7 @@ import { faultDelay } from './faults.js';
 import { authorizeOperator } from './operator.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
+import { sendJsonStream } from './json-stream.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
@@ -289,7 +290,8 @@ export function createSimulatorServer(ctx: RouteContext, options: ServerOptions 
       reject(fromEngine(result.error));
       return;
     }
-    sendReply(res, route, requestId, result.value);
+    if (route.streamReply === true) await sendJsonStream(res, 200, { 'x-request-id': requestId }, replyBody(route, requestId, result.value));
+    else sendReply(res, route, requestId, result.value);
   }
 
   const server = createServer((req, res) => {
