@@ -5,7 +5,10 @@ import { emptyState } from '../../src/engine/state.js';
 import { createKey, updateKey } from '../../src/engine/keys.js';
 import { createApi, createWorkspace } from '../../src/engine/workspace.js';
 import { stateFromSnapshot, takeSnapshot } from '../../src/engine/snapshot.js';
-import { NO_NAMES, StoredKey, keyToJson } from '../../src/engine/key-record.js';
+import { NO_NAMES, StoredKey, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { BASE58_ALPHABET } from '../../src/engine/base58.js';
+import fc from 'fast-check';
+import { assertProperty } from '../helpers/property.js';
 import { NO_RATE_LIMITS } from '../../src/engine/attached-ratelimits.js';
 import { unwrap } from '../helpers/engine.js';
 
@@ -52,6 +55,26 @@ describe('StoredKey: the compact in-memory key', () => {
     }
     key.nextRefillAtMs = Date.UTC(2027, 1, 1);
     expect(key.nextRefill).toBe(Date.UTC(2027, 1, 1) / 86_400_000);
+  });
+
+  it('packs a start of 4 base58 characters into a number and gives it back; any other start stays a string', () => {
+    const base58 = fc.constantFrom(...BASE58_ALPHABET.split(''));
+    assertProperty(
+      fc.property(fc.array(base58, { minLength: 4, maxLength: 4 }), (chars) => {
+        const start = chars.join('');
+        const packed = packStart(start);
+        expect(typeof packed).toBe('number');
+        expect(unpackStart(packed)).toBe(start);
+        const key = new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS);
+        expect(key.start).toBe(start);
+      }),
+    );
+    for (const start of ['', 'abc', 'abcde', 'sk_abcd', 'ab0d', 'abIl', 'abé1', '1111', 'zzzz']) {
+      expect(unpackStart(packStart(start))).toBe(start);
+      expect(new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS).start).toBe(start);
+    }
+    expect(packStart('ab0d')).toBe('ab0d');
+    expect(packStart('sk_abcd')).toBe('sk_abcd');
   });
 
   it('keyToJson writes every field of a key and shares nothing with it', () => {
