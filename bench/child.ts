@@ -2,10 +2,9 @@
 import { isHashVariant } from './fixture.js';
 import { sendResult } from './subprocess.js';
 import { measureVerify } from './verify-throughput.js';
-import { measureMemory } from './memory.js';
 import { measureClock } from './clock-advance.js';
 
-const [task, arg1, arg2] = process.argv.slice(2);
+const [task, arg1] = process.argv.slice(2);
 
 function count(value: string | undefined): number {
   const n = Number(value);
@@ -17,10 +16,6 @@ switch (task) {
   case 'verify':
     if (!isHashVariant(arg1)) throw new Error(`verify: unknown hash variant ${String(arg1)}`);
     sendResult(measureVerify(arg1));
-    break;
-  case 'memory':
-    if (!isHashVariant(arg1)) throw new Error(`memory: unknown hash variant ${String(arg1)}`);
-    sendResult(measureMemory(arg1, count(arg2)));
     break;
   case 'clock':
     sendResult(measureClock(count(arg1)));

@@ -19,11 +19,22 @@ export interface ChildOptions {
   timeoutMs?: number;
   /** The child's entry file (default bench/child.ts). */
   entry?: string;
+  /** Run the entry on plain node, without the TypeScript loader (a JavaScript entry). */
+  plainNode?: boolean;
+  /** Further node options (e.g. --max-old-space-size=…). */
+  nodeArgs?: readonly string[];
 }
 
 export function runChild<T>(task: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
   const entry = options.entry ?? CHILD;
-  const nodeArgs = [...(options.exposeGc === true ? ['--expose-gc'] : []), '--import', TSX, entry, task, ...args];
+  const nodeArgs = [
+    ...(options.exposeGc === true ? ['--expose-gc'] : []),
+    ...(options.nodeArgs ?? []),
+    ...(options.plainNode === true ? [] : ['--import', TSX]),
+    entry,
+    ...(task === '' ? [] : [task]),
+    ...args,
+  ];
   const what = `bench child "${[task, ...args].join(' ')}"`;
   return new Promise<T>((resolve, reject) => {
     const child = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -21,7 +21,8 @@ export interface RateLimitView {
   autoApply: boolean;
 }
 
-const NO_RATE_LIMITS: RateLimitRecord[] = [];
+/** The empty list shared by every key and identity without rate limits (records replace their lists, never mutate them). */
+export const NO_RATE_LIMITS: RateLimitRecord[] = [];
 
 /** Checks a list of limits (names unique, limit ≥ 1, duration 1000..2 592 000 000 ms). */
 export function checkRateLimits(inputs: readonly RateLimitInput[], location: string): Result<void> {

@@ -71,7 +71,8 @@ export function isCreditAmount(value: unknown): value is number {
 const INTERNED = new Map<string, RefillConfig>();
 const MAX_INTERNED = 10_000;
 
-function intern(config: RefillConfig): RefillConfig {
+/** The shared, frozen refill configuration equal to `config` (or `config` itself once the bound is reached). */
+export function internRefill(config: RefillConfig): RefillConfig {
   const key = `${config.interval}:${config.amount}:${config.refillDay ?? ''}`;
   const known = INTERNED.get(key);
   if (known !== undefined) return known;
@@ -93,18 +94,18 @@ export function parseRefill(input: RefillInput, location: string, compat: Compat
     if (input.refillDay !== undefined) {
       return invalid(`${location}.refillDay`, 'refillDay applies only to monthly refills.', 'Remove refillDay or use interval "monthly".');
     }
-    return ok(intern({ interval: 'daily', amount: input.amount, refillDay: null }));
+    return ok(internRefill({ interval: 'daily', amount: input.amount, refillDay: null }));
   }
   if (input.refillDay === undefined) {
     if (compat === 'production') {
       return invalid(`${location}.refillDay`, 'A monthly refill needs a refillDay (1..31).', 'Add refillDay, e.g. 1.');
     }
-    return ok(intern({ interval: 'monthly', amount: input.amount, refillDay: 1 }));
+    return ok(internRefill({ interval: 'monthly', amount: input.amount, refillDay: 1 }));
   }
   if (!Number.isInteger(input.refillDay) || input.refillDay < 1 || input.refillDay > 31) {
     return invalid(`${location}.refillDay`, 'refillDay must be an integer from 1 to 31.');
   }
-  return ok(intern({ interval: 'monthly', amount: input.amount, refillDay: input.refillDay }));
+  return ok(internRefill({ interval: 'monthly', amount: input.amount, refillDay: input.refillDay }));
 }
 
 export function viewRefill(refill: RefillConfig): RefillView {

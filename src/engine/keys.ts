@@ -5,6 +5,7 @@ import { bookMeta, releaseMeta } from './meta.js';
 import { type Result, fail, invalid, ok } from './errors.js';
 import { base58Encode } from './base58.js';
 import { flatString } from './flat-string.js';
+import { NO_NAMES, StoredKey, setOptionalFields } from './key-record.js';
 import {
   type RefillInput,
   type RefillView,
@@ -24,7 +25,6 @@ import { findApi } from './workspace.js';
 import type { IdentityRecord, JsonObject, KeyRecord, RefillConfig } from './state.js';
 
 const PREFIX = /^[A-Za-z0-9_]{1,16}$/;
-const EMPTY: string[] = [];
 
 export interface CreditsInput {
   /** The balance; null or omitted = unlimited. */
@@ -84,7 +84,7 @@ export function identityOfKey(ctx: EngineContext, key: KeyRecord): IdentityRecor
 }
 
 function checkStringList(values: readonly string[] | undefined, location: string): Result<void> {
-  for (const [i, value] of (values ?? EMPTY).entries()) {
+  for (const [i, value] of (values ?? NO_NAMES).entries()) {
     if (value.length < 1 || value.length > 512) return invalid(`${location}[${i}]`, 'Each entry must be 1 to 512 characters.');
   }
   return ok(undefined);
@@ -180,28 +180,28 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   if (input.externalId !== undefined) {
     identityId = (identityByExternalId(ctx, caller.value.workspaceId, input.externalId) ?? insertIdentity(ctx, caller.value.workspaceId, input.externalId, null, [])).id;
   }
-  const key: KeyRecord = {
-    id: newId(ctx, 'key'),
-    apiId: api.value.id,
-    workspaceId: caller.value.workspaceId,
-    hash: ctx.sha256(plaintext),
-    // Flat, so that the stored prefix does not keep the plaintext alive (see flat-string.ts).
-    start: flatString(plaintext.slice(0, (input.prefix === undefined ? 0 : input.prefix.length + 1) + 4)),
+  const key = new StoredKey(
+    newId(ctx, 'key'),
+    api.value.id,
+    caller.value.workspaceId,
+    ctx.sha256(plaintext),
+    // Flat, so that a stored prefix does not keep the plaintext alive (see flat-string.ts); without
+    // a prefix it is packed into a number anyway (key-record.ts).
+    input.prefix === undefined ? plaintext.slice(0, 4) : flatString(plaintext.slice(0, input.prefix.length + 5)),
+    nowMs,
+  );
+  // Only what differs from the defaults becomes a field of the key (key-record.ts).
+  setOptionalFields(key, {
     name: input.name ?? null,
     meta: input.meta ?? null,
-    permissions: input.permissions === undefined ? EMPTY : [...new Set(input.permissions)],
-    roles: input.roles === undefined ? EMPTY : [...new Set(input.roles)],
+    permissions: input.permissions === undefined ? NO_NAMES : [...new Set(input.permissions)],
+    roles: input.roles === undefined ? NO_NAMES : [...new Set(input.roles)],
     expiresAtMs: input.expires ?? null,
     enabled: input.enabled ?? true,
-    createdAt: nowMs,
     identityId,
-    remaining: null,
-    refill: null,
-    nextRefillAtMs: null,
-    ratelimits: [],
+    ratelimits: buildRateLimits(ctx, input.ratelimits ?? [], []),
     recoverablePlaintext: input.recoverable === true ? plaintext : null,
-  };
-  key.ratelimits = buildRateLimits(ctx, input.ratelimits ?? [], []);
+  });
   applyCredits(key, credits.value, nowMs);
   ctx.state.keys.set(key.id, key);
   ctx.state.keysByHash.set(key.hash, key);
@@ -312,8 +312,8 @@ export function updateKey(ctx: EngineContext, rootKey: string | undefined, input
   if (input.meta !== undefined) key.meta = input.meta;
   if (input.expires !== undefined) key.expiresAtMs = input.expires;
   if (input.enabled !== undefined) key.enabled = input.enabled;
-  if (input.permissions !== undefined) key.permissions = input.permissions === null ? EMPTY : [...new Set(input.permissions)];
-  if (input.roles !== undefined) key.roles = input.roles === null ? EMPTY : [...new Set(input.roles)];
+  if (input.permissions !== undefined) key.permissions = input.permissions === null ? NO_NAMES : [...new Set(input.permissions)];
+  if (input.roles !== undefined) key.roles = input.roles === null ? NO_NAMES : [...new Set(input.roles)];
   if (input.ratelimits !== undefined) key.ratelimits = buildRateLimits(ctx, input.ratelimits ?? [], key.ratelimits);
   if (input.externalId !== undefined) {
     key.identityId =

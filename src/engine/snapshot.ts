@@ -8,6 +8,7 @@ import { settleRefill } from './credits.js';
 import { type Result, ok } from './errors.js';
 import { MAX_META_DEPTH, metaBytes } from './meta.js';
 import { checkSnapshot } from './snapshot-check.js';
+import { keyToJson } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import {
   type EngineState,
@@ -22,7 +23,10 @@ export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
   const nowMs = ctx.clock.now();
   const { state } = ctx;
   for (const key of state.keys.values()) settleRefill(key, nowMs, ctx.compat);
-  return structuredClone({
+  // Keys are copied field by field (keyToJson): a stored key keeps its defaults on its prototype,
+  // which a structured clone would leave out. Copying them outside the clone also keeps one copy.
+  const keys = Array.from(state.keys.values(), keyToJson);
+  const snapshot: EngineSnapshot = structuredClone({
     format: SNAPSHOT_FORMAT,
     version: SNAPSHOT_VERSION,
     compat: ctx.compat,
@@ -32,12 +36,14 @@ export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
     workspaces: [...state.workspaces.values()],
     rootKeys: [...state.rootKeysByHash.values()],
     apis: [...state.apis.values()],
-    keys: [...state.keys.values()],
+    keys: [],
     identities: [...state.identities.values()],
     namespaces: [...state.namespaces.values()],
     overrides: [...state.overrides.values()],
     windows: [...state.windows.entries()],
   });
+  snapshot.keys = keys;
+  return snapshot;
 }
 
 /**

@@ -217,6 +217,7 @@ export const adminRoutes: Route[] = [
     ...common,
     path: '/_sim/snapshot',
     journal: false,
+    streamReply: true,
     summary: 'The whole state as JSON (root keys and keys as hashes only).',
     request: emptyRequest,
     handle: (ctx, rootKey) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.engine.snapshot() } })),
@@ -233,6 +234,7 @@ export const adminRoutes: Route[] = [
     ...common,
     path: '/_sim/journal.start',
     journal: false,
+    streamReply: true,
     summary:
       'Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key\'s hash. Restarts a running journal.',
     request: journalStartRequest,

@@ -61,6 +61,8 @@ export interface Route<I = unknown> {
    * the service must not repeat.
    */
   journal?: false;
+  /** Send the answer in pieces (json-stream.ts): for answers that can be hundreds of MB (snapshots). */
+  streamReply?: true;
   /** A larger body limit for this route, in bytes (never below the server's maxBodyBytes). */
   maxBodyBytes?: number;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;

@@ -22,6 +22,7 @@ import { SERVICE_ROUTES, operationName } from './operations.js';
 import { type FaultDecision, faultDelay } from './faults.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
+import { sendJsonStream } from './json-stream.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
@@ -300,7 +301,8 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       reject(outcome.problem);
       return;
     }
-    sendReply(res, route, requestId, outcome.reply);
+    if (route.streamReply === true) await sendJsonStream(res, 200, { 'x-request-id': requestId }, replyBody(route, requestId, outcome.reply));
+    else sendReply(res, route, requestId, outcome.reply);
   }
 
   const server = createServer((req, res) => {

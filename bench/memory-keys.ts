@@ -1,0 +1,112 @@
+/**
+ * Figure 2: memory for 1,000,000 keys with credits and a monthly refill, created and then
+ * restored from a snapshot. One fresh child process (bench/memory-keys-child.mjs) per run:
+ * 1. create the keys through engine.keys.createKey (plaintexts dropped, as a client keeps them,
+ *    not the engine), collect garbage, read RSS and heap, right away and once the process has
+ *    been idle (V8 gives freed and fragmented pages back in the collections it starts when a
+ *    program goes idle; the reading repeats every 5 s, from 25 s to at most 60 s, until RSS
+ *    stops falling), which is what a simulator between bursts holds;
+ * 2. take a snapshot as JSON text (time, size), drop the engine, collect;
+ * 3. restore: parse the text and restore it into a fresh engine (time; the peak RSS of this phase
+ *    from the kernel's high-water mark, reset just before it on Linux); collect, read RSS and heap
+ *    right away and once idle, as after creating.
+ *
+ * The child runs the compiled engine (dist/, built by `npm run bench`) on plain node, as a
+ * `keysim serve` process does: no TypeScript loader, whose ~35 MB would otherwise count. It uses
+ * node:crypto's SHA-256, as the server does. It runs with --expose-gc (to collect before each
+ * reading) and --max-old-space-size=3072, so that the figures do not depend on the heap limit V8
+ * derives from the machine's memory, and 3 GB leaves room for the restore's peak (the JSON text,
+ * its parsed form and the new state are alive at once).
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runChild } from './subprocess.js';
+import { type SummaryRow, fmtInt, fmtMB, median, textTable, yesNo } from './stats.js';
+
+export const MEMORY_KEYS = 1_000_000;
+export const MEMORY_TARGET_BYTES = 400e6;
+export const MAX_OLD_SPACE_MB = 3072;
+
+const CHILD = fileURLToPath(new URL('./memory-keys-child.mjs', import.meta.url));
+const DIST_ENGINE = fileURLToPath(new URL('../dist/src/engine/index.js', import.meta.url));
+const SRC_ENGINE = fileURLToPath(new URL('../src/engine/', import.meta.url));
+
+interface Usage {
+  rss: number;
+  heapUsed: number;
+}
+
+export interface MemoryKeysResult {
+  keys: number;
+  before: Usage;
+  /** Right after the keys were created and garbage collected. */
+  createdNow: Usage;
+  /** The same once the process has been idle (settledUsage in the child). */
+  created: Usage;
+  createSeconds: number;
+  snapshotSeconds: number;
+  snapshotBytes: number;
+  textOnly: Usage;
+  restoreSeconds: number;
+  restorePeakRss: number;
+  /** Whether the peak is of the restore alone (Linux) or of the whole process. */
+  exactPeak: boolean;
+  /** Right after the restore, garbage collected. */
+  afterNow: Usage;
+  /** The same once the process has been idle. */
+  after: Usage;
+}
+
+/** The child measures dist/: refuse to measure an engine older than the sources. */
+function checkBuild(): void {
+  let built: number;
+  try {
+    built = statSync(DIST_ENGINE).mtimeMs;
+  } catch {
+    throw new Error('the memory benchmark runs the compiled engine: run `npm run build` first (`npm run bench` does)');
+  }
+  const newest = Math.max(...readdirSync(SRC_ENGINE).map((f) => statSync(`${SRC_ENGINE}${f}`).mtimeMs));
+  if (newest > built) throw new Error('dist/ is older than src/engine: run `npm run build` first (`npm run bench` does)');
+}
+
+export async function memoryKeysReport(runs = 1): Promise<{ text: string; summary: SummaryRow[] }> {
+  checkBuild();
+  const results: MemoryKeysResult[] = [];
+  // One at a time: the restore's peak is large, and two at once would share the machine's memory.
+  for (let i = 0; i < runs; i++) {
+    results.push(
+      await runChild<MemoryKeysResult>('', [String(MEMORY_KEYS)], {
+        entry: CHILD,
+        plainNode: true,
+        exposeGc: true,
+        nodeArgs: [`--max-old-space-size=${MAX_OLD_SPACE_MB}`],
+        timeoutMs: 600_000,
+      }),
+    );
+  }
+  const m = (f: (r: MemoryKeysResult) => number) => median(results.map(f));
+  const perKey = (f: (r: MemoryKeysResult) => number) => `${fmtInt(m(f))} B`;
+  const createdRss = m((r) => r.created.rss);
+  const restoredRss = m((r) => r.after.rss);
+  const target = `≤ ${fmtMB(MEMORY_TARGET_BYTES)}`;
+  const nowRss = (f: (r: MemoryKeysResult) => Usage) => `${fmtMB(m((r) => f(r).rss))} / ${fmtMB(m((r) => f(r).heapUsed))}`;
+  const rows = [
+    ['created', fmtMB(createdRss), fmtMB(m((r) => r.created.heapUsed)), perKey((r) => (r.created.rss - r.before.rss) / r.keys), perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.createSeconds).toFixed(1)} s`, '', target, yesNo(createdRss <= MEMORY_TARGET_BYTES)],
+    ['restored', fmtMB(restoredRss), fmtMB(m((r) => r.after.heapUsed)), perKey((r) => (r.after.rss - r.before.rss) / r.keys), perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(m((r) => r.restorePeakRss)), target, yesNo(restoredRss <= MEMORY_TARGET_BYTES)],
+  ];
+  const exact = results.every((r) => r.exactPeak);
+  const text = [
+    `2. Memory for ${fmtInt(MEMORY_KEYS)} keys with credits and monthly refill, created and restored from a snapshot (fresh process per run on the compiled engine, --expose-gc and gc before each reading, --max-old-space-size=${MAX_OLD_SPACE_MB}; median of ${results.length} run(s); 1 MB = 10^6 bytes)`,
+    '',
+    textTable(['state (idle)', 'RSS', 'heap', 'RSS/key', 'heap/key', 'time', 'peak RSS', 'target (RSS)', 'meets target'], rows),
+    '',
+    `   Right after the garbage collection, before the process went idle (RSS / heap): created ${nowRss((r) => r.createdNow)}, restored ${nowRss((r) => r.afterNow)}.`,
+    `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + JSON.stringify).`,
+    `   Restore = JSON.parse of the text + engine.restore (checks, then the state), the first engine dropped before; peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+  ].join('\n');
+  const summary: SummaryRow[] = [
+    { figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`, median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`, target },
+    { figure: `… after a snapshot restore of them (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`, median: fmtMB(restoredRss), target },
+  ];
+  return { text, summary };
+}

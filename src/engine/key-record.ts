@@ -1,0 +1,193 @@
+/**
+ * How a key is held in memory: compact, because a simulator may hold millions of them.
+ *
+ * A key is an instance of `StoredKey`, which has the fields of `KeyRecord` but stores only what
+ * most keys need in the object itself (ids, hash, start, creation time, credits and refill).
+ * The fields most keys leave at their default (name, meta, permissions, roles, expiry, identity,
+ * rate limits, recoverable plaintext, enabled) live on the prototype: reading one on a key that
+ * never set it reads the shared default, and setting one gives that key its own field. That
+ * saves a pointer per default field and key, and every key built here (by createKey or by a
+ * restore) has the same hidden class and shares the same empty lists and refill settings.
+ *
+ * Two fields are stored as small integers, which V8 keeps inside the object, instead of a
+ * string or a number object of their own per key:
+ * - the next refill instant is always a 00:00 UTC boundary, so it is held as a day number (an
+ *   instant that is not a whole day is kept as is);
+ * - `start` of a key without prefix is 4 base58 characters, held as a number below 58^4 (any
+ *   other start is kept as its string).
+ *
+ * `keyToJson` turns a key back into the plain `KeyRecord` a snapshot holds, every field in
+ * place: instances are never handed out of the engine.
+ */
+import type { EpochMs } from './clock.js';
+import { MS_PER_DAY } from './calendar.js';
+import { BASE58_ALPHABET } from './base58.js';
+import { flatString } from './flat-string.js';
+import { NO_RATE_LIMITS } from './attached-ratelimits.js';
+import { internRefill } from './credits.js';
+import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
+
+const START_LENGTH = 4;
+const BASE58_DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE58_ALPHABET.length; i++) BASE58_DIGIT[BASE58_ALPHABET.charCodeAt(i)] = i;
+const BASE58_CODES = Array.from(BASE58_ALPHABET, (ch) => ch.charCodeAt(0));
+
+/** A start of 4 base58 characters as a number (the digits in base 58), any other as itself. */
+export function packStart(start: string): string | number {
+  if (start.length !== START_LENGTH) return start;
+  let code = 0;
+  for (let i = 0; i < START_LENGTH; i++) {
+    const unit = start.charCodeAt(i);
+    const digit = unit < 128 ? BASE58_DIGIT[unit]! : -1;
+    if (digit < 0) return start;
+    code = code * 58 + digit;
+  }
+  return code;
+}
+
+export function unpackStart(packed: string | number): string {
+  if (typeof packed === 'string') return packed;
+  const d3 = packed % 58;
+  const d2 = Math.floor(packed / 58) % 58;
+  const d1 = Math.floor(packed / 3364) % 58;
+  const d0 = Math.floor(packed / 195_112);
+  return String.fromCharCode(BASE58_CODES[d0]!, BASE58_CODES[d1]!, BASE58_CODES[d2]!, BASE58_CODES[d3]!);
+}
+
+/** The empty list shared by every key without permissions or roles (never mutated: records replace their lists). */
+export const NO_NAMES: string[] = [];
+
+export class StoredKey implements KeyRecord {
+  id: string;
+  apiId: string;
+  workspaceId: string;
+  hash: string;
+  /** `start`, packed (packStart). */
+  startCode: string | number;
+  createdAt: EpochMs;
+  remaining: number | null;
+  refill: RefillConfig | null;
+  /** The next refill instant: a day number (≥ 0) when it is a whole day, else -(ms + 1); null without refill. */
+  nextRefill: number | null;
+
+  // Defaults on the prototype (below): declared here for the type only, never as own fields.
+  declare name: string | null;
+  declare meta: JsonObject | null;
+  declare permissions: string[];
+  declare roles: string[];
+  declare expiresAtMs: EpochMs | null;
+  declare enabled: boolean;
+  declare identityId: string | null;
+  declare ratelimits: RateLimitRecord[];
+  declare recoverablePlaintext: string | null;
+
+  constructor(id: string, apiId: string, workspaceId: string, hash: string, start: string, createdAt: EpochMs) {
+    this.id = id;
+    this.apiId = apiId;
+    this.workspaceId = workspaceId;
+    this.hash = hash;
+    this.startCode = packStart(start);
+    this.createdAt = createdAt;
+    this.remaining = null;
+    this.refill = null;
+    this.nextRefill = null;
+  }
+
+  get start(): string {
+    return unpackStart(this.startCode);
+  }
+
+  set start(value: string) {
+    this.startCode = packStart(value);
+  }
+
+  get nextRefillAtMs(): EpochMs | null {
+    const next = this.nextRefill;
+    if (next === null) return null;
+    return next >= 0 ? next * MS_PER_DAY : -next - 1;
+  }
+
+  set nextRefillAtMs(value: EpochMs | null) {
+    this.nextRefill = value === null ? null : value % MS_PER_DAY === 0 ? value / MS_PER_DAY : -value - 1;
+  }
+}
+
+Object.assign(StoredKey.prototype, {
+  name: null,
+  meta: null,
+  permissions: NO_NAMES,
+  roles: NO_NAMES,
+  expiresAtMs: null,
+  enabled: true,
+  identityId: null,
+  ratelimits: NO_RATE_LIMITS,
+  recoverablePlaintext: null,
+});
+
+/**
+ * Sets the optional fields that differ from the defaults (a field equal to its default stays on
+ * the prototype; an empty list becomes the shared one).
+ */
+export function setOptionalFields(key: StoredKey, record: Omit<KeyRecord, 'id' | 'apiId' | 'workspaceId' | 'hash' | 'start' | 'createdAt' | 'remaining' | 'refill' | 'nextRefillAtMs'>): void {
+  if (record.name !== null) key.name = record.name;
+  if (record.meta !== null) key.meta = record.meta;
+  if (record.permissions.length > 0) key.permissions = record.permissions;
+  if (record.roles.length > 0) key.roles = record.roles;
+  if (record.expiresAtMs !== null) key.expiresAtMs = record.expiresAtMs;
+  if (!record.enabled) key.enabled = false;
+  if (record.identityId !== null) key.identityId = record.identityId;
+  if (record.ratelimits.length > 0) key.ratelimits = record.ratelimits;
+  if (record.recoverablePlaintext !== null) key.recoverablePlaintext = record.recoverablePlaintext;
+}
+
+/** The key as a plain record with every field (a deep copy: nothing in it is shared with the state). */
+export function keyToJson(key: KeyRecord): KeyRecord {
+  return {
+    id: key.id,
+    apiId: key.apiId,
+    workspaceId: key.workspaceId,
+    hash: key.hash,
+    start: key.start,
+    name: key.name,
+    meta: key.meta === null ? null : structuredClone(key.meta),
+    permissions: [...key.permissions],
+    roles: [...key.roles],
+    expiresAtMs: key.expiresAtMs,
+    enabled: key.enabled,
+    createdAt: key.createdAt,
+    identityId: key.identityId,
+    remaining: key.remaining,
+    refill: key.refill === null ? null : { interval: key.refill.interval, amount: key.refill.amount, refillDay: key.refill.refillDay },
+    nextRefillAtMs: key.nextRefillAtMs,
+    ratelimits: key.ratelimits.map((r) => ({ id: r.id, name: r.name, limit: r.limit, durationMs: r.durationMs, autoApply: r.autoApply })),
+    recoverablePlaintext: key.recoverablePlaintext,
+  };
+}
+
+/**
+ * A key rebuilt from a checked snapshot record, the way createKey builds one: the same hidden
+ * class, the shared empty lists, the shared refill settings. `meta` and `ratelimits` are the
+ * caller's copies (the record itself may belong to whoever handed in the snapshot).
+ */
+export function restoredKey(record: KeyRecord, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
+  // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
+  // and would keep its memory pages (hundreds of MB) from being released after the restore.
+  const key = new StoredKey(flatString(record.id), record.apiId, record.workspaceId, flatString(record.hash), record.start, record.createdAt);
+  if (typeof key.startCode === 'string') key.startCode = flatString(key.startCode);
+  key.remaining = record.remaining;
+  const refill = record.refill;
+  key.refill = refill === null ? null : internRefill({ interval: refill.interval, amount: refill.amount, refillDay: refill.refillDay });
+  key.nextRefillAtMs = record.nextRefillAtMs;
+  setOptionalFields(key, {
+    name: record.name === null ? null : flatString(record.name),
+    meta,
+    permissions: record.permissions.length === 0 ? NO_NAMES : [...record.permissions],
+    roles: record.roles.length === 0 ? NO_NAMES : [...record.roles],
+    expiresAtMs: record.expiresAtMs,
+    enabled: record.enabled,
+    identityId: record.identityId === null ? null : flatString(record.identityId),
+    ratelimits: ratelimits.length === 0 ? NO_RATE_LIMITS : ratelimits,
+    recoverablePlaintext: record.recoverablePlaintext === null ? null : flatString(record.recoverablePlaintext),
+  });
+  return key;
+}

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock, Random, sha256Base64Url } from '../../src/engine/index.js';
+import type { EngineContext } from '../../src/engine/context.js';
+import { emptyState } from '../../src/engine/state.js';
+import { createKey, updateKey } from '../../src/engine/keys.js';
+import { createApi, createWorkspace } from '../../src/engine/workspace.js';
+import { stateFromSnapshot, takeSnapshot } from '../../src/engine/snapshot.js';
+import { NO_NAMES, StoredKey, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { BASE58_ALPHABET } from '../../src/engine/base58.js';
+import fc from 'fast-check';
+import { assertProperty } from '../helpers/property.js';
+import { NO_RATE_LIMITS } from '../../src/engine/attached-ratelimits.js';
+import { unwrap } from '../helpers/engine.js';
+
+const START_MS = Date.UTC(2027, 0, 15, 12);
+
+function context(): { ctx: EngineContext; rootKey: string; apiId: string } {
+  const ctx: EngineContext = { state: emptyState(), clock: new ManualClock(START_MS), random: new Random(5), compat: 'interface', sha256: sha256Base64Url, faults: null };
+  const { rootKey } = unwrap(createWorkspace(ctx, { name: 'mem' }));
+  const { apiId } = unwrap(createApi(ctx, rootKey, { name: 'mem-api' }));
+  return { ctx, rootKey, apiId };
+}
+
+function storedKey(ctx: EngineContext, keyId: string): StoredKey {
+  const key = ctx.state.keys.get(keyId);
+  if (!(key instanceof StoredKey)) throw new Error(`key ${keyId} is not held as a StoredKey`);
+  return key;
+}
+
+describe('StoredKey: the compact in-memory key', () => {
+  it('reads defaults from the prototype and gives a key its own field only when it differs', () => {
+    const { ctx, rootKey, apiId } = context();
+    const a = storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId })).keyId);
+    const b = storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId, name: 'named', permissions: ['p1'], enabled: false })).keyId);
+    expect([a.name, a.meta, a.expiresAtMs, a.identityId, a.recoverablePlaintext, a.enabled]).toEqual([null, null, null, null, null, true]);
+    expect(a.permissions).toBe(NO_NAMES);
+    expect(a.roles).toBe(NO_NAMES);
+    expect(a.ratelimits).toBe(NO_RATE_LIMITS);
+    expect(Object.hasOwn(a, 'name')).toBe(false);
+    expect([b.name, b.permissions, b.enabled]).toEqual(['named', ['p1'], false]);
+    expect(Object.hasOwn(b, 'name')).toBe(true);
+    // Setting a field on one key never reaches another (nor the shared default).
+    unwrap(updateKey(ctx, rootKey, { keyId: a.id, name: 'now named', roles: ['r'] }));
+    expect(a.name).toBe('now named');
+    expect(a.roles).toEqual(['r']);
+    expect(storedKey(ctx, b.id).roles).toBe(NO_NAMES);
+    expect(NO_NAMES).toEqual([]);
+  });
+
+  it('keeps nextRefillAtMs exact: whole days as day numbers, any other instant as is', () => {
+    const key = new StoredKey('key_x', 'api_x', 'ws_x', 'hash', 'abcd', START_MS);
+    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000]) {
+      key.nextRefillAtMs = value;
+      expect(key.nextRefillAtMs).toBe(value);
+    }
+    key.nextRefillAtMs = Date.UTC(2027, 1, 1);
+    expect(key.nextRefill).toBe(Date.UTC(2027, 1, 1) / 86_400_000);
+  });
+
+  it('packs a start of 4 base58 characters into a number and gives it back; any other start stays a string', () => {
+    const base58 = fc.constantFrom(...BASE58_ALPHABET.split(''));
+    assertProperty(
+      fc.property(fc.array(base58, { minLength: 4, maxLength: 4 }), (chars) => {
+        const start = chars.join('');
+        const packed = packStart(start);
+        expect(typeof packed).toBe('number');
+        expect(unpackStart(packed)).toBe(start);
+        const key = new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS);
+        expect(key.start).toBe(start);
+      }),
+    );
+    for (const start of ['', 'abc', 'abcde', 'sk_abcd', 'ab0d', 'abIl', 'abé1', '1111', 'zzzz']) {
+      expect(unpackStart(packStart(start))).toBe(start);
+      expect(new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS).start).toBe(start);
+    }
+    expect(packStart('ab0d')).toBe('ab0d');
+    expect(packStart('sk_abcd')).toBe('sk_abcd');
+  });
+
+  it('keyToJson writes every field of a key and shares nothing with it', () => {
+    const { ctx, rootKey, apiId } = context();
+    const { keyId } = unwrap(
+      createKey(ctx, rootKey, { apiId, meta: { a: { b: 1 } }, ratelimits: [{ name: 'r', limit: 1, duration: 1000 }], credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } } }),
+    );
+    const key = storedKey(ctx, keyId);
+    const json = keyToJson(key);
+    expect(Object.keys(json)).toEqual([
+      'id', 'apiId', 'workspaceId', 'hash', 'start', 'name', 'meta', 'permissions', 'roles', 'expiresAtMs', 'enabled', 'createdAt',
+      'identityId', 'remaining', 'refill', 'nextRefillAtMs', 'ratelimits', 'recoverablePlaintext',
+    ]);
+    expect(json).toMatchObject({ meta: { a: { b: 1 } }, remaining: 3, refill: { interval: 'daily', amount: 3, refillDay: null }, nextRefillAtMs: Date.UTC(2027, 0, 16) });
+    expect(json.meta).not.toBe(key.meta);
+    expect(json.permissions).not.toBe(key.permissions);
+    expect(json.ratelimits[0]).not.toBe(key.ratelimits[0]);
+    expect(json.refill).not.toBe(key.refill);
+    expect(Object.getPrototypeOf(json)).toBe(Object.prototype);
+  });
+});
+
+describe('restored keys lose shared lists and interned refill settings', () => {
+  it('a restored key has the same own fields, prototype, shared empty lists and refill object as a created one', () => {
+    const { ctx, rootKey, apiId } = context();
+    const monthly = { remaining: 1000, refill: { interval: 'monthly' as const, amount: 1000 } };
+    const ids = [
+      unwrap(createKey(ctx, rootKey, { apiId, credits: monthly })).keyId,
+      unwrap(createKey(ctx, rootKey, { apiId, credits: monthly })).keyId,
+      unwrap(createKey(ctx, rootKey, { apiId })).keyId,
+      unwrap(createKey(ctx, rootKey, { apiId, name: 'n', permissions: ['x'], credits: { remaining: 2, refill: { interval: 'daily', amount: 2 } } })).keyId,
+    ];
+    const text = JSON.stringify(takeSnapshot(ctx, 5));
+    const restored = unwrap(stateFromSnapshot(JSON.parse(text), sha256Base64Url)).state;
+    for (const id of ids) {
+      const created = storedKey(ctx, id);
+      const back = restored.keys.get(id);
+      expect(back).toBeInstanceOf(StoredKey);
+      if (!(back instanceof StoredKey)) return;
+      expect(Object.getPrototypeOf(back)).toBe(StoredKey.prototype);
+      // Same own fields in the same order: the same hidden class as a created key.
+      expect(Object.keys(back)).toEqual(Object.keys(created));
+      expect(back.permissions === NO_NAMES).toBe(created.permissions === NO_NAMES);
+      expect(back.roles).toBe(NO_NAMES);
+      expect(back.ratelimits).toBe(NO_RATE_LIMITS);
+      // The very refill object createKey shares between keys of one plan, not a copy per key.
+      expect(back.refill).toBe(created.refill);
+      expect(keyToJson(back)).toEqual(keyToJson(created));
+      expect(restored.keysByHash.get(created.hash)).toBe(back);
+    }
+    const [first, second] = ids.map((id) => restored.keys.get(id));
+    expect(first?.refill).not.toBeNull();
+    expect(first?.refill).toBe(second?.refill);
+  });
+});
