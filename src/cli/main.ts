@@ -10,6 +10,7 @@ import { listCommandModule } from './commands/list.js';
 import { reportCommandModule } from './commands/report.js';
 import { checkCommandModule } from './commands/check.js';
 import { cleanupCommandModule } from './commands/cleanup.js';
+import { initCommandModule } from './commands/init.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -29,13 +30,14 @@ export async function main(argv: string[]): Promise<void> {
     .command(checkCommandModule)
     .command(cleanupCommandModule)
     .command(serveCommand)
+    .command(initCommandModule)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check, cleanup or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, check, cleanup, serve or init (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.
