@@ -13,7 +13,7 @@ import type { ScenarioContext, SimulatorAdmin } from './scenario.js';
 export function requireAdmin(ctx: Pick<ScenarioContext, 'admin'>, what = 'this scenario'): SimulatorAdmin {
   if (ctx.admin === undefined) {
     throw new Error(
-      `${what} moves the service clock, which only a simulator allows (--target sim, or the URL of a keysim serve); ` +
+      `${what} moves the service clock, which only the simulator allows (--target sim, or the URL of a keysim serve); ` +
         "declare requires: ['clock'] on the scenario so that keysim skips it on a live target",
     );
   }

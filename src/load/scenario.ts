@@ -46,13 +46,17 @@ export interface ServiceApi {
 
 /** The simulator's admin surface (`/_sim/*`); only on the simulator. */
 export interface SimulatorAdmin {
+  /** The service clock, Unix ms. */
   clockNow(): Promise<number>;
   /** 'manual' (frozen until moved, the embedded simulator's) or 'system' (real time plus an offset). */
   clockMode(): Promise<'manual' | 'system'>;
-  /** Moves the service clock to an instant (Unix ms or ISO-8601); never backwards. */
+  /** Moves the service clock to an instant (Unix ms or ISO-8601) and returns it; throws when that is backwards. */
   clockSet(to: number | string): Promise<number>;
+  /** Moves the service clock forward by `byMs` (≥ 0) and returns its new value, Unix ms. */
   clockAdvance(byMs: number): Promise<number>;
+  /** Creates a rate-limit namespace (the public API has no operation for it); returns its name. */
   createNamespace(name: string): Promise<string>;
+  /** Deletes a rate-limit namespace made with createNamespace. */
   deleteNamespace(name: string): Promise<void>;
 }
 

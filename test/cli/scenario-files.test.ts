@@ -65,7 +65,7 @@ describe('what a file exports', () => {
   });
 
   test('requireAdmin on a live target says why and what to declare', () => {
-    expect(() => requireAdmin({ admin: undefined }, 'leap-refill')).toThrow(/leap-refill moves the service clock, which only a simulator allows.*requires: \['clock'\]/);
+    expect(() => requireAdmin({ admin: undefined }, 'leap-refill')).toThrow(/leap-refill moves the service clock, which only the simulator allows.*requires: \['clock'\]/);
   });
 
   test('two scenarios of one name in one run exit 2 before any load, naming both files', async () => {
