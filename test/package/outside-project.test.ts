@@ -125,6 +125,11 @@ describe('an ES module project ("type": "module")', () => {
         : await keysim(esm, ['run', example.path, ...QUICK, '--out', 'reports-docs']);
       expect(ran.code, shownRun(`the example of ${example.doc} at line ${example.line} (${example.path})`, ran)).toBe(0);
     }
+    // And they typecheck, as a user's editor would check them.
+    if (examples.length > 0) {
+      const checked = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
+      expect(checked.code, shownRun(`tsc --noEmit over the examples (${examples.map((e) => `${e.doc}:${e.line}`).join(', ')})`, checked)).toBe(0);
+    }
   }, STEP_MS);
 });
 
