@@ -9,22 +9,9 @@
  * nothing and every verification that consumes is in the measured phase.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import {
-  type CreatedKey,
-  checkResult,
-  codeCount,
-  createKey,
-  createTaggedApi,
-  cutOff,
-  isInt,
-  isRecord,
-  okData,
-  plannedCount,
-  shown,
-  transportErrors,
-  unexpectedCodes,
-  withoutAnswerText,
-} from './support/common.js';
+import { checkResult, codeCount, cutOff, isInt, isRecord, okData, shown, transportErrors, unexpectedCodes, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import { plannedCount } from './support/common.js';
 
 /** Credits per verification: the expected VALID count is credits / COST. */
 const COST = 2;

@@ -16,25 +16,9 @@
  * measured figures.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import {
-  SETUP_CONCURRENCY,
-  ascendingIds,
-  checkResult,
-  createIdentity,
-  deleteQuietly,
-  expectError,
-  inParallel,
-  isInt,
-  isRecord,
-  okData,
-  okList,
-  paginationProblem,
-  plannedCount,
-  sameJson,
-  shown,
-  statusCount,
-  withoutAnswer,
-} from './support/common.js';
+import { checkResult, expectError, isInt, isRecord, okData, okList, sameJson, shown, statusCount, withoutAnswer } from '../src/load/scenario-checks.js';
+import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario-fixtures.js';
+import { ascendingIds, paginationProblem, plannedCount } from './support/common.js';
 
 const STABLE = 40;
 const MUTABLE = 20;

@@ -19,7 +19,8 @@
  * `--history` lets the invariant checkers follow the same answers (credits and rate limits).
  */
 import { type MixEntry, defineScenario } from '../src/load/scenario.js';
-import { type CreatedKey, SETUP_CONCURRENCY, checkResult, createIdentity, createKey, createTaggedApi, inParallel, isInt, isRecord, okData, shown } from './support/common.js';
+import { checkResult, isInt, isRecord, okData, shown } from '../src/load/scenario-checks.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
 
 const KEYS = 4;
 const IDENTITIES = 2;

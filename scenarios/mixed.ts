@@ -17,31 +17,9 @@
 import { zipfSampler } from '../src/load/distributions.js';
 import type { Random } from '../src/engine/index.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import {
-  type CreatedKey,
-  SETUP_CONCURRENCY,
-  ascendingIds,
-  checkResult,
-  codeCount,
-  createIdentity,
-  createKey,
-  createTaggedApi,
-  cutOff,
-  ensureNamespace,
-  inParallel,
-  isInt,
-  isRecord,
-  okData,
-  okList,
-  paginationProblem,
-  sameJson,
-  shown,
-  statusCount,
-  transportErrors,
-  unexpectedCodes,
-  withoutAnswer,
-  withoutAnswerText,
-} from './support/common.js';
+import { checkResult, codeCount, cutOff, isInt, isRecord, okData, okList, sameJson, shown, statusCount, transportErrors, unexpectedCodes, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
+import { ascendingIds, paginationProblem } from './support/common.js';
 
 const KEYS = 300;
 const USERS = 100;

@@ -14,21 +14,9 @@
  * (ALLOC − final balance) summed over the keys. The warm-up only reads keys.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import {
-  type CreatedKey,
-  checkResult,
-  codeCount,
-  createKey,
-  createTaggedApi,
-  cutOff,
-  isInt,
-  isRecord,
-  okData,
-  plannedCount,
-  shown,
-  withoutAnswer,
-  withoutAnswerText,
-} from './support/common.js';
+import { checkResult, codeCount, cutOff, isInt, isRecord, okData, shown, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import { plannedCount } from './support/common.js';
 
 const KEYS = 8;
 

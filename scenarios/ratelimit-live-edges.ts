@@ -22,7 +22,9 @@
  * rate-limit checks on an identifier of its own.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { type CreatedKey, checkResult, createKey, createTaggedApi, ensureNamespace, isInt, isRecord, moveClockTo, okData, shown, sleep } from './support/common.js';
+import { checkResult, isInt, isRecord, okData, shown } from '../src/load/scenario-checks.js';
+import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario-fixtures.js';
+import { moveClockTo } from '../src/load/scenario-clock.js';
 import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 
 const DURATIONS_MS = [1_000, 5_000] as const;

@@ -21,7 +21,9 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import type { CheckResult } from '../src/report/model.js';
-import { checkResult, deleteQuietly, ensureNamespace, iso, isInt, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
+import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
+import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
 import { SWEEP_SHARE, type SweepTally, type SweepWho, sweepAdmissions, sweepChecks, windowSweepPhase } from './support/window-sweep.js';
 
 type Who = 'std' | 'vip' | 'gold' | 'blocked';

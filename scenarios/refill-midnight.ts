@@ -18,7 +18,9 @@
  * machine) make the affected check inconclusive, never red; `createdAt` (service time) decides.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { type CreatedKey, checkResult, createKey, createTaggedApi, isInt, iso, moveClockTo, okData, shown, sleep } from './support/common.js';
+import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
+import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
+import { iso, moveClockTo } from '../src/load/scenario-clock.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
 
 const DAY_MS = 86_400_000;

@@ -23,7 +23,9 @@
  * at its start and `before` moves the clock across it afterwards: (1) and (2) still hold.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, createKey, createTaggedApi, iso, isRecord, moveClockTo, okData, requireAdmin, shown } from './support/common.js';
+import { checkResult, isRecord, okData, shown } from '../src/load/scenario-checks.js';
+import { createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
 
 /** Refill days under test; 1 is the control (it refills on the 1st of every month). */
 const DAYS = [29, 30, 31, 1] as const;

@@ -5,23 +5,9 @@
  */
 import { type ApiResponse, type MixEntry, OPERATIONS, type Operation, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import type { CheckResult } from '../src/report/model.js';
-import {
-  ascendingIds,
-  checkResult,
-  createIdentity,
-  createKey,
-  createTaggedApi,
-  deleteQuietly,
-  ensureNamespace,
-  expectError,
-  isInt,
-  isRecord,
-  okData,
-  okList,
-  paginationProblem,
-  sameJson,
-  shown,
-} from './support/common.js';
+import { checkResult, expectError, isInt, isRecord, okData, okList, sameJson, shown } from '../src/load/scenario-checks.js';
+import { createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import { ascendingIds, paginationProblem } from './support/common.js';
 
 const KEY_CREDITS = 100;
 const OVERRIDE = { limit: 7, duration: 60_000 };

@@ -7,21 +7,8 @@
  */
 import { zipfSampler } from '../src/load/distributions.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import {
-  type CreatedKey,
-  SETUP_CONCURRENCY,
-  checkResult,
-  codeCount,
-  createKey,
-  createTaggedApi,
-  cutOff,
-  inParallel,
-  isInt,
-  okData,
-  shown,
-  transportErrors,
-  withoutAnswerText,
-} from './support/common.js';
+import { checkResult, codeCount, cutOff, isInt, okData, shown, transportErrors, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
 import type { Random } from '../src/engine/index.js';
 
 const KEYS = 200;

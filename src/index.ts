@@ -1,4 +1,44 @@
-/** keysim as a library: the engine, and the simulator as a server for your own tests. */
+/**
+ * keysim as a library: the engine, the simulator as a server for your own tests, and what a
+ * scenario file of your own project needs (`defineScenario`, its types and helpers).
+ */
 export * from './engine/index.js';
 export { createSimulator, JournalReplayer, type FaultsConfig, type FaultsView, type JournalEntry, type JournalStart, type Simulator, type SimulatorOptions } from './http/index.js';
 export { defineConfig, type KeysimConfig, type ConfigStage } from './cli/config.js';
+export {
+  OPERATIONS,
+  defineScenario,
+  type ApiResponse,
+  type LoadSettings,
+  type MixEntry,
+  type Operation,
+  type PhaseSpec,
+  type RequestSpec,
+  type RunResults,
+  type Scenario,
+  type ScenarioClock,
+  type ScenarioContext,
+  type ServiceApi,
+  type SimulatorAdmin,
+} from './load/scenario.js';
+export type { CheckResult, OperationStats, RunReport } from './report/model.js';
+export {
+  type Json,
+  checkResult,
+  codeCount,
+  cutOff,
+  expectError,
+  isInt,
+  isRecord,
+  okData,
+  okList,
+  sameJson,
+  shown,
+  statusCount,
+  transportErrors,
+  unexpectedCodes,
+  withoutAnswer,
+  withoutAnswerText,
+} from './load/scenario-checks.js';
+export { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace, inParallel, sleep } from './load/scenario-fixtures.js';
+export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';

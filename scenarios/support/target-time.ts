@@ -9,7 +9,7 @@
 import { request } from 'undici';
 import type { ScenarioContext } from '../../src/load/scenario.js';
 import { parseDurationMs } from '../../src/load/plan.js';
-import { sleep } from './common.js';
+import { sleep } from '../../src/load/scenario-fixtures.js';
 
 export interface TargetTime {
   /** service time ≈ Date.now() + offsetMs */

@@ -11,7 +11,9 @@
  */
 import type { MixEntry, PhaseSpec, ScenarioContext } from '../../src/load/scenario.js';
 import type { CheckResult } from '../../src/report/model.js';
-import { checkResult, iso, isInt, moveClockTo, okData, plannedCount, requireAdmin, shown } from './common.js';
+import { checkResult, isInt, okData, shown } from '../../src/load/scenario-checks.js';
+import { iso, moveClockTo, requireAdmin } from '../../src/load/scenario-clock.js';
+import { plannedCount } from './common.js';
 
 const SCENARIO = 'ratelimit-window-edge';
 

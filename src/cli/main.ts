@@ -11,6 +11,7 @@ import { reportCommandModule } from './commands/report.js';
 import { checkCommandModule } from './commands/check.js';
 import { cleanupCommandModule } from './commands/cleanup.js';
 import { compareCommandModule } from './commands/compare.js';
+import { initCommandModule } from './commands/init.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -31,13 +32,14 @@ export async function main(argv: string[]): Promise<void> {
     .command(cleanupCommandModule)
     .command(compareCommandModule)
     .command(serveCommand)
+    .command(initCommandModule)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check, cleanup, compare or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, check, cleanup, compare, serve or init (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.

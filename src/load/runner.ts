@@ -28,6 +28,7 @@ import { planRun, runPhases } from './run-phases.js';
 import { historyInvariants } from './run-invariants.js';
 import { assembleReport, endOfRunChecks, runResults, sendNotes } from './run-report.js';
 import { ScenarioFailedError } from './scenario-failed.js';
+import { startServiceClock, sweepProblemBeforeSetup, sweepsInThePast } from './scenario-start.js';
 
 // What other modules import from the runner, defined where each concept lives.
 export { RootKeyRefusedError, TargetUnreachableError } from './reachability.js';
@@ -144,6 +145,15 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   if (options.signal?.aborted === true) onAbort();
 
   try {
+    // The clock the run starts with, and the phases' sweeps checked against it, before setup.
+    let clockMs: number | undefined;
+    try {
+      clockMs = await startServiceClock(scenario, ctx);
+    } catch (error) {
+      throw new ScenarioFailedError(scenario.name, 'start', error);
+    }
+    const early = sweepProblemBeforeSetup(scenario, ctx, clockMs);
+    if (early !== undefined) throw new ScenarioFailedError(scenario.name, 'start', early);
     let fixtures: unknown;
     try {
       fixtures = await scenario.setup(ctx);
@@ -154,6 +164,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     const plan = planRun(scenario, ctx, fixtures, settings);
     // A remote simulator may run on the system clock, which moves during a phase by itself.
     const clockFrozen = target.kind === 'simulator' && (target.remote !== true || (ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual'));
+    // Sweeps that need the fixtures to be known are checked here, still before any load (a clock
+    // that runs by itself cannot sweep at all: the phase says so when it starts).
+    if (clockFrozen && ctx.admin !== undefined) {
+      const late = sweepsInThePast(plan.specs, await ctx.admin.clockNow(), 'after setup', scenario.clock !== undefined);
+      if (late !== undefined) throw new ScenarioFailedError(scenario.name, 'planning', late);
+    }
     const runStartMs = performance.now();
     if (options.deadTargetMs !== undefined) {
       const watch = new DeadTargetWatch(options.deadTargetMs, runStartMs, (verdict) => {

@@ -1,5 +1,6 @@
 /**
- * What a scenario is (one typed module per file in `scenarios/`): the fixtures it makes through
+ * What a scenario is (a built-in in `scenarios/`, or a file of the user's project run with
+ * `keysim run ./file.ts`; docs/scenarios.md): the fixtures it makes through
  * the public API, its load phases, a weighted request mix with per-response checks, end-of-run
  * checks, default thresholds, and whether it needs the simulator's clock.
  */
@@ -46,23 +47,33 @@ export interface ServiceApi {
 
 /** The simulator's admin surface (`/_sim/*`); only on the simulator. */
 export interface SimulatorAdmin {
+  /** The service clock, Unix ms. */
   clockNow(): Promise<number>;
   /** 'manual' (frozen until moved, the embedded simulator's) or 'system' (real time plus an offset). */
   clockMode(): Promise<'manual' | 'system'>;
-  /** Moves the service clock to an instant (Unix ms or ISO-8601); never backwards. */
+  /** Moves the service clock to an instant (Unix ms or ISO-8601) and returns it; throws when that is backwards. */
   clockSet(to: number | string): Promise<number>;
+  /** Moves the service clock forward by `byMs` (≥ 0) and returns its new value, Unix ms. */
   clockAdvance(byMs: number): Promise<number>;
+  /** Creates a rate-limit namespace (the public API has no operation for it); returns its name. */
   createNamespace(name: string): Promise<string>;
+  /** Deletes a rate-limit namespace made with createNamespace. */
   deleteNamespace(name: string): Promise<void>;
 }
 
 /** The load settings of a run, as its report records them (rate, connections, durations …). */
 export type LoadSettings = RunReport['settings'];
 
+/** What a scenario's functions are given: the target's API, the run's tag, seeded randomness, settings. */
 export interface ScenarioContext {
+  /** The target's public API, with the root key. */
   api: ServiceApi;
-  /** Present only when the target is the simulator. */
+  /**
+   * The simulator's admin surface (the clock, namespaces); undefined on a live target.
+   * `requireAdmin(ctx)` returns it or throws a message saying why there is none.
+   */
   admin: SimulatorAdmin | undefined;
+  /** 'simulator': the embedded one or a keysim serve; 'live': a deployment of the service. */
   target: { kind: 'simulator' | 'live'; url: string };
   /** Seeded: the same seed gives the same fixtures and the same request sequence. */
   random: Random;
@@ -71,6 +82,7 @@ export interface ScenarioContext {
    * recognised on a live deployment. Use it in API names, externalIds, identifiers, namespaces.
    */
   tag: string;
+  /** The run's load settings (rate in requests/s, durations in ms …) after flags and defaults. */
   settings: LoadSettings;
   /** A line for the run's log (never a secret). */
   log(message: string): void;
@@ -89,16 +101,21 @@ export interface RequestSpec {
   auth?: 'root' | 'none';
 }
 
+/** One entry of a weighted request mix, typed by the scenario's fixtures F. */
 export interface MixEntry<F> {
   /** Shown in reports when several entries use one operation; default the operation. */
   name?: string;
+  /** Relative weight (> 0): an entry of weight 3 is sent three times as often as one of weight 1. */
   weight: number;
+  /** The request to send, from the fixtures and the run's seeded random. */
   build(fixtures: F, random: Random): RequestSpec;
   /** Per-response check: return a message when the answer is wrong, undefined when it is right. */
   check?(response: ApiResponse, fixtures: F): string | undefined;
 }
 
+/** One phase of the load. */
 export interface PhaseSpec<F> {
+  /** Shown in the report. */
   name: string;
   /** Required unless the phase has stages (its duration is then theirs) or follows the run's. */
   durationMs?: number;
@@ -122,7 +139,9 @@ export interface PhaseSpec<F> {
    * through the simulator's admin surface — e.g. two hours around a month end in two seconds.
    * The phase's history brackets each request between the clock values around it. Simulator only
    * (declare `requires: ['clock']`; on a live target the run fails); `fromMs` must not be earlier
-   * than the service clock when the phase starts, and the clock ends exactly at `toMs`.
+   * than the service clock when the phase starts, and the clock ends exactly at `toMs`. A sweep
+   * before the clock the run starts with is refused before setup: set the scenario's
+   * `clock.startAt` at or before the earliest `fromMs`.
    */
   serviceClock?: { fromMs: number; toMs: number };
 }
@@ -136,15 +155,36 @@ export interface RunResults {
   operation(op: Operation): OperationStats | undefined;
 }
 
+/**
+ * Where the service clock starts (simulator only): the embedded simulator is created at `startAt`;
+ * a keysim serve's clock is moved there before setup (refused when it is already past it). A run
+ * of such a scenario on a live target is refused at its start. Set it when fixtures must exist
+ * before the instants the phases sweep (e.g. keys created before a month end, so that their
+ * refills count from then, not from today).
+ */
+export interface ScenarioClock {
+  /** An ISO-8601 instant (e.g. '2028-01-31T22:00:00Z') or Unix ms. */
+  startAt: string | number;
+}
+
+/**
+ * A scenario: fixtures made in `setup`, a weighted request `mix`, optional phases, end-of-run
+ * checks and default thresholds. F is what `setup` returns, passed to everything after it.
+ */
 export interface Scenario<F = unknown> {
+  /** Its name in reports and in `keysim list`; unique among the scenarios of one run. */
   name: string;
   /** One line for `keysim list`. */
   description: string;
   /** 'clock': moves the service clock, so it runs only on the simulator. */
   requires?: ReadonlyArray<'clock'>;
+  /** Where the service clock starts; implies `requires: ['clock']`. */
+  clock?: ScenarioClock;
   /** Defaults for this scenario, overridden by flags. */
   defaults?: Partial<Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'connections' | 'model' | 'startRate' | 'stages'>>;
+  /** Makes the fixtures through `ctx.api` (register their deletion with `ctx.onCleanup`); a throw fails the run (exit 1). */
   setup(ctx: ScenarioContext): Promise<F>;
+  /** The default request mix (at least one entry). */
   mix: ReadonlyArray<MixEntry<F>>;
   /** Default: a warm-up phase of settings.warmupMs, then one phase of settings.durationMs. */
   phases?(ctx: ScenarioContext, fixtures: F): ReadonlyArray<PhaseSpec<F>>;
@@ -154,7 +194,10 @@ export interface Scenario<F = unknown> {
   thresholds?: readonly string[];
 }
 
-/** Types a scenario module: `export default defineScenario({ … })` keeps F inferred. */
+/**
+ * Types a scenario: `export default defineScenario({ … })` in a scenario file keeps the fixtures'
+ * type F inferred from `setup`. Returns its argument unchanged; `keysim run` checks it when it loads the file.
+ */
 export function defineScenario<F>(scenario: Scenario<F>): Scenario<F> {
   return scenario;
 }

@@ -195,6 +195,6 @@ describe('load on simulated time', () => {
 
   test('a fromMs the service clock has passed fails the run, saying so', async () => {
     const past = monthEnd({ fromMs: Date.parse('2027-01-01T00:00:00Z'), toMs: TO_MS });
-    await expect(runScenario(options(past, sim))).rejects.toThrow(/the service clock of phase "across the month end": serviceClock\.fromMs 2027-01-01T00:00:00\.000Z is earlier than the service clock/);
+    await expect(runScenario(options(past, sim))).rejects.toThrow(/later than the start of phase "across the month end" from 2027-01-01T00:00:00\.000Z: the clock never goes back\. Set clock: \{ startAt: '2027-01-01T00:00:00\.000Z' \}/);
   });
 });

@@ -3,7 +3,9 @@ import { readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
+import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
+import { resolveScenarios } from '../scenario-files.js';
+import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
 import { type ProgressSnapshot, ScenarioFailedError, TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
@@ -150,16 +152,13 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   const config = await loadRunConfig(given.config);
   const args = withConfig(given, config);
   const names = args.scenario.length === 0 ? [DEFAULT_SCENARIO] : args.scenario;
-  const known = Object.keys(SCENARIOS);
-  for (const name of names) {
-    if (!(name in SCENARIOS)) throw new UsageError(`Unknown scenario "${name}". The scenarios are: ${known.join(', ')} (see keysim list).`);
-  }
   const thresholds: Threshold[] = args.threshold.map((expression) => {
     const parsed = parseThreshold(expression);
     if (!parsed.ok) throw new UsageError(parsed.error);
     return parsed.threshold;
   });
-  const scenarios = names.map((name) => SCENARIOS[name] as Scenario<unknown>);
+  // Files are loaded and checked here, before any load and before any prompt.
+  const scenarios = (await resolveScenarios(names)).map((s) => s.scenario);
   const settings = scenarios.map((s) => settingsFor(s, args, config?.shape));
   const deadTargetMs = deadAfterFlag(args.deadAfter);
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
@@ -171,7 +170,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   const outputs = new RunOutputs(args);
   const baselines = prepareBaselines(args, names);
 
-  let makeTarget: () => Promise<Target>;
+  let makeTarget: (scenario: Scenario<unknown>) => Promise<Target>;
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
   let clockControl = args.target === 'sim';
   if (args.fault.length > 0 && args.target !== 'sim') {
@@ -183,7 +182,11 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   let outFolder: string | undefined;
   const checkOut = () => prepareOutFolder(args.out, bytesNeeded(settings, args.history));
   if (args.target === 'sim') {
-    makeTarget = () => startEmbeddedSimulator({ seed: args.seed, ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
+    // A scenario with clock.startAt gets a simulator created at that instant (its fixtures then exist before it).
+    makeTarget = (scenario) => {
+      const startMs = clockStartMs(scenario);
+      return startEmbeddedSimulator({ seed: args.seed, ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
+    };
   } else {
     let url: URL;
     try {
@@ -231,12 +234,12 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   try {
     for (const [i, scenario] of scenarios.entries()) {
       if (controller.signal.aborted) break;
-      if (scenario.requires?.includes('clock') === true && !clockControl) {
+      if (requiresClock(scenario) && !clockControl) {
         process.stderr.write(`keysim: skipping "${scenario.name}": it moves the service clock, which only a simulator allows (--target sim, or the URL of a keysim serve).\n`);
         continue;
       }
       ran++;
-      const target = await makeTarget();
+      const target = await makeTarget(scenario);
       let report: RunReport;
       // The run's folder exists from the start and the history is written into it as the run goes:
       // a run that is killed leaves it there, findable, for keysim check.
@@ -335,7 +338,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
     baselineFlagOptions(y)
-      .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
+      .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list), scenario files (.ts .js …), folders or quoted globs; default ${DEFAULT_SCENARIO}` })
       .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
       .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
       .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
@@ -380,6 +383,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
+      .example("$0 run ./checks/first-check.ts 'checks/**/*.ts'", 'scenario files of your project (a file, a folder, a quoted glob)')
       .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
       .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
       .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
