@@ -17,6 +17,7 @@
  */
 import type { RunReport } from './model.js';
 import { thresholdVerdict } from './generator-text.js';
+import { escapeHtml } from './html/svg.js';
 
 /** One scenario run for the JUnit file: its report, or why it produced none. */
 export type JunitRun = { report: RunReport } | { scenario: string; error: string };
@@ -24,22 +25,12 @@ export type JunitRun = { report: RunReport } | { scenario: string; error: string
 /** Characters XML 1.0 allows (tab, newline, carriage return and from U+0020, minus lone surrogates and U+FFFE/U+FFFF). */
 const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\uD800-\uDBFF\uDC00-\uDFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** Escapes text for XML content and double- or single-quoted attributes. */
+/**
+ * Escapes text for XML content and double- or single-quoted attributes: the HTML report's escaping
+ * (its `&#39;` is a valid XML character reference), after replacing what XML cannot carry at all.
+ */
 export function escapeXml(text: string): string {
-  return text.replace(NOT_XML_CHAR, '\uFFFD').replace(/[&<>"']/g, (ch) => {
-    switch (ch) {
-      case '&':
-        return '&amp;';
-      case '<':
-        return '&lt;';
-      case '>':
-        return '&gt;';
-      case '"':
-        return '&quot;';
-      default:
-        return '&apos;';
-    }
-  });
+  return escapeHtml(text.replace(NOT_XML_CHAR, '\uFFFD'));
 }
 
 interface Case {
