@@ -72,9 +72,10 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
       name: 'per-response checks',
       passed: false,
       detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
+      counts: { failed: recorder.checkFailures, total: recorder.requests },
     });
   } else if (recorder.requests > 0) {
-    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed` });
+    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed`, counts: { failed: 0, total: recorder.requests } });
   }
   if (targetStopped !== undefined) {
     const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);
@@ -160,6 +161,7 @@ export function assembleReport(parts: ReportParts): RunReport {
     ...(invariants === undefined ? {} : { invariants }),
     generator: parts.generator,
     ...(resources === undefined ? {} : { resources }),
+    ...(parts.options.segment === undefined ? {} : { segment: { index: parts.options.segment.index, count: parts.options.segment.count } }),
     notes: parts.notes,
   };
   return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };
