@@ -8,6 +8,11 @@ export const EXIT = {
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
   /**
+   * `keysim merge` (and `keysim run --workers`): a segment's report is missing, or a segment was
+   * interrupted or failed, so the merged report is partial: its figures miss part of the plan.
+   */
+  mergePartial: 93,
+  /**
    * `keysim check`: the history was cut short (the run was killed while writing it). The part that
    * could be judged holds every invariant, but the rest was not checked: a partial verdict.
    */

@@ -10,6 +10,7 @@ import { listCommandModule } from './commands/list.js';
 import { reportCommandModule } from './commands/report.js';
 import { checkCommandModule } from './commands/check.js';
 import { cleanupCommandModule } from './commands/cleanup.js';
+import { mergeCommandModule } from './commands/merge.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -18,7 +19,8 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 94 history truncated (check),\n' +
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 93 merged report partial (merge),\n' +
+        '94 history truncated (check), ' +
         '95 resources left behind, 96 target stopped answering, 97 generator-limited (inconclusive: the\n' +
         'load generator could not keep its schedule), 98 check failed, 99 threshold failed,\n' +
         '100 invariant violated or oracle difference, 130 interrupted (see README.md).',
@@ -28,6 +30,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(reportCommandModule)
     .command(checkCommandModule)
     .command(cleanupCommandModule)
+    .command(mergeCommandModule)
     .command(serveCommand)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
     .version(keysimVersion())
@@ -35,7 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check, cleanup or serve (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, merge, check, cleanup or serve (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.

@@ -23,6 +23,7 @@ import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
+import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
 
 interface RunArgs extends LoadFlags {
   scenario: string[];
@@ -51,6 +52,10 @@ interface RunArgs extends LoadFlags {
   series?: string;
   /** HOST:PORT of a Prometheus endpoint during the runs. */
   metrics?: string;
+  /** `i/N`: send this segment's striped share of the plan and write a partial report. */
+  segment?: string;
+  /** ISO instant at which the load starts (segments of one plan share it). */
+  startAt?: string;
 }
 
 /**
@@ -158,6 +163,11 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
+  const segment = segmentFlag(args.segment);
+  const startAt = startAtFlag(args.startAt, Date.now());
+  if (segment !== undefined) {
+    for (const [i, s] of settings.entries()) settings[i] = segmentSettings(s, segment, (scenarios[i] as Scenario<unknown>).name);
+  }
   const generatorLimits = generatorLimitsOf(args);
   const outputs = new RunOutputs(args);
 
@@ -230,7 +240,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
       let report: RunReport;
       // The run's folder exists from the start and the history is written into it as the run goes:
       // a run that is killed leaves it there, findable, for keysim check.
-      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
+      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), segment === undefined ? scenario.name : `${scenario.name}-segment-${segment.index}of${segment.count}`));
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
       const metrics = outputs.metricsFor(basename(folder), scenario.name);
       try {
@@ -254,6 +264,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
+          ...(segment === undefined ? {} : { segment }),
+          ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
         });
       } catch (error) {
@@ -363,6 +375,8 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
       .option('junit', { type: 'string', describe: 'Also write JUnit XML to this file: a test suite per scenario run, a test case per threshold, check and invariant (for CI)' })
       .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
       .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
+      .option('segment', { type: 'string', describe: 'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge' })
+      .option('start-at', { type: 'string', describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
