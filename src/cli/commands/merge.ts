@@ -22,11 +22,18 @@ interface MergeArgs {
   quiet: boolean;
 }
 
-/** Reads one partial report: a run folder or its report.json. */
-export function readPart(path: string): RunReport {
+/**
+ * Reads one partial report: a run folder or its report.json. A run folder without a report (a
+ * segment killed before it could write one) is undefined: that segment counts as missing.
+ */
+export function readPart(path: string, warn: (line: string) => void = () => undefined): RunReport | undefined {
   if (!existsSync(path)) throw new UsageError(`${path} does not exist: give each segment's run folder or its report.json.`);
-  const file = statSync(path).isDirectory() ? join(path, 'report.json') : path;
-  if (!existsSync(file)) throw new UsageError(`${path} has no report.json: a segment that wrote no report counts as missing; leave it out and the merge says which.`);
+  const isFolder = statSync(path).isDirectory();
+  const file = isFolder ? join(path, 'report.json') : path;
+  if (!existsSync(file)) {
+    warn(`${path} has no report.json (the segment was killed, or its report was lost): that segment counts as missing.`);
+    return undefined;
+  }
   const parsed = parseReport(readFileSync(file, 'utf8'));
   if (!parsed.ok) throw new UsageError(`${file}: ${parsed.error}`);
   return parsed.report;
@@ -61,7 +68,8 @@ export function mergeExitCode(report: RunReport): ExitCode {
 }
 
 export function mergeCommand(args: MergeArgs): ExitCode {
-  const parts = args.parts.map(readPart);
+  const parts = args.parts.map((path) => readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`))).filter((p): p is RunReport => p !== undefined);
+  if (parts.length === 0) throw new UsageError('none of the parts has a report.json: there is nothing to merge (give the segments\' run folders or report.json files).');
   const report = mergeParts(parts, args.threshold);
   try {
     mkdirSync(args.out, { recursive: true });
