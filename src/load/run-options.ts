@@ -92,4 +92,10 @@ export interface RunOptions {
    * and these are used; the cleanup is left to whoever made them.
    */
   fixtures?: { value: unknown; tag: string };
+  /**
+   * Set-up only (`keysim run --setup-only`): run the scenario's setup, hand its fixtures and the
+   * run's tag to this function, and send no load; what the setup created is left (pass keep) for
+   * the segments that use the fixtures, and deleted afterwards by tag.
+   */
+  setupOnly?: (fixtures: { value: unknown; tag: string }) => void;
 }

@@ -170,6 +170,15 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       }
     }
 
+    if (options.setupOnly !== undefined) {
+      options.setupOnly({ value: fixtures, tag });
+      const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
+      const { figures, results } = runResults(recorder, none);
+      await cleanUp();
+      const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
+      const notes = [`Set-up only: the fixtures were written for the segments; no load was sent. keysim cleanup --target ${target.url} --tag ${tag} deletes what the set-up and the segments created.`];
+      return assembleReport({ options, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
+    }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     if (options.startAt !== undefined) {
       const waitMs = options.startAt.getTime() - now().getTime();

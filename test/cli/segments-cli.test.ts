@@ -110,4 +110,17 @@ describe('four segments merged = one run of the whole plan', () => {
     expect(bad.code).toBe(EXIT.usage);
     expect(bad.stderr).toMatch(/i must be below N/);
   });
+
+  test('--workers 2 runs two segment processes against one embedded simulator and merges them: the whole plan, one report', { timeout: 180_000 }, async () => {
+    const out = tempDir();
+    const result = await cli(['run', 'verify-hot-keys', '--workers', '2', '--rate', '40', '--duration', '2s', '--warmup', '0', '--quiet', '--out', out]);
+    expect([EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed] as number[], `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toContain(result.code);
+    const [folder] = runFolders(out);
+    expect(folder).toMatch(/verify-hot-keys-workers-2$/);
+    const report = readReport(folder as string);
+    expect(report.totals.requests).toBe(80);
+    expect(report.merge).toEqual({ segments: 2, merged: ['0/2', '1/2'], missing: [], incomplete: [], partial: false });
+    expect(runFolders(join(folder as string, 'segments'))).toHaveLength(2);
+    expect(result.stdout).toMatch(/report: .*report\.html/);
+  });
 });

@@ -13,7 +13,7 @@ import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { ReportWriteError, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
 import { writeHgrmFiles } from '../run-outputs.js';
-import { exitCodeOf } from './run.js';
+import { exitCodeOf } from '../exit-code-of.js';
 
 interface MergeArgs {
   parts: string[];

@@ -4,17 +4,17 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
-import { type ProgressSnapshot, ScenarioFailedError, TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
-import { thresholdVerdict } from '../../report/generator-text.js';
 import { DEFAULT_GENERATOR_LIMITS } from '../../load/generator-monitor.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { exitCodeOf } from '../exit-code-of.js';
 import { ReportWriteError, reportFolderName, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
 import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
@@ -23,6 +23,7 @@ import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
+import { runWorkers } from '../workers.js';
 import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
 
 interface RunArgs extends LoadFlags {
@@ -56,6 +57,8 @@ interface RunArgs extends LoadFlags {
   segment?: string;
   /** ISO instant at which the load starts (segments of one plan share it). */
   startAt?: string;
+  /** Run the plan as this many segment processes on this machine, merged at the end. */
+  workers?: number;
 }
 
 /**
@@ -104,24 +107,8 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
   };
 }
 
-/**
- * The exit code a report calls for (the worst wins): interrupted 130 > target stopped 96 >
- * resources left 95 > invariant violated 100 > check failed 98 > threshold failed 99 >
- * generator-limited 97 > ok 0. A target that stopped answering is the run's first finding (what it
- * left behind is a consequence, still listed in the report). A generator-limited run is
- * inconclusive, which a real failure outranks: an error-rate threshold or a check that failed did
- * so whatever the generator's pace (an inconclusive latency threshold is not a failed one).
- */
-export function exitCodeOf(report: RunReport): ExitCode {
-  if (report.status === 'interrupted') return EXIT.interrupted;
-  if (report.checks.some((c) => c.name === TARGET_STOPPED_CHECK && !c.passed)) return EXIT.targetStopped;
-  if ((report.resources?.unexpectedlyLeft ?? 0) > 0) return EXIT.resourcesLeft;
-  if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
-  if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
-  if (report.thresholds.some((t) => thresholdVerdict(t) === 'failed')) return EXIT.thresholdFailed;
-  if (report.generator?.limited === true) return EXIT.generatorLimited;
-  return EXIT.ok;
-}
+// Where the exit code of a report is decided; re-exported for the commands and tests that import it from here.
+export { exitCodeOf } from '../exit-code-of.js';
 
 const SEVERITY: ExitCode[] = [
   EXIT.ok,
@@ -163,6 +150,10 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
   }
+  if (args.workers !== undefined && (args.segment !== undefined || args.startAt !== undefined)) {
+    throw new UsageError('--workers runs the segments itself (it gives each child its --segment and --start-at): drop --segment and --start-at, or drop --workers to run one segment.');
+  }
+  if (args.workers !== undefined && names.length !== 1) throw new UsageError(`--workers runs one scenario at a time, got ${names.length} (${names.join(', ')}).`);
   const segment = segmentFlag(args.segment);
   const startAt = startAtFlag(args.startAt, Date.now());
   if (segment !== undefined) {
@@ -225,6 +216,17 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     controller.abort();
   };
   process.on('SIGINT', onSigint);
+
+  if (args.workers !== undefined) {
+    const target = await makeTarget();
+    try {
+      return await runWorkers({ workers: args.workers, scenario: names[0] as string, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, signal: controller.signal });
+    } finally {
+      process.off('SIGINT', onSigint);
+      await target.close();
+      await outputs.close();
+    }
+  }
 
   let exit: ExitCode = EXIT.ok;
   let ran = 0;
@@ -377,6 +379,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
       .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
       .option('segment', { type: 'string', describe: 'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge' })
       .option('start-at', { type: 'string', describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)' })
+      .option('workers', { type: 'number', describe: 'Run the plan as N segment processes on this machine (each --segment i/N, one shared start instant), merged into one report at the end' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
