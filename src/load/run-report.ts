@@ -57,6 +57,8 @@ export interface RunEnd {
   /** Monotonic ms at which the load began, and its planned length: the dead-target verdict names both. */
   runStartMs: number;
   totalMs: number;
+  /** A segment of a shared set-up: the target's state holds every segment's effects, not this one's alone. */
+  sharedSetUp?: boolean;
 }
 
 /**
@@ -86,6 +88,9 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
     notes.push('Interrupted (SIGINT): the figures cover only what ran; end-of-run checks were skipped.');
   } else if (targetStopped !== undefined) {
     // Nothing to ask a target that stopped answering.
+  } else if (end.sharedSetUp === true && scenario.finish !== undefined) {
+    // Its checks reconcile the target's state with this run's answers; the other segments changed that state too.
+    notes.push("The scenario's end-of-run checks were skipped: with a shared set-up they would see every segment's effects, not this segment's (keysim check over all the segments' histories judges the invariants across them).");
   } else if (scenario.finish !== undefined) {
     try {
       checks.push(...(await scenario.finish(end.ctx, end.fixtures, end.results)));

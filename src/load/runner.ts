@@ -161,7 +161,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   try {
     let fixtures: unknown;
     if (options.fixtures !== undefined) {
-      fixtures = options.fixtures.value;
+      fixtures = scenario.sharedFixtures === undefined ? options.fixtures.value : scenario.sharedFixtures.load(options.fixtures.value);
     } else {
       try {
         fixtures = await scenario.setup(ctx);
@@ -171,13 +171,14 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     }
 
     if (options.setupOnly !== undefined) {
-      options.setupOnly({ value: fixtures, tag });
+      options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();
       const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
       const notes = [`Set-up only: the fixtures were written for the segments; no load was sent. keysim cleanup --target ${target.url} --tag ${tag} deletes what the set-up and the segments created.`];
-      return assembleReport({ options, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
+      // Nothing was sent: there is nothing for thresholds to judge.
+      return assembleReport({ options: { ...options, thresholds: [] }, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     if (options.startAt !== undefined) {
@@ -235,7 +236,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     });
 
     const { figures, results } = runResults(recorder, phases);
-    const { checks, notes } = await endOfRunChecks({ scenario, ctx, fixtures, results, recorder, interrupted, targetStopped, runStartMs, totalMs: plan.totalMs });
+    const { checks, notes } = await endOfRunChecks({ scenario, ctx, fixtures, results, recorder, interrupted, targetStopped, runStartMs, totalMs: plan.totalMs, sharedSetUp: options.fixtures !== undefined });
     await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {

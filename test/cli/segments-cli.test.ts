@@ -123,4 +123,34 @@ describe('four segments merged = one run of the whole plan', () => {
     expect(runFolders(join(folder as string, 'segments'))).toHaveLength(2);
     expect(result.stdout).toMatch(/report: .*report\.html/);
   });
+
+  test('set-up once: --setup-only writes the fixtures and tag; segments given --fixtures skip the setup and name what they make after that tag', { timeout: 180_000 }, async () => {
+    const env = cleanEnv({ KEYSIM_ROOT_KEY: 'root_segments_fixtures_0123456789' });
+    const server = startCli(['serve', '--port', '0'], env);
+    await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
+    const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
+    const dir = tempDir();
+    const fixtures = join(dir, 'fixtures.json');
+    const setup = await cli(['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', fixtures, '--quiet', '--out', join(dir, 'setup')], env);
+    expect(setup.code, setup.stderr).toBe(EXIT.ok);
+    const file = JSON.parse(readFileSync(fixtures, 'utf8')) as { schema: string; tag: string; scenario: string; fixtures: unknown };
+    expect(file).toMatchObject({ schema: 'keysim-fixtures', scenario: 'verify-hot-keys' });
+    expect(setup.stderr).toContain(`keysim cleanup --target ${url} --tag ${file.tag}`);
+    const common = ['run', 'verify-hot-keys', '--target', url, '--fixtures', fixtures, '--rate', '20', '--duration', '1s', '--warmup', '0', '--quiet', '--out', join(dir, 'parts')];
+    const results = await Promise.all([0, 1].map((i) => cli([...common, '--segment', `${i}/2`], env)));
+    for (const r of results) expect([EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed] as number[], r.stdout + r.stderr).toContain(r.code);
+    const parts = runFolders(join(dir, 'parts')).map(readReport);
+    expect(parts.map((p) => p.totals.requests).sort()).toEqual([10, 10]);
+    for (const p of parts) {
+      // No setup: no keys created by the segment, and the set-up's tag.
+      expect(p.resources?.tag).toBe(file.tag);
+      expect(p.resources?.kinds.find((k) => k.kind === 'keys')?.created ?? 0).toBe(0);
+      expect(p.operations.find((o) => o.operation === 'keys.verifyKey')?.codes.VALID ?? 0).toBeGreaterThan(0);
+    }
+    const wrongScenario = await cli(['run', 'smoke', '--target', url, '--fixtures', fixtures, '--out', join(dir, 'x')], env);
+    expect(wrongScenario.code).toBe(EXIT.usage);
+    expect(wrongScenario.stderr).toMatch(/holds the fixtures of "verify-hot-keys", not of "smoke"/);
+    server.child.kill('SIGTERM');
+    await server.exited;
+  });
 });
