@@ -155,6 +155,7 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
             skipped: sum(oracles, (o) => o.skipped),
             differences: sum(oracles, (o) => o.differences),
             examples: oracles.flatMap((o) => o.examples).slice(0, 10),
+            ...(oracles.some((o) => o.note !== undefined) ? { note: [...new Set(oracles.flatMap((o) => (o.note === undefined ? [] : [o.note])))].join(' ') } : {}),
           },
         }),
   };
