@@ -53,3 +53,12 @@ export function readFixturesFile(path: string, scenario: string): FixturesFile {
   if (file.scenario !== scenario) throw new UsageError(`--fixtures ${path} holds the fixtures of "${file.scenario}", not of "${scenario}": give the file its set-up wrote.`);
   return file as FixturesFile;
 }
+
+/** The --setup-only callback: writes the fixtures file and says how to delete what the set-up made. */
+export function fixturesWriter(path: string, scenario: string, seed: number, url: string): (fixtures: { value: unknown; tag: string }) => void {
+  return ({ value, tag }) => {
+    writeFixturesFile(path, { schema: FIXTURES_SCHEMA, version: 1, scenario, seed, tag, target: url, fixtures: value });
+    process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --tag ${tag}\n`);
+  };
+}
+

@@ -1,6 +1,7 @@
 /** `--segment i/N` and `--start-at ISO` of `keysim run` (docs/distributed.md#segments). */
 import { type Segment, parseSegment, segmentCount, segmentText } from '../load/plan.js';
 import type { LoadSettings } from '../load/scenario.js';
+import type { Argv } from 'yargs';
 import { UsageError } from './exit-codes.js';
 
 /** How far ahead a start instant may be: further is taken for a mistake (a wrong date or time zone). */
@@ -40,4 +41,14 @@ export function startAtFlag(text: string | undefined, nowMs: number): Date | und
     throw new UsageError(`--start-at ${new Date(ms).toISOString()} is more than 24 h ahead: that is likely a wrong date or time zone; choose an instant within the next 24 h.`);
   }
   return new Date(ms);
+}
+
+/** The run command's flags for segments, shared set-ups and workers (docs/distributed.md). */
+export function segmentOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+      .option('segment', { type: 'string', describe: 'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge' })
+      .option('start-at', { type: 'string', describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)' })
+      .option('setup-only', { type: 'boolean', describe: 'Run the scenario\'s setup only and write its fixtures and run tag to --fixtures FILE, for segments to share (no load; a URL --target)' })
+      .option('fixtures', { type: 'string', describe: 'With --setup-only: the file to write; otherwise: skip the setup and use the fixtures of this file (written by --setup-only)' })
+      .option('workers', { type: 'number', describe: 'Run the plan as N segment processes on this machine (each --segment i/N, one shared start instant), merged into one report at the end' });
 }

@@ -24,8 +24,8 @@ import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 import { runWorkers } from '../workers.js';
-import { readFixturesFile, writeFixturesFile } from '../fixtures-file.js';
-import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
+import { fixturesWriter, readFixturesFile } from '../fixtures-file.js';
+import { segmentFlag, segmentOptions, segmentSettings, startAtFlag } from '../segment-flags.js';
 
 interface RunArgs extends LoadFlags {
   scenario: string[];
@@ -115,14 +115,6 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
 // Where the exit code of a report is decided; re-exported for the commands and tests that import it from here.
 export { exitCodeOf } from '../exit-code-of.js';
 
-/** The --setup-only callback: writes the fixtures file and says how to delete what the set-up made. */
-function writeFixtures(path: string, scenario: string, seed: number, url: string): (fixtures: { value: unknown; tag: string }) => void {
-  return ({ value, tag }) => {
-    writeFixturesFile(path, { schema: 'keysim-fixtures', version: 1, scenario, seed, tag, target: url, fixtures: value });
-    process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --tag ${tag}\n`);
-  };
-}
-
 const SEVERITY: ExitCode[] = [
   EXIT.ok,
   EXIT.generatorLimited,
@@ -167,6 +159,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     throw new UsageError('--workers runs the segments itself (it gives each child its --segment and --start-at): drop --segment and --start-at, or drop --workers to run one segment.');
   }
   if (args.workers !== undefined && names.length !== 1) throw new UsageError(`--workers runs one scenario at a time, got ${names.length} (${names.join(', ')}).`);
+  // Each worker would move the one simulator's clock on its own schedule.
+  if (args.workers !== undefined && SCENARIOS[names[0] as string]?.requires?.includes('clock') === true) throw new UsageError(`--workers cannot run "${names[0] as string}": it moves the service clock, which its segments would move each on their own. Run it in one process.`);
   if (args.setupOnly === true && args.fixtures === undefined) throw new UsageError('--setup-only writes the fixtures to a file: name it with --fixtures FILE.');
   if ((args.setupOnly === true || args.fixtures !== undefined) && (names.length !== 1 || args.target === 'sim' || args.workers !== undefined)) {
     throw new UsageError('--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.');
@@ -287,7 +281,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           generatorLimits,
           ...(segment === undefined ? {} : { segment }),
           ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag } }),
-          ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: writeFixtures(args.fixtures, scenario.name, args.seed, target.url) } : {}),
+          ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: fixturesWriter(args.fixtures, scenario.name, args.seed, target.url) } : {}),
           ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
         });
@@ -355,7 +349,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
-    y
+    segmentOptions(y)
       .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list); default ${DEFAULT_SCENARIO}` })
       .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
       .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
@@ -398,11 +392,6 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
       .option('junit', { type: 'string', describe: 'Also write JUnit XML to this file: a test suite per scenario run, a test case per threshold, check and invariant (for CI)' })
       .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
       .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
-      .option('segment', { type: 'string', describe: 'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge' })
-      .option('start-at', { type: 'string', describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)' })
-      .option('setup-only', { type: 'boolean', describe: 'Run the scenario\'s setup only and write its fixtures and run tag to --fixtures FILE, for segments to share (no load; a URL --target)' })
-      .option('fixtures', { type: 'string', describe: 'With --setup-only: the file to write; otherwise: skip the setup and use the fixtures of this file (written by --setup-only)' })
-      .option('workers', { type: 'number', describe: 'Run the plan as N segment processes on this machine (each --segment i/N, one shared start instant), merged into one report at the end' })
       .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
       .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
       .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
