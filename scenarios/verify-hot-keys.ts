@@ -55,6 +55,11 @@ const unknownEntry: MixEntry<HotKeysFixtures> = {
   },
 };
 
+/** The fixtures from their plain parts: the rank map and the sampler are rebuilt (shared set-ups cross processes as JSON). */
+function hotKeysFixtures(keys: CreatedKey[], topShare: number, unknownKey: string): HotKeysFixtures {
+  return { keys, rank: new Map(keys.map((k, i) => [k.keyId, i])), pick: zipfSampler(KEYS, ZIPF_EXPONENT), topShare, unknownKey };
+}
+
 async function setup(ctx: ScenarioContext): Promise<HotKeysFixtures> {
   const apiId = await createTaggedApi(ctx, 'hot-keys');
   const keys = await inParallel(
@@ -69,13 +74,7 @@ async function setup(ctx: ScenarioContext): Promise<HotKeysFixtures> {
     total += weight;
     if (k < TOP) top += weight;
   }
-  return {
-    keys,
-    rank: new Map(keys.map((k, i) => [k.keyId, i])),
-    pick: zipfSampler(KEYS, ZIPF_EXPONENT),
-    topShare: top / total,
-    unknownKey: `${ctx.tag}_not_a_key_${ctx.random.int(1_000_000)}`,
-  };
+  return hotKeysFixtures(keys, top / total, `${ctx.tag}_not_a_key_${ctx.random.int(1_000_000)}`);
 }
 
 export default defineScenario<HotKeysFixtures>({
@@ -83,6 +82,13 @@ export default defineScenario<HotKeysFixtures>({
   description: `Verifications over ${KEYS} keys with Zipf-skewed popularity: all VALID, per-key consumption adds up and follows the skew`,
   defaults: { rate: 500, durationMs: 10_000, warmupMs: 2_000 },
   setup,
+  sharedFixtures: {
+    save: (f) => ({ keys: f.keys, topShare: f.topShare, unknownKey: f.unknownKey }),
+    load: (data) => {
+      const d = data as { keys: CreatedKey[]; topShare: number; unknownKey: string };
+      return hotKeysFixtures(d.keys, d.topShare, d.unknownKey);
+    },
+  },
   mix: [verifyEntry(1), unknownEntry],
   phases(ctx) {
     const phases: PhaseSpec<HotKeysFixtures>[] = [];

@@ -8,6 +8,11 @@ export const EXIT = {
   /** The target did not answer (or refused the root key) before the run: no report was written. */
   targetUnreachable: 3,
   /**
+   * `keysim merge` (and `keysim run --workers`): a segment's report is missing, or a segment was
+   * interrupted or failed, so the merged report is partial: its figures miss part of the plan.
+   */
+  mergePartial: 92,
+  /**
    * `keysim compare` (and `keysim run --baseline`): a watched figure of the candidate is worse than
    * the baseline's, beyond the noise threshold over its whole confidence interval. For `run
    * --baseline` it ranks below every verdict of the run itself (see `exitCodeOf` in `run.ts`).

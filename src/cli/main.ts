@@ -12,6 +12,7 @@ import { checkCommandModule } from './commands/check.js';
 import { cleanupCommandModule } from './commands/cleanup.js';
 import { compareCommandModule } from './commands/compare.js';
 import { initCommandModule } from './commands/init.js';
+import { mergeCommandModule } from './commands/merge.js';
 import { UsageError } from './exit-codes.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -20,8 +21,9 @@ export async function main(argv: string[]): Promise<void> {
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
         'Usage: keysim <command> [options]\n\n' +
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 93 a watched figure worse (compare),\n' +
-        '94 history truncated (check), 95 resources left behind, 96 target stopped answering, 97 generator-limited (inconclusive: the\n' +
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 target unreachable, 92 merged report partial (merge),\n' +
+        '93 a watched figure worse (compare), 94 history truncated (check), 95 resources left behind,\n' +
+        '96 target stopped answering, 97 generator-limited (inconclusive: the\n' +
         'load generator could not keep its schedule), 98 check failed, 99 threshold failed,\n' +
         '100 invariant violated or oracle difference, 130 interrupted (see README.md).',
     )
@@ -31,6 +33,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(checkCommandModule)
     .command(cleanupCommandModule)
     .command(compareCommandModule)
+    .command(mergeCommandModule)
     .command(serveCommand)
     .command(initCommandModule)
     .wrap(Math.min(100, process.stdout.columns ?? 100))
@@ -39,7 +42,7 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .alias('help', 'h')
     .strict()
-    .demandCommand(1, 'Name a command: run, list, report, check, cleanup, compare, serve or init (see --help).')
+    .demandCommand(1, 'Name a command: run, list, report, merge, check, cleanup, compare, serve or init (see --help).')
     .recommendCommands()
     .fail((message: string | undefined, error: unknown, y) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.

@@ -21,6 +21,17 @@ export interface PlannedPhase {
   warmup: boolean;
   /** Present when the phase ramps its rate through stages (its duration is theirs). */
   stages?: StagePlan;
+  /**
+   * Present when this process sends one segment's share of the phase (segmentPlan): `count` is
+   * then the segment's own count, and its request j is the whole plan's request j·N + i.
+   */
+  segment?: Segment;
+}
+
+/** Segment `index` of `count` (`--segment i/N`): arrival k of every phase goes to segment k mod N. */
+export interface Segment {
+  index: number;
+  count: number;
 }
 
 export interface PhaseInput {
@@ -43,9 +54,42 @@ export function intendedOffsetMs(index: number, rate: number): number {
   return (index * 1000) / rate;
 }
 
-/** Intended send time of request `index` of a planned phase (constant or staged), ms from its start. */
+/** Intended send time of request `index` of a planned phase (constant or staged, whole or a segment), ms from its start. */
 export function phaseOffsetMs(phase: PlannedPhase, index: number): number {
-  return phase.stages === undefined ? intendedOffsetMs(index, phase.rate) : stagedOffsetMs(phase.stages, index);
+  const k = phase.segment === undefined ? index : index * phase.segment.count + phase.segment.index;
+  return phase.stages === undefined ? intendedOffsetMs(k, phase.rate) : stagedOffsetMs(phase.stages, k);
+}
+
+/** How many of `total` arrivals (numbered 0…total−1) fall to segment i of N when arrival k goes to k mod N. */
+export function segmentCount(total: number, segment: Segment): number {
+  return total > segment.index ? Math.floor((total - segment.index - 1) / segment.count) + 1 : 0;
+}
+
+/**
+ * One segment's share of a plan (docs/distributed.md#segments): the same phases on the same
+ * intended timeline, each keeping every N-th arrival starting from the i-th. Striping rather
+ * than cutting the timeline in blocks keeps every segment's load shaped like the whole one (a ramp
+ * ramps in every segment) and the N segments together send exactly the single-process plan.
+ */
+export function segmentPlan(phases: readonly PlannedPhase[], segment: Segment): PlannedPhase[] {
+  return phases.map((phase) => ({ ...phase, count: segmentCount(phase.count, segment), segment }));
+}
+
+/** Parses `--segment` text `i/N` (0 ≤ i < N); returns the segment or what is wrong with the text. */
+export function parseSegment(text: string): Segment | string {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const example = 'write i/N with 0 ≤ i < N, e.g. --segment 0/4 … --segment 3/4 for four segments';
+  if (match === null) return `--segment "${text}" is not a segment: ${example}.`;
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  if (!Number.isSafeInteger(count) || count < 1) return `--segment "${text}": N must be 1 or more: ${example}.`;
+  if (!Number.isSafeInteger(index) || index >= count) return `--segment "${text}": i must be below N (segments are numbered from 0): ${example}.`;
+  return { index, count };
+}
+
+/** `i/N`. */
+export function segmentText(segment: Segment): string {
+  return `${segment.index}/${segment.count}`;
 }
 
 function planPhase(phase: PhaseInput, startMs: number): PlannedPhase {

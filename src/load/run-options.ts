@@ -6,6 +6,7 @@ import type { LoadSettings, Scenario } from './scenario.js';
 import type { Target } from './target.js';
 import type { Threshold } from './thresholds.js';
 import type { GeneratorLimits } from './generator-monitor.js';
+import type { Segment } from './plan.js';
 
 /** A send that starts later than this after its intended time counts as late (the open model's figure). */
 export const LATE_THRESHOLD_MS = 10;
@@ -76,4 +77,25 @@ export interface RunOptions {
    * default DEFAULT_GENERATOR_LIMITS.
    */
   generatorLimits?: Partial<GeneratorLimits>;
+  /**
+   * Send only this segment's striped share of the plan (docs/distributed.md#segments); the report
+   * is then a partial report, marked with the segment, that `keysim merge` combines.
+   */
+  segment?: Segment;
+  /**
+   * Start the load (its first phase, warm-up included) at this instant rather than right after the
+   * set-up, so that segments on several processes or machines share one intended timeline.
+   */
+  startAt?: Date;
+  /**
+   * Fixtures made by an earlier set-up (`keysim run --setup-only`): the scenario's setup is skipped
+   * and these are used; the cleanup is left to whoever made them.
+   */
+  fixtures?: { value: unknown; tag: string };
+  /**
+   * Set-up only (`keysim run --setup-only`): run the scenario's setup, hand its fixtures and the
+   * run's tag to this function, and send no load; what the setup created is left (pass keep) for
+   * the segments that use the fixtures, and deleted afterwards by tag.
+   */
+  setupOnly?: (fixtures: { value: unknown; tag: string }) => void;
 }

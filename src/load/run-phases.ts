@@ -12,7 +12,7 @@ import { weightedPicker } from './distributions.js';
 import type { GeneratorMonitor } from './generator-monitor.js';
 import type { HistoryWriter } from './history.js';
 import type { OpenModelExecutor, PlannedRequest } from './open-model.js';
-import { type PhaseInput, type PlannedPhase, planPhases } from './plan.js';
+import { type PhaseInput, type PlannedPhase, type Segment, planPhases, segmentPlan } from './plan.js';
 import { stageText, stagesProblem } from './stages.js';
 import type { Recorder } from './recorder.js';
 import type { ResourceLedger } from './resources.js';
@@ -95,9 +95,11 @@ function phaseInput(scenarioName: string, p: PhaseSpec<unknown>, settings: LoadS
  * Plans the run's phases. Every phase's service-clock sweep is checked here, before any phase
  * runs, so that a bad sweep fails the run before it has sent anything.
  */
-export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtures: unknown, settings: LoadSettings): RunPlan {
+export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtures: unknown, settings: LoadSettings, segment?: Segment): RunPlan {
   const specs = scenario.phases?.(ctx, fixtures) ?? defaultPhases<unknown>(settings);
-  const planned = planPhases(specs.map((p) => phaseInput(scenario.name, p, settings)));
+  const whole = planPhases(specs.map((p) => phaseInput(scenario.name, p, settings)));
+  // A segment sends its striped share of every phase; the closed model's connections are divided by the CLI.
+  const planned = segment === undefined || settings.model === 'closed' ? whole : segmentPlan(whole, segment);
   for (const [i, spec] of specs.entries()) {
     const problem = spec.serviceClock === undefined ? undefined : serviceClockProblem({ ...spec.serviceClock, durationMs: planned[i]?.durationMs ?? 0 }, ctx.admin !== undefined);
     if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);

@@ -57,6 +57,8 @@ export interface RunEnd {
   /** Monotonic ms at which the load began, and its planned length: the dead-target verdict names both. */
   runStartMs: number;
   totalMs: number;
+  /** A segment of a shared set-up: the target's state holds every segment's effects, not this one's alone. */
+  sharedSetUp?: boolean;
 }
 
 /**
@@ -72,9 +74,10 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
       name: 'per-response checks',
       passed: false,
       detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
+      counts: { failed: recorder.checkFailures, total: recorder.requests },
     });
   } else if (recorder.requests > 0) {
-    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed` });
+    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed`, counts: { failed: 0, total: recorder.requests } });
   }
   if (targetStopped !== undefined) {
     const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);
@@ -85,6 +88,9 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
     notes.push('Interrupted (SIGINT): the figures cover only what ran; end-of-run checks were skipped.');
   } else if (targetStopped !== undefined) {
     // Nothing to ask a target that stopped answering.
+  } else if (end.sharedSetUp === true && scenario.finish !== undefined) {
+    // Its checks reconcile the target's state with this run's answers; the other segments changed that state too.
+    notes.push("The scenario's end-of-run checks were skipped: with a shared set-up they would see every segment's effects, not this segment's (keysim check over all the segments' histories judges the invariants across them).");
   } else if (scenario.finish !== undefined) {
     try {
       checks.push(...(await scenario.finish(end.ctx, end.fixtures, end.results)));
@@ -160,6 +166,7 @@ export function assembleReport(parts: ReportParts): RunReport {
     ...(invariants === undefined ? {} : { invariants }),
     generator: parts.generator,
     ...(resources === undefined ? {} : { resources }),
+    ...(parts.options.segment === undefined ? {} : { segment: { index: parts.options.segment.index, count: parts.options.segment.count } }),
     notes: parts.notes,
   };
   return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };

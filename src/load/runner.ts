@@ -36,6 +36,20 @@ export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions } from './run
 export { TARGET_STOPPED_CHECK } from './run-report.js';
 export { ScenarioFailedError } from './scenario-failed.js';
 
+/** Sleeps `ms`, or less when `signal` aborts. */
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** The run's ledger, written under `dir` when given; in memory (with a warning) if the folder cannot be written. */
 function openLedger(tag: string, dir: string | undefined, warn: (line: string) => void): ResourceLedger {
   if (dir === undefined) return new ResourceLedger(tag);
@@ -62,7 +76,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
   const client = httpJsonClient(target, settings.timeoutMs);
   const cleanups: Array<() => Promise<void>> = [];
-  const tag = `keysim-${runId}`;
+  // Segments sharing one set-up share its tag: what they create is named after it too.
+  const tag = options.fixtures?.tag ?? `keysim-${runId}`;
   // A live deployment or a remote simulator keeps what the run creates; the embedded one is discarded.
   const persistent = target.kind === 'live' || target.remote === true;
   const ledger = openLedger(tag, persistent ? options.resourcesDir : undefined, warn);
@@ -155,13 +170,37 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     const early = sweepProblemBeforeSetup(scenario, ctx, clockMs);
     if (early !== undefined) throw new ScenarioFailedError(scenario.name, 'start', early);
     let fixtures: unknown;
-    try {
-      fixtures = await scenario.setup(ctx);
-    } catch (error) {
-      throw new ScenarioFailedError(scenario.name, 'setup', error instanceof ServiceCallError ? error.message : error);
+    if (options.fixtures !== undefined) {
+      fixtures = scenario.sharedFixtures === undefined ? options.fixtures.value : scenario.sharedFixtures.load(options.fixtures.value);
+    } else {
+      try {
+        fixtures = await scenario.setup(ctx);
+      } catch (error) {
+        throw new ScenarioFailedError(scenario.name, 'setup', error instanceof ServiceCallError ? error.message : error);
+      }
     }
 
-    const plan = planRun(scenario, ctx, fixtures, settings);
+    if (options.setupOnly !== undefined) {
+      options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
+      const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
+      const { figures, results } = runResults(recorder, none);
+      await cleanUp();
+      const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
+      const notes = [`Set-up only: the fixtures were written for the segments; no load was sent. keysim cleanup --target ${target.url} --tag ${tag} deletes what the set-up and the segments created.`];
+      // Nothing was sent: there is nothing for thresholds to judge.
+      return assembleReport({ options: { ...options, thresholds: [] }, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
+    }
+    const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
+    if (options.startAt !== undefined) {
+      const waitMs = options.startAt.getTime() - now().getTime();
+      if (waitMs > 0) {
+        log(`waiting ${Math.round(waitMs)} ms for the start instant ${options.startAt.toISOString()}`);
+        await abortableSleep(waitMs, options.signal);
+      } else {
+        // Setup took longer than the margin given: this segment's timeline starts late, the others' do not.
+        warn(`the start instant ${options.startAt.toISOString()} passed ${Math.round(-waitMs)} ms before the load could start: this segment starts late (give --start-at more margin)`);
+      }
+    }
     // A remote simulator may run on the system clock, which moves during a phase by itself.
     const clockFrozen = target.kind === 'simulator' && (target.remote !== true || (ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual'));
     // Sweeps that need the fixtures to be known are checked here, still before any load (a clock
@@ -213,7 +252,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     });
 
     const { figures, results } = runResults(recorder, phases);
-    const { checks, notes } = await endOfRunChecks({ scenario, ctx, fixtures, results, recorder, interrupted, targetStopped, runStartMs, totalMs: plan.totalMs });
+    const { checks, notes } = await endOfRunChecks({ scenario, ctx, fixtures, results, recorder, interrupted, targetStopped, runStartMs, totalMs: plan.totalMs, sharedSetUp: options.fixtures !== undefined });
     await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {

@@ -184,6 +184,12 @@ export interface Scenario<F = unknown> {
   defaults?: Partial<Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'connections' | 'model' | 'startRate' | 'stages'>>;
   /** Makes the fixtures through `ctx.api` (register their deletion with `ctx.onCleanup`); a throw fails the run (exit 1). */
   setup(ctx: ScenarioContext): Promise<F>;
+  /**
+   * For fixtures that are not plain data (a Map, a function): how they cross processes when one
+   * set-up is shared by segments (docs/distributed.md#set-up-once) — `save` makes them plain JSON
+   * data, `load` rebuilds them. Absent: the fixtures must be plain data themselves.
+   */
+  sharedFixtures?: { save(fixtures: F): unknown; load(data: unknown): F };
   /** The default request mix (at least one entry). */
   mix: ReadonlyArray<MixEntry<F>>;
   /** Default: a warm-up phase of settings.warmupMs, then one phase of settings.durationMs. */

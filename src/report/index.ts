@@ -5,6 +5,7 @@ export { renderHtml } from './html.js';
 export { renderJunit, type JunitRun } from './junit.js';
 export { renderSeries, seriesLines, type SeriesLine, type SeriesLatency, type SeriesOperation } from './series.js';
 export { renderHgrm, hgrmFiles, HGRM_SCALING_RATIO } from './hgrm.js';
+export { MergeError, mergeReports, mergeSection } from './merge.js';
 export { GENERATOR_ADVICE, generatorBanner, thresholdVerdict } from './generator-text.js';
 export {
   READABLE_REPORT_VERSIONS,
@@ -16,6 +17,7 @@ export {
   type InvariantResult,
   type InvariantViolation,
   type InvariantsSection,
+  type MergeSection,
   type OperationStats,
   type OracleDifference,
   type OracleSection,

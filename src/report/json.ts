@@ -17,6 +17,7 @@ import {
   type InvariantResult,
   type InvariantViolation,
   type InvariantsSection,
+  type MergeSection,
   type OperationStats,
   type OracleDifference,
   type OracleSection,
@@ -195,14 +196,16 @@ const reportShape = object<RunReport>(
         ['operations'],
       ),
     ),
-    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str })),
+    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count }) }, ['counts'])),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
     generator: generatorShape,
     resources: resourcesShape,
+    segment: object<NonNullable<RunReport['segment']>>({ index: count, count }),
+    merge: object<MergeSection>({ segments: count, merged: arrayOf(str), missing: arrayOf(str), incomplete: arrayOf(str), partial: bool }),
     notes: arrayOf(str),
   },
-  ['invariants', 'generator', 'resources'],
+  ['invariants', 'generator', 'resources', 'segment', 'merge'],
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

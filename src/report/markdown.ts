@@ -18,6 +18,7 @@ import {
 } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } from './markdown-text.js';
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
+import { segmentBanner } from './segment-text.js';
 import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
 import { thresholdVerdict } from './generator-text.js';
 import { resourcesMarkdown } from './markdown-resources.js';
@@ -49,6 +50,12 @@ function statusLine(report: RunReport): string {
 }
 
 function banner(report: RunReport): string[] {
+  const segments = segmentBanner(report);
+  if (segments !== undefined) return [segments.partial ? '> [!CAUTION]' : '> [!NOTE]', `> ${segments.partial ? '**PARTIAL** — ' : ''}${segments.text}`, '', ...statusBanner(report)];
+  return statusBanner(report);
+}
+
+function statusBanner(report: RunReport): string[] {
   if (report.status === 'interrupted') {
     return [
       '> [!WARNING]',

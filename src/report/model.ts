@@ -98,6 +98,11 @@ export interface CheckResult {
   name: string;
   passed: boolean;
   detail: string;
+  /**
+   * The raw counts behind a counting check (the per-response checks): answers that failed it, of
+   * how many. Merging segments sums them. Absent from checks that count nothing.
+   */
+  counts?: { failed: number; total: number };
 }
 
 export interface ThresholdResult {
@@ -374,6 +379,27 @@ export interface RunReport {
   generator?: GeneratorSection;
   /** What the run created on its target, deleted and left; absent from reports written before keysim counted it. */
   resources?: ResourcesSection;
+  /**
+   * A partial report: this run sent segment `index` of `count` of the plan (`--segment i/N`);
+   * `keysim merge` combines the segments' reports into one. Absent: the whole plan.
+   */
+  segment?: { index: number; count: number };
+  /** A report merged from segments' partial reports (`keysim merge`); absent otherwise. */
+  merge?: MergeSection;
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
+}
+
+/** Which partial reports a merged report was made from, and whether some were missing or incomplete. */
+export interface MergeSection {
+  /** N: the number of segments the plan was cut into. */
+  segments: number;
+  /** The segments whose reports were merged, as `i/N`, in order. */
+  merged: string[];
+  /** Segments of 0…N−1 with no report (a segment that never ran or whose report was lost). */
+  missing: string[];
+  /** Segments whose report is not `completed` (interrupted or failed), as `i/N (status)`. */
+  incomplete: string[];
+  /** True when a segment is missing or incomplete: the figures do not cover the whole plan. */
+  partial: boolean;
 }

@@ -6,26 +6,29 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
-import { type ProgressSnapshot, ScenarioFailedError, TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
-import { thresholdVerdict } from '../../report/generator-text.js';
-import { DEFAULT_GENERATOR_LIMITS } from '../../load/generator-monitor.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { exitCodeOf } from '../exit-code-of.js';
 import { ReportWriteError, reportFolderName, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
-import { DEFAULT_DEAD_AFTER_MS, type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
+import { type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
 import { faultsFromFlags } from '../fault-flags.js';
-import { CONFIG_FILES, loadRunConfig } from '../config-file.js';
+import { loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
-import { type BaselineFlags, baselineFlagOptions, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
+import { type BaselineFlags, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
+import { runWorkers } from '../workers.js';
+import { runFlagOptions } from '../run-flags.js';
+import { fixturesWriter, readFixturesFile } from '../fixtures-file.js';
+import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
 
 interface RunArgs extends LoadFlags, BaselineFlags {
   scenario: string[];
@@ -54,6 +57,16 @@ interface RunArgs extends LoadFlags, BaselineFlags {
   series?: string;
   /** HOST:PORT of a Prometheus endpoint during the runs. */
   metrics?: string;
+  /** `i/N`: send this segment's striped share of the plan and write a partial report. */
+  segment?: string;
+  /** ISO instant at which the load starts (segments of one plan share it). */
+  startAt?: string;
+  /** Run the plan as this many segment processes on this machine, merged at the end. */
+  workers?: number;
+  /** Run the setup only and write its fixtures to --fixtures. */
+  setupOnly?: boolean;
+  /** The fixtures file: written by --setup-only, read (setup skipped) otherwise. */
+  fixtures?: string;
 }
 
 /**
@@ -102,24 +115,8 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
   };
 }
 
-/**
- * The exit code a report calls for (the worst wins): interrupted 130 > target stopped 96 >
- * resources left 95 > invariant violated 100 > check failed 98 > threshold failed 99 >
- * generator-limited 97 > ok 0. A target that stopped answering is the run's first finding (what it
- * left behind is a consequence, still listed in the report). A generator-limited run is
- * inconclusive, which a real failure outranks: an error-rate threshold or a check that failed did
- * so whatever the generator's pace (an inconclusive latency threshold is not a failed one).
- */
-export function exitCodeOf(report: RunReport): ExitCode {
-  if (report.status === 'interrupted') return EXIT.interrupted;
-  if (report.checks.some((c) => c.name === TARGET_STOPPED_CHECK && !c.passed)) return EXIT.targetStopped;
-  if ((report.resources?.unexpectedlyLeft ?? 0) > 0) return EXIT.resourcesLeft;
-  if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
-  if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
-  if (report.thresholds.some((t) => thresholdVerdict(t) === 'failed')) return EXIT.thresholdFailed;
-  if (report.generator?.limited === true) return EXIT.generatorLimited;
-  return EXIT.ok;
-}
+// Where the exit code of a report is decided; re-exported for the commands and tests that import it from here.
+export { exitCodeOf } from '../exit-code-of.js';
 
 /**
  * With --baseline, a worse comparison (93) ranks below every verdict of the run itself: a
@@ -165,6 +162,22 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
     throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
+  }
+  if (args.workers !== undefined && (args.segment !== undefined || args.startAt !== undefined)) {
+    throw new UsageError('--workers runs the segments itself (it gives each child its --segment and --start-at): drop --segment and --start-at, or drop --workers to run one segment.');
+  }
+  if (args.workers !== undefined && names.length !== 1) throw new UsageError(`--workers runs one scenario at a time, got ${names.length} (${names.join(', ')}).`);
+  // Each worker would move the one simulator's clock on its own schedule.
+  if (args.workers !== undefined && scenarios[0] !== undefined && requiresClock(scenarios[0])) throw new UsageError(`--workers cannot run "${scenarios[0].name}": it moves the service clock, which its segments would move each on their own. Run it in one process.`);
+  if (args.setupOnly === true && args.fixtures === undefined) throw new UsageError('--setup-only writes the fixtures to a file: name it with --fixtures FILE.');
+  if ((args.setupOnly === true || args.fixtures !== undefined) && (names.length !== 1 || args.target === 'sim' || args.workers !== undefined)) {
+    throw new UsageError('--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.');
+  }
+  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, names[0] as string) : undefined;
+  const segment = segmentFlag(args.segment);
+  const startAt = startAtFlag(args.startAt, Date.now());
+  if (segment !== undefined) {
+    for (const [i, s] of settings.entries()) settings[i] = segmentSettings(s, segment, (scenarios[i] as Scenario<unknown>).name);
   }
   const generatorLimits = generatorLimitsOf(args);
   const outputs = new RunOutputs(args);
@@ -229,6 +242,17 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   };
   process.on('SIGINT', onSigint);
 
+  if (args.workers !== undefined) {
+    const target = await makeTarget(scenarios[0] as Scenario<unknown>);
+    try {
+      return await runWorkers({ workers: args.workers, scenario: names[0] as string, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, signal: controller.signal });
+    } finally {
+      process.off('SIGINT', onSigint);
+      await target.close();
+      await outputs.close();
+    }
+  }
+
   let exit: ExitCode = EXIT.ok;
   let ran = 0;
   try {
@@ -243,7 +267,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
       let report: RunReport;
       // The run's folder exists from the start and the history is written into it as the run goes:
       // a run that is killed leaves it there, findable, for keysim check.
-      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), scenario.name));
+      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), segment === undefined ? scenario.name : `${scenario.name}-segment-${segment.index}of${segment.count}`));
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
       const metrics = outputs.metricsFor(basename(folder), scenario.name);
       try {
@@ -255,7 +279,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           settings: settings[i] as LoadSettings,
           seed: args.seed,
           thresholds: [...(scenario.thresholds ?? []).map((t) => parseThreshold(t)).flatMap((p) => (p.ok ? [p.threshold] : [])), ...thresholds],
-          keep: args.keep,
+          // A set-up only leaves what it created to the segments (keysim cleanup --tag deletes it after them).
+          keep: args.keep || args.setupOnly === true,
           signal: controller.signal,
           onProgress: progressPrinter(args, scenario.name),
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
@@ -267,6 +292,10 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
+          ...(segment === undefined ? {} : { segment }),
+          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag } }),
+          ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: fixturesWriter(args.fixtures, scenario.name, args.seed, target.url) } : {}),
+          ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
         });
       } catch (error) {
@@ -337,58 +366,7 @@ export const runCommandModule: CommandModule<object, GivenArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
   builder: (y: Argv) =>
-    baselineFlagOptions(y)
-      .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list), scenario files (.ts .js …), folders or quoted globs; default ${DEFAULT_SCENARIO}` })
-      .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
-      .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
-      .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
-      .option('stage', {
-        type: 'string',
-        array: true,
-        describe: 'Open model: ramp the arrival rate linearly to TARGET req/s over DURATION, e.g. --stage 30s:100 --stage 2m:2000 --stage 30s:0 (repeatable; instead of --rate and --duration)',
-      })
-      .option('start-rate', { type: 'number', describe: 'With --stage: the rate the first stage ramps from (default 0)' })
-      .option('connections', { type: 'number', describe: 'Connections to the target' })
-      .option('pipelining', { type: 'number', describe: 'Requests in flight per connection (default 1)' })
-      .option('duration', { type: 'string', describe: 'Measured duration with its unit, e.g. 30s, 500ms, 2m (default: the scenario\'s)' })
-      .option('warmup', { type: 'string', describe: 'Warm-up before measuring with its unit, e.g. 5s (0 for none)' })
-      .option('timeout', { type: 'string', describe: 'Per-request timeout, more than 0 (default 10s; e.g. 500ms; there is no "none": give a long one)' })
-      .option('dead-after', {
-        type: 'string',
-        default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
-        describe: 'End the run early (exit 96) when no request got an answer for this long while requests failed at the transport level (refused, reset, timed out); "off" fires until the end',
-      })
-      .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
-      .option('seed', { type: 'number', describe: 'Seed of fixtures and request sequence (and of the simulator; default 1)' })
-      .option('out', { type: 'string', describe: 'Folder for the run folders (default reports; created if missing; checked before any load: writable, with room for the run)' })
-      .option('threshold', { type: 'string', array: true, default: [], describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)' })
-      .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
-      .option('keep', { type: 'boolean', default: false, describe: 'Keep what the scenario created on a live target or a remote simulator (keysim cleanup --tag deletes it later)' })
-      .option('quiet', { type: 'boolean', default: false, describe: 'No progress lines' })
-      .option('history', { type: 'boolean', describe: `Record every operation into ${HISTORY_FILE} beside the report and check the credit and rate-limit invariants, and on the simulator compare every answer with a replay through a fresh engine (exit 100 on a violation or a difference)` })
-      .option('oracle', { type: 'boolean', default: true, describe: 'With --history on the simulator: replay its journal through a fresh engine and compare every answer (--no-oracle: off)' })
-      .option('skew', { type: 'number', describe: "With --history on a live target: bound on its clock's skew from ours in ms, instead of measuring it from its Date headers before the run" })
-      .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
-      .option('max-late-share', {
-        type: 'number',
-        describe: `The load generator could not keep its schedule (inconclusive run, exit 97) when more than this share of a phase's sends started over 10 ms late (open model; default ${DEFAULT_GENERATOR_LIMITS.lateShare}, 1: never)`,
-      })
-      .option('max-loop-delay', {
-        type: 'string',
-        describe: `… or when its event-loop delay p99 in a phase was over this (default ${DEFAULT_GENERATOR_LIMITS.loopDelayP99Ms}ms; off: never)`,
-      })
-      .option('junit', { type: 'string', describe: 'Also write JUnit XML to this file: a test suite per scenario run, a test case per threshold, check and invariant (for CI)' })
-      .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
-      .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
-      .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
-      .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
-      .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
-      .example("$0 run ./checks/first-check.ts 'checks/**/*.ts'", 'scenario files of your project (a file, a folder, a quoted glob)')
-      .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
-      .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
-      .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
-      .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards')
-      .example('$0 run smoke --baseline reports/main', 'compare with the newest smoke run in reports/main (exit 93 when worse)') as unknown as Argv<GivenArgs>,
+    runFlagOptions(y) as unknown as Argv<GivenArgs>,
   handler: async (args: ArgumentsCamelCase<GivenArgs>) => {
     process.exitCode = await runCommand(args);
   },

@@ -7,6 +7,7 @@ import { type Tone } from './outcome-charts.js';
 import { invariantsBadges, invariantsCard } from './invariants.js';
 import { targetLabel } from '../resources-text.js';
 import { stagesSummary } from '../stages-text.js';
+import { segmentBanner } from '../segment-text.js';
 
 export function td(text: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
@@ -124,6 +125,12 @@ export function phasesTable(report: RunReport): string {
 /* --------------------------------------------------------------------------------- page */
 
 export function statusBanner(report: RunReport): string {
+  const segments = segmentBanner(report);
+  const segmentsHtml = segments === undefined ? '' : `<div class="banner ${segments.partial ? 'failed' : 'interrupted'}" role="${segments.partial ? 'alert' : 'note'}">${segments.partial ? '<strong>Partial.</strong> ' : ''}${esc(segments.text)}</div>`;
+  return segmentsHtml + runStatusBanner(report);
+}
+
+function runStatusBanner(report: RunReport): string {
   if (report.status === 'interrupted') {
     return (
       `<div class="banner interrupted" role="alert"><strong>Interrupted.</strong> The run was stopped before its end: the figures cover only the ` +

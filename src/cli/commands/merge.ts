@@ -1,0 +1,107 @@
+/**
+ * `keysim merge PART… --out DIR`: one report from the partial reports of a plan's segments
+ * (`keysim run --segment i/N`), with the thresholds evaluated on the merged figures
+ * (docs/distributed.md#merge).
+ */
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { MergeError, mergeReports, parseReport } from '../../report/index.js';
+import type { RunReport } from '../../report/model.js';
+import { type Threshold, evaluateThresholds, parseThreshold } from '../../load/thresholds.js';
+import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { ReportWriteError, writeReport } from '../report-files.js';
+import { renderSummary } from '../summary.js';
+import { writeHgrmFiles } from '../run-outputs.js';
+import { exitCodeOf } from '../exit-code-of.js';
+
+interface MergeArgs {
+  parts: string[];
+  out: string;
+  threshold: string[];
+  quiet: boolean;
+}
+
+/**
+ * Reads one partial report: a run folder or its report.json. A run folder without a report (a
+ * segment killed before it could write one) is undefined: that segment counts as missing.
+ */
+export function readPart(path: string, warn: (line: string) => void = () => undefined): RunReport | undefined {
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist: give each segment's run folder or its report.json.`);
+  const isFolder = statSync(path).isDirectory();
+  const file = isFolder ? join(path, 'report.json') : path;
+  if (!existsSync(file)) {
+    warn(`${path} has no report.json (the segment was killed, or its report was lost): that segment counts as missing.`);
+    return undefined;
+  }
+  const parsed = parseReport(readFileSync(file, 'utf8'));
+  if (!parsed.ok) throw new UsageError(`${file}: ${parsed.error}`);
+  return parsed.report;
+}
+
+/** The segments' thresholds (each expression once) and those given to the merge. */
+function thresholdsOf(parts: readonly RunReport[], extra: readonly string[]): Threshold[] {
+  const expressions = [...new Set([...parts.flatMap((p) => p.thresholds.map((t) => t.expression)), ...extra])];
+  return expressions.map((expression) => {
+    const parsed = parseThreshold(expression);
+    if (!parsed.ok) throw new UsageError(parsed.error);
+    return parsed.threshold;
+  });
+}
+
+/** The merged report, thresholds evaluated on it. Throws a UsageError for parts that do not merge. */
+export function mergeParts(parts: readonly RunReport[], extraThresholds: readonly string[] = []): RunReport {
+  const thresholds = thresholdsOf(parts, extraThresholds);
+  try {
+    const merged = mergeReports(parts);
+    return { ...merged, thresholds: evaluateThresholds(thresholds, merged) };
+  } catch (error) {
+    if (error instanceof MergeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** A merged report's exit code: a partial merge (92) outranks what its figures say, which miss part of the plan. */
+export function mergeExitCode(report: RunReport): ExitCode {
+  if (report.merge?.partial === true) return EXIT.mergePartial;
+  return exitCodeOf(report);
+}
+
+export function mergeCommand(args: MergeArgs): ExitCode {
+  const parts = args.parts.map((path) => readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`))).filter((p): p is RunReport => p !== undefined);
+  if (parts.length === 0) throw new UsageError('none of the parts has a report.json: there is nothing to merge (give the segments\' run folders or report.json files).');
+  const report = mergeParts(parts, args.threshold);
+  try {
+    mkdirSync(args.out, { recursive: true });
+  } catch (error) {
+    throw new UsageError(`--out ${args.out} cannot be created (${String((error as { code?: unknown }).code ?? error)}): name a folder you can write to.`);
+  }
+  try {
+    const written = writeReport(report, args.out);
+    writeHgrmFiles(report, args.out);
+    if (!args.quiet) process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n`);
+  } catch (error) {
+    if (!(error instanceof ReportWriteError)) throw error;
+    process.stderr.write(`keysim: ${error.message}\n`);
+    return EXIT.failure;
+  }
+  if (report.merge?.partial === true) {
+    process.stderr.write(`keysim: the merged report is PARTIAL: ${[report.merge.missing.length > 0 ? `missing segments ${report.merge.missing.join(', ')}` : '', report.merge.incomplete.length > 0 ? `incomplete segments ${report.merge.incomplete.join(', ')}` : ''].filter((t) => t !== '').join('; ')} (exit ${EXIT.mergePartial}).\n`);
+  }
+  return mergeExitCode(report);
+}
+
+export const mergeCommandModule: CommandModule<object, MergeArgs> = {
+  command: 'merge <parts..>',
+  describe: "Merge the partial reports of a plan's segments (keysim run --segment i/N) into one report",
+  builder: (y: Argv) =>
+    y
+      .positional('parts', { type: 'string', array: true, demandOption: true, describe: "The segments' run folders or report.json files" })
+      .option('out', { type: 'string', demandOption: true, describe: 'Folder for the merged report.json, report.md and report.html (created if missing)' })
+      .option('threshold', { type: 'string', array: true, default: [], describe: "More thresholds to evaluate on the merged figures, beside the segments' own (repeatable)" })
+      .option('quiet', { type: 'boolean', default: false, describe: 'No summary on the terminal' })
+      .example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan') as unknown as Argv<MergeArgs>,
+  handler: (args: ArgumentsCamelCase<MergeArgs>) => {
+    process.exitCode = mergeCommand(args);
+  },
+};
