@@ -46,20 +46,10 @@ export function defineConfig(config: KeysimConfig): KeysimConfig {
 }
 
 /** A checked configuration: the run flags it defaults, and its load shape apart (layered in run-settings.ts). */
-export interface RunConfig {
+export interface RunConfig
+  extends Pick<KeysimConfig, 'target' | 'rootKeyEnv' | 'rootKey' | 'scenarios' | 'connections' | 'pipelining' | 'timeout' | 'model' | 'out' | 'seed' | 'history'> {
   file: string;
-  target?: string;
-  rootKeyEnv?: string;
-  rootKey?: string;
-  scenarios?: string[];
   thresholds: string[];
-  connections?: number;
-  pipelining?: number;
-  timeout?: string;
-  model?: 'open' | 'closed';
-  out?: string;
-  seed?: number;
-  history?: boolean;
   shape: ShapeLayer;
 }
 
