@@ -225,6 +225,28 @@ function lateNotJudged(base: readonly RunReport[], cand: readonly RunReport[], n
   };
 }
 
+/** Figures a generator that fell behind its schedule distorts: it delays sends, and the open model counts the delay. */
+const GENERATOR_PACED: ReadonlySet<Figure> = new Set<Figure>(['p50', 'p90', 'p99', 'p999', 'throughput']);
+
+/**
+ * A run whose generator could not keep its schedule measured the generator as much as the service
+ * (docs/compare.md#the-busy-machine): its latency and throughput can move with the machine's load
+ * alone, so a "worse" or "better" on them is held back as inconclusive, with the reason. "Same"
+ * stands (the change is small whatever caused it), and so do the error shares.
+ */
+function holdBackGeneratorLimited(figures: FigureComparison[], base: readonly RunReport[], cand: readonly RunReport[]): void {
+  const limited = (reports: readonly RunReport[]) => reports.some((r) => r.generator?.limited === true);
+  const sides = [limited(base) ? 'baseline' : '', limited(cand) ? 'candidate' : ''].filter((s) => s !== '');
+  if (sides.length === 0) return;
+  const who = sides.length > 1 ? 'on both sides' : `on the ${sides[0] ?? ''} side`;
+  const note = `held back: the load generator could not keep its schedule ${who}, so the change may be the machine's, not the service's`;
+  for (const f of figures) {
+    if (!GENERATOR_PACED.has(f.figure) || (f.verdict !== 'worse' && f.verdict !== 'better')) continue;
+    f.verdict = 'inconclusive';
+    f.note = f.note === undefined ? note : `${f.note}; ${note}`;
+  }
+}
+
 /** Compares the candidate's runs with the baseline's. An error names what is wrong with the inputs. */
 export function compareRuns(baseline: readonly CompareInput[], candidate: readonly CompareInput[], options: CompareOptions = {}): CompareResult {
   const noise = options.noise ?? COMPARE_DEFAULTS.noise;
@@ -293,6 +315,7 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
       }
     }
   }
+  holdBackGeneratorLimited(figures, base, cand);
   const watchedNames = new Set(watches.map((w) => figureExpression(w.figure, w.operation)));
   for (const f of figures) f.watched = watchedNames.has(figureExpression(f.figure, f.operation));
   const worse = figures.filter((f) => f.watched && f.verdict === 'worse').map((f) => figureExpression(f.figure, f.operation));

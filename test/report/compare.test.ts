@@ -28,6 +28,12 @@ function figure(c: Comparison, name: string, operation = OP): FigureComparison {
   return f;
 }
 
+function parsedWatch(text: string) {
+  const parsed = parseWatch(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.watch;
+}
+
 function compared(...args: Parameters<typeof compareRuns>): Comparison {
   const result = compareRuns(...args);
   if (!result.ok) throw new Error(result.error);
@@ -96,6 +102,44 @@ describe('one run per side: the block bootstrap', () => {
     expect(figure(c, 'late', ALL_OPERATIONS).verdict).toBe('not-judged');
     expect(c.notes.join(' ')).toMatch(/A run of 5 s leaves few seconds to resample/);
     expect(compared([runOf(1, 1, 10, 20)], [runOf(2, 1, 10, 20)], { resamples: 50 }).notes.join(' ')).not.toMatch(/few seconds/);
+  });
+});
+
+describe('a generator-limited run', () => {
+  const limitedRun = (input: CompareInput): CompareInput => {
+    input.report.generator = { limited: true, reasons: ['41 % of the sends were late'], limits: { lateShare: 0.01, loopDelayP99Ms: 50 }, phases: [], loadAverage: 9 };
+    return input;
+  };
+
+  test('a generator-limited candidate 20 % slower: latency "worse" is held back as inconclusive with the reason; exit-worthy list empty', () => {
+    const c = compared([runOf(1)], [limitedRun(runOf(1, 1.2))], { resamples: 200 });
+    for (const name of ['p50', 'p90', 'p99']) {
+      const f = figure(c, name);
+      expect(f.verdict, name).toBe('inconclusive');
+      expect(f.note).toMatch(/held back: the load generator could not keep its schedule on the candidate side/);
+    }
+    expect(c.worse).toEqual([]);
+    expect(c.candidate[0]?.generatorLimited).toBe(true);
+  });
+
+  test('the same pair without the limit says "worse" (the hold-back is what changed the verdict)', () => {
+    const c = compared([runOf(1)], [runOf(1, 1.2)], { resamples: 200 });
+    expect(figure(c, 'p99').verdict).toBe('worse');
+    expect(figure(c, 'p99').note).toBeUndefined();
+  });
+
+  test('the error share is still judged when a run is generator-limited: more errors stay "worse"', () => {
+    const random = seededRandom(5);
+    const base = { source: 'base', report: reportFromSeconds({ [OP]: latencySeconds(random, 20, 100) }) };
+    const cand = limitedRun({ source: 'cand', report: reportFromSeconds({ [OP]: latencySeconds(random, 20, 100) }, 20) });
+    const c = compared([base], [cand], { resamples: 200, watches: [parsedWatch('errors')] });
+    expect(figure(c, 'errors', ALL_OPERATIONS).verdict).toBe('worse');
+    expect(c.worse).toEqual(['errors']);
+  });
+
+  test('both sides limited: the note says so', () => {
+    const c = compared([limitedRun(runOf(1))], [limitedRun(runOf(1, 1.3))], { resamples: 100 });
+    expect(figure(c, 'p50').note).toMatch(/on both sides/);
   });
 });
 
