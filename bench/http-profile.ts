@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServerKind, type ServerProcess, startServer } from './http-server.js';
-import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-throughput.js';
+import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { fmtRate, textTable } from './stats.js';
 import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
