@@ -52,6 +52,8 @@ function styleOf(path: string): RouteStyle {
 /** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
 function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
   if (header === undefined) return { ok: true, token: undefined };
+  const token = plainBearerToken(header);
+  if (token !== undefined) return { ok: true, token };
   // The scheme is case-insensitive (RFC 9110 §11.1).
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (match === null) {
@@ -64,6 +66,19 @@ function bearer(header: string | undefined): { ok: true; token: string | undefin
     };
   }
   return { ok: true, token: match[1] };
+}
+
+/**
+ * The token of the header clients send (`Bearer ` then printable ASCII without spaces), found
+ * without the pattern; undefined: let the pattern decide (other spellings, spaces, other characters).
+ */
+function plainBearerToken(header: string): string | undefined {
+  if (header.length <= 7 || !header.startsWith('Bearer ')) return undefined;
+  for (let i = 7; i < header.length; i++) {
+    const code = header.charCodeAt(i);
+    if (code <= 0x20 || code >= 0x7f) return undefined;
+  }
+  return header.slice(7);
 }
 
 /**
