@@ -51,8 +51,8 @@ export function collectBody(req: IncomingMessage, maxBytes: number, done: (resul
     else (chunks ??= [first]).push(chunk);
   });
   req.on('end', () => finish({ ok: true, text: chunks !== undefined ? Buffer.concat(chunks).toString('utf8') : first === undefined ? '' : first.toString('utf8') }));
+  // A request cut short is destroyed with an error ('aborted' comes with it): one listener covers both.
   req.on('error', () => finish({ ok: false, reason: 'aborted' }));
-  req.on('aborted', () => finish({ ok: false, reason: 'aborted' }));
 }
 
 /**
