@@ -1,14 +1,25 @@
 /**
  * The baseline of the HTTP benchmark: the least a JSON API server on node:http must do per
- * request — read the body, parse it as JSON, answer a fixed small JSON — and nothing else, so
- * the simulator's throughput can be read as a share of what the platform allows on this machine.
+ * request — read the body, parse it as JSON, answer JSON — and nothing else, so the simulator's
+ * throughput can be read as a share of what the platform allows on this machine.
+ *
+ * Its answers are fixed bytes copied from the simulator's real answers to the benchmark's
+ * requests (same length, same shape, same headers), so that both servers write the same bytes per
+ * answer and the comparison measures the work, not the size of the answer.
  */
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** The fixed answer (the load generator checks every response contains `"ok":true`). */
-export const BARE_ANSWER = '{"ok":true}';
-const ANSWER_BYTES = Buffer.byteLength(BARE_ANSWER);
+/** A request id of the simulator's length (`req_` + 16 hex + a 6-character counter). */
+const REQUEST_ID = 'req_97fa2041b7d8b07c000003';
+
+/** The simulator's answer to `keys.verifyKey` on the benchmark's key (158 bytes). */
+export const BARE_VERIFY_ANSWER = `{"meta":{"requestId":"${REQUEST_ID}"},"data":{"valid":true,"code":"VALID","keyId":"key_4WDWQmGsaTTrAHcvn","enabled":true,"credits":999999999999}}`;
+/** The simulator's answer to `ratelimit.limit` on the benchmark's namespace (138 bytes). */
+export const BARE_LIMIT_ANSWER = `{"meta":{"requestId":"${REQUEST_ID}"},"data":{"limit":1000000000,"remaining":999999999,"reset":1795629660000,"success":true}}`;
+
+const VERIFY_BYTES = Buffer.byteLength(BARE_VERIFY_ANSWER);
+const LIMIT_BYTES = Buffer.byteLength(BARE_LIMIT_ANSWER);
 
 export function createBareServer(): Server {
   return createServer((req, res) => {
@@ -23,8 +34,13 @@ export function createBareServer(): Server {
         res.end('{}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': ANSWER_BYTES });
-      res.end(BARE_ANSWER);
+      const limit = req.url === '/v2/ratelimit.limit';
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': limit ? LIMIT_BYTES : VERIFY_BYTES,
+        'x-request-id': REQUEST_ID,
+      });
+      res.end(limit ? BARE_LIMIT_ANSWER : BARE_VERIFY_ANSWER);
     });
   });
 }

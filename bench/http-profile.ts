@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ServerKind, type ServerProcess, startServer } from './http-server.js';
-import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-throughput.js';
+import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { fmtRate, textTable } from './stats.js';
 import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
@@ -126,6 +126,11 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     console.log('');
     console.log(textTable(['function (self time)', 'ms', 'share'], top(a.self, 25).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`])));
     console.log('');
+    const own = top(a.self, 400).filter(([k]) => /src\//.test(k)).slice(0, 25);
+    if (own.length > 0) {
+      console.log(textTable(['own code (self time)', 'ms', 'per request'], own.map(([k, v]) => [k, v.toFixed(0), perAll(v)])));
+      console.log('');
+    }
     const interesting = top(a.inclusive, 400).filter(([k]) => /src\/|bench\/|^(parse|stringify|randomUUID|hash|digest|writeHead|end|_write|writev) /.test(k)).slice(0, 30);
     console.log(textTable(['function (inclusive time, own code and hot builtins)', 'ms', 'share'], interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`])));
   } finally {

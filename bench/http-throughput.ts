@@ -1,26 +1,46 @@
 /**
- * Figure 4: HTTP throughput of `keys.verifyKey` (a key with credits) and `ratelimit.limit`, with
- * autocannon against the simulator and, in the same run with the same requests and settings,
- * against a bare node:http server that reads the body, parses it and answers a fixed small JSON
- * (bare-server.ts). The ratio simulator / bare says how much of what node:http allows on this
- * machine the simulator delivers; then p50/p99 latency at half the simulator's maximum rate.
+ * Figure 4: HTTP throughput of `keys.verifyKey` (a key with credits) and `ratelimit.limit`: the
+ * simulator against a bare node:http server that reads the body, parses it and answers the same
+ * bytes the simulator answers (bare-server.ts), with the same requests and settings. The ratio
+ * simulator / bare says how much of what node:http allows on this machine the simulator delivers;
+ * then p50/p99 latency at half the simulator's maximum rate.
  *
- * Each server runs alone in its own process (http-server-child.ts); autocannon runs here, in the
- * parent, never in a server's process. Simulator and bare runs alternate (and swap order every
- * repetition) so that noise on the shared two-core machine hits both; figures are medians.
+ * The common method, so figures sit beside other projects': 100 connections, pipelining 10 (and 1),
+ * the generator in a process of its own. Two generators where installed: autocannon (in this
+ * process, never in a server's) and wrk (its own process; the C anchor, which shows how much of a
+ * figure is the generator's). Each server runs alone in its own process (http-server-child.ts).
+ * Simulator and bare runs alternate and swap order every repetition so that noise on a shared
+ * machine hits both; each repetition gives one ratio, and the section prints their min, median
+ * and max, with the server's CPU time per request, which depends less on the neighbours.
  */
-import autocannon from 'autocannon';
-import { type ServerKind, type ServerProcess, type ServerReady, startServer } from './http-server.js';
+import { loadavg } from 'node:os';
+import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
+import {
+  ENDPOINTS,
+  ENDPOINT_LABEL,
+  type Endpoint,
+  type Generator,
+  IDENTIFIERS,
+  RATE_LIMIT,
+  RATE_WINDOW_MS,
+  type RunResult,
+  type RunSettings,
+  type Workload,
+  checksPassed,
+  runLoad,
+  workloadFor,
+} from './http-load.js';
+import { findWrk, runWrk, wrkThreads } from './wrk.js';
 import { progress } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtPercent, fmtRate, fmtRatio, max, median, min, secondsSince, textTable, yesNo } from './stats.js';
 
-export const HTTP_RATIO_TARGET = 0.8;
-/** Connections of the maximum-rate runs. */
-const CONNECTIONS = 50;
+export const HTTP_RATIO_TARGET = 0.85;
+/** Connections of the maximum-rate runs (the common method). */
+const CONNECTIONS = 100;
 const PIPELINING = [1, 10] as const;
-/** Seconds per measured run. Shorter than the 8–10 s one would like, to keep the section near three minutes (32 runs). */
+/** Seconds per measured run: 5 s keeps the section near six minutes (48 measured runs with wrk). */
 const RUN_SECONDS = 5;
-/** Once per server and endpoint before the measured runs (JIT, connection pools). */
+/** Once per server, endpoint and generator before the measured runs (JIT, connection pools). */
 const WARMUP_SECONDS = 2;
 const REPEATS = 3;
 /** Latency runs: at half the simulator's maximum rate, with pipelining 1. */
@@ -30,143 +50,8 @@ const LATENCY_SECONDS = 5;
  * can at the start of every second: more connections would only queue deeper in each burst.
  */
 const LATENCY_CONNECTIONS = 10;
-/** Large enough never to run out (a valid credit amount). */
-export const BENCH_CREDITS = 1e12;
-/** ratelimit.limit: far above anything reachable in a window, so every request is admitted. */
-const RATE_LIMIT = 1_000_000_000;
-const RATE_WINDOW_MS = 60_000;
-const IDENTIFIERS = ['user-1', 'user-2', 'user-3', 'user-4'] as const;
 
-export type Endpoint = 'verifyKey' | 'ratelimit';
-export const ENDPOINTS: readonly Endpoint[] = ['verifyKey', 'ratelimit'];
-const ENDPOINT_LABEL: Record<Endpoint, string> = { verifyKey: 'keys.verifyKey', ratelimit: 'ratelimit.limit' };
-
-// --- requests ----------------------------------------------------------------------------------
-
-export interface Workload {
-  path: string;
-  headers: Record<string, string>;
-  bodies: string[];
-}
-
-/** The same requests go to both servers (the bare one ignores path, headers and content). */
-export function workloadFor(endpoint: Endpoint, sim: ServerReady): Workload {
-  if (sim.rootKey === undefined || sim.key === undefined || sim.namespace === undefined) throw new Error('the simulator printed no fixture');
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${sim.rootKey}` };
-  if (endpoint === 'verifyKey') return { path: '/v2/keys.verifyKey', headers, bodies: [JSON.stringify({ key: sim.key })] };
-  const namespace = sim.namespace;
-  return {
-    path: '/v2/ratelimit.limit',
-    headers,
-    bodies: IDENTIFIERS.map((identifier) => JSON.stringify({ namespace, identifier, limit: RATE_LIMIT, duration: RATE_WINDOW_MS })),
-  };
-}
-
-/** A substring every correct answer contains (checked on every response). */
-function expectedText(kind: ServerKind, endpoint: Endpoint): string {
-  if (kind === 'bare') return '"ok":true';
-  return endpoint === 'verifyKey' ? '"code":"VALID"' : '"success":true';
-}
-
-// --- one autocannon run ------------------------------------------------------------------------
-
-export interface RunSettings {
-  connections: number;
-  pipelining: number;
-  durationSeconds: number;
-  /** Requests per second over all connections; absent = as fast as possible. */
-  overallRate?: number;
-  /** Keep every response time (for percentiles finer than autocannon's whole milliseconds). */
-  recordLatencies?: boolean;
-}
-
-export interface RunResult {
-  kind: ServerKind;
-  /** Completed requests per second. */
-  rate: number;
-  completed: number;
-  sent: number;
-  ok2xx: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  /** Responses without the expected text. */
-  mismatches: number;
-  seconds: number;
-  /** CPU time / wall time of the server process and of this (load generator) process. */
-  serverCpuShare: number;
-  generatorCpuShare: number;
-  /** Server CPU time per completed request, µs: less sensitive to other load on the machine than the rate. */
-  serverCpuUsPerRequest: number;
-  /** autocannon's own percentiles, whole milliseconds. */
-  acP50Ms: number;
-  acP99Ms: number;
-  /** From every response time, when recorded (ms, fractional). */
-  p50Ms?: number;
-  p99Ms?: number;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
-export function checksPassed(r: RunResult): boolean {
-  return r.completed > 0 && r.ok2xx === r.completed && r.non2xx === 0 && r.errors === 0 && r.timeouts === 0 && r.mismatches === 0;
-}
-
-export async function runLoad(server: ServerProcess, endpoint: Endpoint, workload: Workload, settings: RunSettings): Promise<RunResult> {
-  const expected = expectedText(server.ready.kind, endpoint);
-  const latencies: number[] = [];
-  const serverCpuStart = await server.cpu();
-  const cpuStart = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: server.ready.url,
-        method: 'POST',
-        connections: settings.connections,
-        pipelining: settings.pipelining,
-        duration: settings.durationSeconds,
-        ...(settings.overallRate === undefined ? {} : { overallRate: settings.overallRate }),
-        requests: workload.bodies.map((body) => ({ method: 'POST' as const, path: workload.path, headers: workload.headers, body })),
-        verifyBody: (body) => typeof body === 'string' && body.includes(expected),
-      },
-      (error, res) => (error === null || error === undefined ? resolve(res) : reject(error instanceof Error ? error : new Error(String(error)))),
-    );
-    if (settings.recordLatencies === true) {
-      // The tracker's listener receives (client, status, bytes, ms); @types/autocannon omits the client.
-      (instance as NodeJS.EventEmitter).on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-        if (status >= 200 && status < 300) latencies.push(ms);
-      });
-    }
-  });
-  const seconds = secondsSince(start);
-  const cpu = process.cpuUsage(cpuStart);
-  const serverCpuEnd = await server.cpu();
-  const sorted = Float64Array.from(latencies).sort();
-  const completed = result.requests.total;
-  const serverCpuUs = serverCpuEnd.userUs + serverCpuEnd.systemUs - serverCpuStart.userUs - serverCpuStart.systemUs;
-  return {
-    kind: server.ready.kind,
-    rate: completed / result.duration,
-    completed,
-    sent: result.requests.sent,
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    mismatches: result.mismatches,
-    seconds: result.duration,
-    serverCpuShare: serverCpuUs / 1e6 / seconds,
-    serverCpuUsPerRequest: completed > 0 ? serverCpuUs / completed : Number.NaN,
-    generatorCpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
-    acP50Ms: result.latency.p50,
-    acP99Ms: result.latency.p99,
-    ...(sorted.length > 0 ? { p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) } : {}),
-  };
-}
+type Runner = (server: ServerProcess, endpoint: Endpoint, workload: Workload, settings: RunSettings) => Promise<RunResult>;
 
 // --- answers checked outside the runs ----------------------------------------------------------
 
@@ -194,21 +79,30 @@ async function sampleLimit(sim: ServerReady): Promise<boolean> {
 
 // --- the section -------------------------------------------------------------------------------
 
+interface Series {
+  generator: Generator;
+  pipelining: number;
+  sim: RunResult[];
+  bare: RunResult[];
+  /** sim / bare of each repetition. */
+  ratios: number[];
+}
+
 interface EndpointResults {
   endpoint: Endpoint;
-  max: Record<number, { sim: RunResult[]; bare: RunResult[] }>;
+  series: Series[];
   latencyRate: number;
   latency: { sim: RunResult; bare: RunResult };
   sample: string;
   sampleOk: boolean;
-  /** verifyKey: credits the simulator consumed vs the 2xx answers autocannon counted and the requests it sent. */
+  /** verifyKey: credits the simulator consumed vs the 2xx answers the generators counted and the requests they sent. */
   credits?: { consumed: number; counted: number; sent: number; ok: boolean };
 }
 
-async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: ServerProcess): Promise<EndpointResults> {
+async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: ServerProcess, generators: ReadonlyArray<[Generator, Runner]>): Promise<EndpointResults> {
   const workload = workloadFor(endpoint, sim.ready);
   const label = ENDPOINT_LABEL[endpoint];
-  // Every verification autocannon sends to the simulator's key (warm-up included) costs one credit.
+  // Every verification sent to the simulator's key (warm-up included) costs one credit.
   let counted = 0;
   let sent = 0;
   const onSim = (r: RunResult) => {
@@ -221,69 +115,62 @@ async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: Ser
     before = await sampleVerify(sim.ready);
     if (!before.valid) throw new Error(`keys.verifyKey on the bench key answered ${String(before.code)}, not VALID`);
   }
-  progress(`http ${label}: warm-up`);
-  const warm: RunSettings = { connections: CONNECTIONS, pipelining: 1, durationSeconds: WARMUP_SECONDS };
-  onSim(await runLoad(sim, endpoint, workload, warm));
-  await runLoad(bare, endpoint, workload, warm);
 
-  const maxRuns: EndpointResults['max'] = {};
-  for (const pipelining of PIPELINING) {
-    const runs = { sim: [] as RunResult[], bare: [] as RunResult[] };
-    const settings: RunSettings = { connections: CONNECTIONS, pipelining, durationSeconds: RUN_SECONDS };
-    for (let rep = 0; rep < REPEATS; rep++) {
-      const order: ServerKind[] = rep % 2 === 0 ? ['sim', 'bare'] : ['bare', 'sim'];
-      for (const kind of order) {
-        if (kind === 'sim') runs.sim.push(onSim(await runLoad(sim, endpoint, workload, settings)));
-        else runs.bare.push(await runLoad(bare, endpoint, workload, settings));
+  const series: Series[] = [];
+  for (const [generator, run] of generators) {
+    progress(`http ${label}, ${generator}: warm-up`);
+    const warm: RunSettings = { connections: CONNECTIONS, pipelining: 1, durationSeconds: WARMUP_SECONDS };
+    onSim(await run(sim, endpoint, workload, warm));
+    await run(bare, endpoint, workload, warm);
+    for (const pipelining of PIPELINING) {
+      const s: Series = { generator, pipelining, sim: [], bare: [], ratios: [] };
+      const settings: RunSettings = { connections: CONNECTIONS, pipelining, durationSeconds: RUN_SECONDS };
+      for (let rep = 0; rep < REPEATS; rep++) {
+        const simFirst = rep % 2 === 0;
+        let simRun: RunResult;
+        let bareRun: RunResult;
+        if (simFirst) {
+          simRun = onSim(await run(sim, endpoint, workload, settings));
+          bareRun = await run(bare, endpoint, workload, settings);
+        } else {
+          bareRun = await run(bare, endpoint, workload, settings);
+          simRun = onSim(await run(sim, endpoint, workload, settings));
+        }
+        s.sim.push(simRun);
+        s.bare.push(bareRun);
+        s.ratios.push(simRun.rate / bareRun.rate);
+        progress(`http ${label}, ${generator}, pipelining ${pipelining}: run ${rep + 1}/${REPEATS}: simulator ${fmtRate(simRun.rate)}, bare ${fmtRate(bareRun.rate)} (${fmtRatio(simRun.rate / bareRun.rate)})`);
       }
-      progress(
-        `http ${label}, pipelining ${pipelining}: run ${rep + 1}/${REPEATS}: simulator ${fmtRate(runs.sim[rep]?.rate ?? 0)}, bare ${fmtRate(runs.bare[rep]?.rate ?? 0)}`,
-      );
+      series.push(s);
     }
-    maxRuns[pipelining] = runs;
   }
 
-  // Half of the simulator's maximum: the best median over the pipelining settings.
-  const simMax = max(PIPELINING.map((p) => median((maxRuns[p]?.sim ?? []).map((r) => r.rate))));
+  // Half of the simulator's maximum under autocannon: the best median over the pipelining settings.
+  const simMax = max(series.filter((s) => s.generator === 'autocannon').map((s) => median(s.sim.map((r) => r.rate))));
   const latencyRate = Math.round(simMax / 2);
   progress(`http ${label}: latency at ${fmtRate(latencyRate)}`);
-  const latencySettings: RunSettings = {
-    connections: LATENCY_CONNECTIONS,
-    pipelining: 1,
-    durationSeconds: LATENCY_SECONDS,
-    overallRate: latencyRate,
-    recordLatencies: true,
-  };
+  const latencySettings: RunSettings = { connections: LATENCY_CONNECTIONS, pipelining: 1, durationSeconds: LATENCY_SECONDS, overallRate: latencyRate, recordLatencies: true };
   const latencySim = onSim(await runLoad(sim, endpoint, workload, latencySettings));
   const latencyBare = await runLoad(bare, endpoint, workload, latencySettings);
 
+  const common = { endpoint, series, latencyRate, latency: { sim: latencySim, bare: latencyBare } };
   if (endpoint === 'verifyKey' && before !== undefined) {
     const after = await sampleVerify(sim.ready);
     // `before` and `after` are hand-made verifications: the runs consumed what lies between.
     const consumed = before.credits - after.credits - 1;
     return {
-      endpoint,
-      max: maxRuns,
-      latencyRate,
-      latency: { sim: latencySim, bare: latencyBare },
+      ...common,
       sample: `sample answer after the runs: ${String(after.code)}, credits ${fmtInt(after.credits)}`,
       sampleOk: after.valid,
       credits: { consumed, counted, sent, ok: counted <= consumed && consumed <= sent },
     };
   }
   const limited = await sampleLimit(sim.ready);
-  return {
-    endpoint,
-    max: maxRuns,
-    latencyRate,
-    latency: { sim: latencySim, bare: latencyBare },
-    sample: `sample answer after the runs: success ${limited ? 'true' : 'false'}`,
-    sampleOk: limited,
-  };
+  return { ...common, sample: `sample answer after the runs: success ${limited ? 'true' : 'false'}`, sampleOk: limited };
 }
 
 function fmtUs(us: number): string {
-  return Number.isNaN(us) ? '—' : `${us.toFixed(0)} µs`;
+  return Number.isNaN(us) ? '—' : `${us.toFixed(1)} µs`;
 }
 
 function fmtMs(ms: number | undefined): string {
@@ -291,8 +178,19 @@ function fmtMs(ms: number | undefined): string {
   return ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`;
 }
 
+function fmtLoad(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
+
 export async function httpReport(): Promise<{ text: string; summary: SummaryRow[] }> {
   const started = process.hrtime.bigint();
+  const loadBefore = fmtLoad();
+  const wrk = findWrk();
+  const generators: Array<[Generator, Runner]> = [['autocannon', runLoad]];
+  if (wrk !== undefined) generators.push(['wrk', (server, endpoint, workload, settings) => runWrk(wrk, server, endpoint, workload, settings)]);
+  else progress('http: wrk is not installed (e.g. apt-get install wrk): autocannon only');
   const servers: ServerProcess[] = [];
   const results: EndpointResults[] = [];
   try {
@@ -300,12 +198,13 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     servers.push(sim);
     const bare = await startServer('bare');
     servers.push(bare);
-    for (const endpoint of ENDPOINTS) results.push(await measureEndpoint(endpoint, sim, bare));
+    for (const endpoint of ENDPOINTS) results.push(await measureEndpoint(endpoint, sim, bare, generators));
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }
+  const loadAfter = fmtLoad();
 
-  const maxRows: string[][] = [];
+  const rateRows: string[][] = [];
   const ratioRows: string[][] = [];
   const latencyRows: string[][] = [];
   const summary: SummaryRow[] = [];
@@ -313,32 +212,30 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
   const target = `≥ ${fmtRatio(HTTP_RATIO_TARGET)}`;
   for (const r of results) {
     const label = ENDPOINT_LABEL[r.endpoint];
-    for (const pipelining of PIPELINING) {
-      const runs = r.max[pipelining];
-      if (runs === undefined) continue;
-      const med = { sim: median(runs.sim.map((x) => x.rate)), bare: median(runs.bare.map((x) => x.rate)) };
+    for (const s of r.series) {
       for (const kind of ['sim', 'bare'] as const) {
-        const list = runs[kind];
-        maxRows.push([
+        const list = s[kind];
+        rateRows.push([
           label,
-          String(pipelining),
+          s.generator,
+          String(s.pipelining),
           kind === 'sim' ? 'simulator' : 'bare node:http',
-          fmtRate(med[kind]),
+          fmtRate(median(list.map((x) => x.rate))),
           `${fmtRate(min(list.map((x) => x.rate)))} – ${fmtRate(max(list.map((x) => x.rate)))}`,
           fmtPercent(median(list.map((x) => x.serverCpuShare))),
           fmtUs(median(list.map((x) => x.serverCpuUsPerRequest))),
-          fmtPercent(median(list.map((x) => x.generatorCpuShare))),
           fmtInt(list.reduce((a, x) => a + x.completed, 0)),
           yesNo(list.every(checksPassed)),
         ]);
-        for (const x of list) if (!checksPassed(x)) failures.push(`${label} p${pipelining} ${kind}: ${describeChecks(x)}`);
+        for (const x of list) if (!checksPassed(x)) failures.push(`${label} ${s.generator} p${s.pipelining} ${kind}: ${describeChecks(x)}`);
       }
-      const ratio = med.sim / med.bare;
-      const cpuRatio = median(runs.bare.map((x) => x.serverCpuUsPerRequest)) / median(runs.sim.map((x) => x.serverCpuUsPerRequest));
-      ratioRows.push([label, String(pipelining), fmtRate(med.sim), fmtRate(med.bare), fmtRatio(ratio), fmtRatio(cpuRatio), target, yesNo(ratio >= HTTP_RATIO_TARGET)]);
+      const ratio = { min: min(s.ratios), median: median(s.ratios), max: max(s.ratios) };
+      const cpu = { sim: median(s.sim.map((x) => x.serverCpuUsPerRequest)), bare: median(s.bare.map((x) => x.serverCpuUsPerRequest)) };
+      const rates = `${fmtRatio(ratio.min)} / ${fmtRatio(ratio.median)} / ${fmtRatio(ratio.max)}`;
+      ratioRows.push([label, s.generator, String(s.pipelining), rates, `${fmtUs(cpu.sim)} vs ${fmtUs(cpu.bare)}`, fmtRatio(cpu.bare / cpu.sim), target, yesNo(ratio.median >= HTTP_RATIO_TARGET)]);
       summary.push({
-        figure: `HTTP ${label}, simulator / bare node:http (${CONNECTIONS} connections, pipelining ${pipelining})`,
-        median: `${fmtRatio(ratio)} (${fmtRate(med.sim)} vs ${fmtRate(med.bare)}; CPU/request bare / sim ${fmtRatio(cpuRatio)})`,
+        figure: `HTTP ${label}, simulator / bare node:http (${s.generator}, ${CONNECTIONS} connections, pipelining ${s.pipelining})`,
+        median: `${fmtRatio(ratio.median)} (min ${fmtRatio(ratio.min)}, max ${fmtRatio(ratio.max)}; ${fmtRate(median(s.sim.map((x) => x.rate)))} vs ${fmtRate(median(s.bare.map((x) => x.rate)))}; CPU/request ${fmtUs(cpu.sim)} vs ${fmtUs(cpu.bare)})`,
         target,
       });
     }
@@ -366,7 +263,7 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     });
     if (!r.sampleOk) failures.push(`${label}: ${r.sample}`);
     if (r.credits !== undefined && !r.credits.ok) {
-      failures.push(`${label}: the simulator consumed ${fmtInt(r.credits.consumed)} credits for ${fmtInt(r.credits.counted)} counted answers and ${fmtInt(r.credits.sent)} sent requests`);
+      failures.push(`${label}: the simulator consumed ${fmtInt(r.credits.consumed)} credits for ${fmtInt(r.credits.counted)} counted answers and at most ${fmtInt(r.credits.sent)} sent requests`);
     }
   }
 
@@ -374,31 +271,34 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     const credits =
       r.credits === undefined
         ? ''
-        : `; credits consumed by the simulator ${fmtInt(r.credits.consumed)} (autocannon counted ${fmtInt(r.credits.counted)} VALID answers, sent ${fmtInt(r.credits.sent)}: ${r.credits.ok ? 'consistent' : 'INCONSISTENT'})`;
+        : `; credits consumed by the simulator ${fmtInt(r.credits.consumed)} (the generators counted ${fmtInt(r.credits.counted)} VALID answers, sent at most ${fmtInt(r.credits.sent)}: ${r.credits.ok ? 'consistent' : 'INCONSISTENT'})`;
     return `   ${ENDPOINT_LABEL[r.endpoint]}: ${r.sample}${credits}.`;
   });
+  const generatorText = wrk === undefined ? 'autocannon in the parent process (wrk not installed)' : `autocannon in the parent process and wrk (${wrkThreads()} thread(s), its own process)`;
   const text = [
-    `4. HTTP throughput, simulator vs bare node:http (autocannon ${CONNECTIONS} connections in the parent process, each server alone in its own process on 127.0.0.1; ${RUN_SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up, median of ${REPEATS} runs, simulator and bare alternating)`,
+    `4. HTTP throughput, simulator vs bare node:http (${generatorText}; ${CONNECTIONS} connections; each server alone in its own process on 127.0.0.1;`,
+    `   ${RUN_SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up per generator, ${REPEATS} repetitions, simulator and bare alternating; load average before ${loadBefore}, after ${loadAfter})`,
     '',
-    textTable(['endpoint', 'pipelining', 'server', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'generator CPU', 'requests', 'answers right'], maxRows),
+    textTable(['endpoint', 'generator', 'pipelining', 'server', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'requests', 'answers right'], rateRows),
     '',
-    textTable(['endpoint', 'pipelining', 'simulator', 'bare', 'simulator / bare', 'CPU/request bare / sim', 'target', 'meets target'], ratioRows),
+    textTable(['endpoint', 'generator', 'pipelining', 'sim / bare (min / median / max)', 'CPU/request sim vs bare', 'CPU bare / sim', 'target', 'median meets target'], ratioRows),
     '',
-    `   Latency at half the simulator's maximum rate (the higher of its medians above; autocannon overallRate, ${LATENCY_CONNECTIONS} connections, pipelining 1,`,
+    `   Latency at half the simulator's maximum rate under autocannon (autocannon overallRate, ${LATENCY_CONNECTIONS} connections, pipelining 1,`,
     `   ${LATENCY_SECONDS} s; bare at the same rate for reference):`,
     '',
     textTable(['endpoint', 'server', 'asked', 'achieved', 'sustained', 'p50', 'p99', 'autocannon p50 / p99', 'server CPU', 'answers right'], latencyRows),
     '',
-    '   answers right = every response 2xx with the expected content (VALID / success / the bare answer), no errors or timeouts.',
+    '   The bare server answers the same bytes as the simulator (its answers copied, request-id header included).',
+    '   answers right = every response 2xx, no errors or timeouts; with autocannon also every body holding the expected content',
+    '   (VALID / success); wrk reads statuses only, and the credits check below covers its runs.',
     ...checkLines,
-    '   server CPU / generator CPU = CPU time / wall time of that process during the run (100 % = one core busy); CPU/request =',
-    '   the server\'s CPU time per answered request, and "CPU/request bare / sim" the ratio it predicts for a server that has a',
-    '   core to itself (less sensitive than the rates to what else runs on the machine).',
+    '   sim / bare = the ratio of the rates of each repetition (simulator and bare run back to back); server CPU = CPU time / wall',
+    '   time of the server process (100 % = one core); CPU/request = its CPU time per answered request, and "CPU bare / sim" the',
+    '   ratio it predicts for a server that has a core to itself (less sensitive than the rates to what else runs on the machine).',
     '   p50/p99 come from every response time autocannon measured (fractional ms); autocannon\'s own percentiles are whole',
     '   milliseconds. autocannon spends each connection\'s per-second quota at full speed at the start of each second, so these',
     '   latencies are those of bursts at up to full speed, averaging half the maximum rate — not of evenly spaced requests.',
-    '   Both servers run through tsx, like every benchmark here; tsx keeps function names by wrapping the simulator\'s',
-    '   per-request closures, so the compiled simulator (`keysim serve`) spends somewhat less CPU per request.',
+    '   The simulator runs compiled (dist/, as `keysim serve` runs) when `npm run build` has been run; the bare server through tsx.',
     `   Section time: ${secondsSince(started).toFixed(0)} s.`,
   ].join('\n');
   if (failures.length > 0) throw new Error(`wrong answers during the HTTP benchmark:\n${failures.join('\n')}\n\n${text}`);
@@ -406,5 +306,5 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
 }
 
 function describeChecks(r: RunResult): string {
-  return `completed ${r.completed}, 2xx ${r.ok2xx}, non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}, wrong content ${r.mismatches}`;
+  return `${r.generator}: completed ${r.completed}, 2xx ${r.ok2xx}, non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts}, wrong content ${r.mismatches}`;
 }

@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
-import type { RunResult } from './http-throughput.js';
+import type { RunResult } from './http-load.js';
 import type { HistoryResult, ReplayResult } from './oracle-child.js';
 import { progress, runChild } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtPercent, fmtRate, fmtRatio, max, median, min, secondsSince, textTable, yesNo } from './stats.js';

@@ -12,7 +12,7 @@
  */
 import { cpus } from 'node:os';
 import { type ServerProcess, startServer } from './http-server.js';
-import { type RunResult, type RunSettings, checksPassed, runLoad, workloadFor } from './http-throughput.js';
+import { type RunResult, type RunSettings, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { progress } from './subprocess.js';
 import { type SummaryRow, fmtRate, fmtRatio, max, median, min, textTable, yesNo } from './stats.js';
 

@@ -104,6 +104,7 @@ export function decideWindows(
   checks: readonly WindowCheck[],
   nowMs: EpochMs,
 ): { passed: boolean; decisions: WindowDecision[] } {
+  if (checks.length === 1) return decideOneWindow(counters, checks[0] as WindowCheck, nowMs);
   const pending = new Map<string, number>();
   const views: WindowView[] = [];
   const exceededFlags: boolean[] = [];
@@ -139,4 +140,17 @@ export function decideWindows(
     for (const check of checks) commitWindow(counters, readWindow(counters, check.key, nowMs, check.durationMs), check.cost);
   }
   return { passed, decisions };
+}
+
+/**
+ * `decideWindows` for one check (ratelimit.limit, a verification with one limit): the same
+ * decision without the bookkeeping that checks sharing a counter need.
+ */
+function decideOneWindow(counters: Map<string, WindowCounter>, check: WindowCheck, nowMs: EpochMs): { passed: boolean; decisions: WindowDecision[] } {
+  const view = readWindow(counters, check.key, nowMs, check.durationMs);
+  const exceeded = !fitsWindow(view.used, check.cost, check.limit);
+  if (exceeded) return { passed: false, decisions: [{ view, exceeded, remaining: 0 }] };
+  // Nothing was written since the read: the view is what a re-read would give.
+  commitWindow(counters, view, check.cost);
+  return { passed: true, decisions: [{ view, exceeded, remaining: Math.max(0, check.limit - (view.used + check.cost)) }] };
 }

@@ -76,6 +76,8 @@ export function deleteNamespace(ctx: EngineContext, workspaceId: string, ref: st
 function namespaceForUse(ctx: EngineContext, caller: Caller, ref: string, action: string): Result<NamespaceRecord> {
   const found = findNamespace(ctx, caller.workspaceId, ref);
   if (found.ok) {
+    // A root key holding `*` may do everything: no permission names to build.
+    if (caller.permissions.includes('*')) return found;
     const allowed = requirePermission(caller, [`ratelimit.*.${action}`, `ratelimit.${found.value.id}.${action}`]);
     return allowed.ok ? found : allowed;
   }
@@ -261,15 +263,13 @@ export interface LimitOutput {
 }
 
 function checkLimitInput(input: LimitInput, at: string): Result<void> {
-  const checks = [
-    checkIdentifier(input.identifier, `${at}.identifier`),
-    Number.isInteger(input.limit) && input.limit >= 1 ? ok(undefined) : invalid(`${at}.limit`, 'The limit must be an integer ≥ 1.'),
-    checkDuration(input.duration, `${at}.duration`),
-    input.cost === undefined || (Number.isInteger(input.cost) && input.cost >= 0)
-      ? ok(undefined)
-      : invalid(`${at}.cost`, 'The cost must be an integer ≥ 0.'),
-  ];
-  for (const check of checks) if (!check.ok) return check;
+  // In order, the first failure decides; locations are built only for a failure.
+  const identifier = checkIdentifier(input.identifier, `${at}.identifier`);
+  if (!identifier.ok) return identifier;
+  if (!(Number.isInteger(input.limit) && input.limit >= 1)) return invalid(`${at}.limit`, 'The limit must be an integer ≥ 1.');
+  const duration = checkDuration(input.duration, `${at}.duration`);
+  if (!duration.ok) return duration;
+  if (!(input.cost === undefined || (Number.isInteger(input.cost) && input.cost >= 0))) return invalid(`${at}.cost`, 'The cost must be an integer ≥ 0.');
   return ok(undefined);
 }
 
@@ -281,8 +281,8 @@ interface PlannedLimit {
 
 /** Validates, authorises and resolves every request before anything is consumed. */
 function planLimits(ctx: EngineContext, caller: Caller, inputs: readonly LimitInput[], at: (i: number) => string): Result<PlannedLimit[]> {
-  for (const [i, input] of inputs.entries()) {
-    const checked = checkLimitInput(input, at(i));
+  for (let i = 0; i < inputs.length; i++) {
+    const checked = checkLimitInput(inputs[i] as LimitInput, at(i));
     if (!checked.ok) return checked;
   }
   const planned: PlannedLimit[] = [];

@@ -11,37 +11,48 @@ const LINGER_MS = 2_000;
 
 export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
 
+/** Reads the body as a promise (see `collectBody`). */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
-  return new Promise((resolve) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      req.resume();
-      resolve({ ok: false, reason: 'too_large' });
+  return new Promise((resolve) => collectBody(req, maxBytes, resolve));
+}
+
+/**
+ * Reads the body up to `maxBytes` and calls `done` once with the text or why there is none. A
+ * callback rather than a promise: the server's per-request path stays synchronous around it.
+ */
+export function collectBody(req: IncomingMessage, maxBytes: number, done: (result: BodyRead) => void): void {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume();
+    done({ ok: false, reason: 'too_large' });
+    return;
+  }
+  // Most bodies arrive in one chunk: keep it as is, and gather a list only from the second.
+  let first: Buffer | undefined;
+  let chunks: Buffer[] | undefined;
+  let size = 0;
+  let finished = false;
+  const finish = (result: BodyRead) => {
+    if (finished) return;
+    finished = true;
+    done(result);
+  };
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > maxBytes) {
+      first = undefined;
+      chunks = undefined;
+      // Keep draining (discarding) so the client can read the 413 instead of a reset.
+      finish({ ok: false, reason: 'too_large' });
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (result: BodyRead) => {
-      if (done) return;
-      done = true;
-      resolve(result);
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        chunks.length = 0;
-        // Keep draining (discarding) so the client can read the 413 instead of a reset.
-        finish({ ok: false, reason: 'too_large' });
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => finish({ ok: true, text: chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8') }));
-    req.on('error', () => finish({ ok: false, reason: 'aborted' }));
-    req.on('aborted', () => finish({ ok: false, reason: 'aborted' }));
+    if (first === undefined) first = chunk;
+    else (chunks ??= [first]).push(chunk);
   });
+  req.on('end', () => finish({ ok: true, text: chunks !== undefined ? Buffer.concat(chunks).toString('utf8') : first === undefined ? '' : first.toString('utf8') }));
+  // A request cut short is destroyed with an error ('aborted' comes with it): one listener covers both.
+  req.on('error', () => finish({ ok: false, reason: 'aborted' }));
 }
 
 /**
@@ -89,17 +100,24 @@ export function parseJsonBody(text: string): JsonParse {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
-    const message = error instanceof Error ? error.message : '';
-    const located = /^([^"]*?) in JSON at position (\d+)/.exec(message);
-    if (located !== null) return { ok: false, problem: `${located[1] ?? 'a syntax error'} at character ${located[2] ?? '?'}` };
-    if (message.startsWith('Unexpected end of JSON input')) return { ok: false, problem: 'it ends before the JSON value is complete' };
-    return { ok: false, problem: 'it has a character that cannot stand where it is' };
+    return { ok: false, problem: jsonSyntaxProblem(error) };
   }
+}
+
+/** What `JSON.parse` threw, described by what and where, without quoting the body. */
+export function jsonSyntaxProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  const located = /^([^"]*?) in JSON at position (\d+)/.exec(message);
+  if (located !== null) return `${located[1] ?? 'a syntax error'} at character ${located[2] ?? '?'}`;
+  if (message.startsWith('Unexpected end of JSON input')) return 'it ends before the JSON value is complete';
+  return 'it has a character that cannot stand where it is';
 }
 
 /** `application/json`, with or without parameters such as `; charset=utf-8`. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
+  // What nearly every client sends, answered without splitting the header.
+  if (header === 'application/json') return true;
   const type = header.split(';', 1)[0]?.trim().toLowerCase();
   return type === 'application/json' || (type !== undefined && type.startsWith('application/') && type.endsWith('+json'));
 }

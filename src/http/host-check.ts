@@ -23,7 +23,8 @@ export function loopbackHosts(boundAddress: string, port: number): string[] {
 
 /** Whether a request's Host header is one of `allowed` (case-insensitive); a missing Host is not. */
 export function hostAllowed(allowed: ReadonlySet<string>, host: string | undefined): boolean {
-  return host !== undefined && allowed.has(host.toLowerCase());
+  // Clients send the lower-case name the server printed: look it up as sent before lower-casing.
+  return host !== undefined && (allowed.has(host) || allowed.has(host.toLowerCase()));
 }
 
 /** The warning `keysim serve` prints when bound beyond loopback; null on loopback. */

@@ -3,6 +3,11 @@
  * TypeScript type (`Infer<typeof s>`), a validator that reports every violation with its
  * location, and the JSON Schema that goes into the OpenAPI document the simulator serves.
  * Deliberately small: exactly the shapes the service's interface needs.
+ *
+ * Each schema has two validators of the same meaning: `test`, a predicate compiled once when the
+ * schema is declared (closures over its settings, nothing built per call), which answers every
+ * conforming request; and `check`, which builds each violation's location and message, run only
+ * once `test` has said no. Most requests conform, so the hot path allocates nothing to validate.
  */
 import { type FieldError, type JsonObject, MAX_META_DEPTH, nestingDepth } from '../engine/index.js';
 
@@ -13,6 +18,11 @@ export interface Schema<T> {
   readonly _type?: T;
   /** Appends violations to `errors`; true when `value` conforms. */
   check(value: unknown, location: string, errors: FieldError[]): boolean;
+  /**
+   * True when `value` conforms, exactly when `check` would say so, without describing why not.
+   * Optional for hand-written schemas: `predicate()` derives one from `check`.
+   */
+  test?(value: unknown): boolean;
   jsonSchema(): JsonSchema;
 }
 
@@ -36,6 +46,14 @@ function describeType(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+/** The schema's compiled predicate (derived from `check` for schemas that declare none). */
+export function predicate(schema: Schema<unknown>): (value: unknown) => boolean {
+  const test = schema.test;
+  if (test !== undefined) return test;
+  const check = schema.check;
+  return (value) => check(value, '', []);
+}
+
 function push(errors: FieldError[], location: string, message: string, fix?: string): false {
   errors.push(fix === undefined ? { location, message } : { location, message, fix });
   return false;
@@ -51,7 +69,13 @@ export interface StringOptions {
 }
 
 export function string(options: StringOptions = {}): Schema<string> {
+  const minLength = options.minLength ?? 0;
+  const maxLength = options.maxLength ?? Number.POSITIVE_INFINITY;
+  const pattern = options.pattern;
   return {
+    test: pattern === undefined
+      ? (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength
+      : (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength && pattern.test(value),
     check(value, location, errors) {
       if (typeof value !== 'string') return push(errors, location, `must be a string, got ${describeType(value)}`);
       if (options.minLength !== undefined && value.length < options.minLength) {
@@ -86,6 +110,7 @@ export function integer(options: IntegerOptions = {}): Schema<number> {
   const minimum = options.minimum ?? Number.MIN_SAFE_INTEGER;
   const maximum = options.maximum ?? Number.MAX_SAFE_INTEGER;
   return {
+    test: (value) => typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum,
     check(value, location, errors) {
       if (typeof value !== 'number' || !Number.isInteger(value)) return push(errors, location, `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`);
       if (value < minimum) return push(errors, location, `must be ≥ ${minimum}, got ${value}`);
@@ -110,7 +135,10 @@ export interface NumberOptions {
 
 /** A finite number (fractions allowed), within bounds. */
 export function number(options: NumberOptions = {}): Schema<number> {
+  const minimum = options.minimum ?? Number.NEGATIVE_INFINITY;
+  const maximum = options.maximum ?? Number.POSITIVE_INFINITY;
   return {
+    test: (value) => typeof value === 'number' && Number.isFinite(value) && value >= minimum && value <= maximum,
     check(value, location, errors) {
       if (typeof value !== 'number' || !Number.isFinite(value)) return push(errors, location, `must be a number, got ${describeType(value)}`);
       if (options.minimum !== undefined && value < options.minimum) return push(errors, location, `must be ≥ ${options.minimum}, got ${value}`);
@@ -129,13 +157,16 @@ export function number(options: NumberOptions = {}): Schema<number> {
 
 export function boolean(description?: string): Schema<boolean> {
   return {
+    test: (value) => typeof value === 'boolean',
     check: (value, location, errors) => typeof value === 'boolean' || push(errors, location, `must be a boolean, got ${describeType(value)}`),
     jsonSchema: () => (description === undefined ? { type: 'boolean' } : { type: 'boolean', description }),
   };
 }
 
 export function literals<const L extends readonly string[]>(values: L, description?: string): Schema<L[number]> {
+  const allowed: ReadonlySet<unknown> = new Set(values);
   return {
+    test: (value) => allowed.has(value),
     check(value, location, errors) {
       if (typeof value === 'string' && values.includes(value)) return true;
       // The value itself is not echoed: errors name the place and the rule, never the client's text.
@@ -146,14 +177,16 @@ export function literals<const L extends readonly string[]>(values: L, descripti
 }
 
 export function nullable<T>(inner: Schema<T>): Schema<T | null> {
+  const test = predicate(inner);
   return {
+    test: (value) => value === null || test(value),
     check: (value, location, errors) => value === null || inner.check(value, location, errors),
     jsonSchema: () => ({ ...inner.jsonSchema(), nullable: true }),
   };
 }
 
 export function optional<T>(inner: Schema<T>): OptionalSchema<T> {
-  return { optional: true, check: inner.check, jsonSchema: inner.jsonSchema };
+  return { optional: true, check: inner.check, test: predicate(inner), jsonSchema: inner.jsonSchema };
 }
 
 export interface ArrayOptions {
@@ -163,7 +196,15 @@ export interface ArrayOptions {
 }
 
 export function array<T>(item: Schema<T>, options: ArrayOptions = {}): Schema<T[]> {
+  const minItems = options.minItems ?? 0;
+  const maxItems = options.maxItems ?? Number.POSITIVE_INFINITY;
+  const itemTest = predicate(item);
   return {
+    test(value) {
+      if (!Array.isArray(value) || value.length < minItems || value.length > maxItems) return false;
+      for (let i = 0; i < value.length; i++) if (!itemTest(value[i])) return false;
+      return true;
+    },
     check(value, location, errors) {
       if (!Array.isArray(value)) return push(errors, location, `must be an array, got ${describeType(value)}`);
       if (options.minItems !== undefined && value.length < options.minItems) return push(errors, location, `must have at least ${options.minItems} item(s)`);
@@ -193,8 +234,28 @@ export interface ObjectSchema<S extends Shape> extends Schema<InferShape<S>> {
 /** A closed object: unknown properties are violations (they are usually typos). */
 export function object<S extends Shape>(shape: S, description?: string): ObjectSchema<S> {
   const keys = Object.keys(shape);
+  // Compiled once: per field its name, its predicate and whether it may be absent.
+  const fields = keys.map((key) => {
+    const schema = shape[key] as Schema<unknown>;
+    return { key, test: predicate(schema), optional: 'optional' in schema };
+  });
   return {
     shape,
+    test(value) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+      const record = value as Record<string, unknown>;
+      for (const field of fields) {
+        const v = record[field.key];
+        if (v === undefined || !Object.hasOwn(record, field.key)) {
+          if (!field.optional) return false;
+        } else if (!field.test(v)) {
+          return false;
+        }
+      }
+      // Unknown own properties are violations (for…in also walks inherited ones: skip those).
+      for (const key in record) if (!Object.hasOwn(shape, key) && Object.hasOwn(record, key)) return false;
+      return true;
+    },
     check(value, location, errors) {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return push(errors, location, `must be an object, got ${describeType(value)}`);
       const record = value as Record<string, unknown>;
@@ -238,6 +299,7 @@ export function object<S extends Shape>(shape: S, description?: string): ObjectS
  */
 export function jsonObject(maxDepth = MAX_META_DEPTH, description = 'Free-form JSON metadata.'): Schema<JsonObject> {
   return {
+    test: (value) => typeof value === 'object' && value !== null && !Array.isArray(value) && nestingDepth(value, maxDepth) <= maxDepth,
     check(value, location, errors) {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return push(errors, location, `must be an object, got ${describeType(value)}`);
       // Counted as the engine counts metadata (objects and arrays are levels), so the limits agree.
@@ -250,7 +312,10 @@ export function jsonObject(maxDepth = MAX_META_DEPTH, description = 'Free-form J
 
 /** One of several schemas (tried in order; violations of the closest are reported). */
 export function oneOf<A, B>(a: Schema<A>, b: Schema<B>, description?: string): Schema<A | B> {
+  const testA = predicate(a);
+  const testB = predicate(b);
   return {
+    test: (value) => testA(value) || testB(value),
     check(value, location, errors) {
       const first: FieldError[] = [];
       if (a.check(value, location, first)) return true;
@@ -265,6 +330,8 @@ export function oneOf<A, B>(a: Schema<A>, b: Schema<B>, description?: string): S
 
 /** Validates `value`; on failure returns every violation. */
 export function validate<T>(schema: Schema<T>, value: unknown, location = 'body'): { ok: true; value: T } | { ok: false; errors: FieldError[] } {
+  // The compiled predicate answers conforming values; only a violation pays for its description.
+  if (schema.test !== undefined && schema.test(value)) return { ok: true, value: value as T };
   const errors: FieldError[] = [];
   return schema.check(value, location, errors) ? { ok: true, value: value as T } : { ok: false, errors };
 }

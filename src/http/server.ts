@@ -10,10 +10,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import { DEFAULT_MAX_BODY_BYTES, discardRest, isJsonContentType, parseJsonBody, readBody } from './body.js';
-import { DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
-import { type Problem, fromEngine, invalidInput, problemBody, replyBody } from './envelope.js';
-import { type EngineBackend, type EngineOutcome, localBackend } from './engine-backend.js';
+import { DEFAULT_MAX_BODY_BYTES, type BodyRead, collectBody, discardRest, isJsonContentType, jsonSyntaxProblem } from './body.js';
+import { DEFAULT_ERRORS_URL } from './problems.js';
+import { type Problem, fromEngine, invalidInput, problemBody, replyBody, replyText } from './envelope.js';
+import { type EngineBackend, type EngineCall, type EngineOutcome, localBackend } from './engine-backend.js';
 import { seqHeader } from './journal.js';
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
@@ -23,6 +23,7 @@ import { type FaultDecision, faultDelay } from './faults.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
+import { WORKER_HEADER, type WorkerResponse, answerClientError, send } from './answer.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
@@ -48,28 +49,11 @@ function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
 }
 
-/** Writes a JSON answer with all its headers at once (cheaper than setHeader, then writeHead). */
-function send(res: ServerResponse, requestId: string, status: number, body: unknown, extraHeaders?: Record<string, string>, problemJson = false): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const headers: Record<string, string | number> = {
-    'content-type': problemJson || status === 429 ? 'application/problem+json' : 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'x-request-id': requestId,
-  };
-  if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
-  const worker = (res as WorkerResponse)[WORKER_HEADER];
-  if (worker !== undefined) headers['x-keysim-worker'] = worker;
-  res.writeHead(status, headers);
-  res.end(text);
-}
-
-/** Where a worker's server keeps its `x-keysim-worker` value on each response (none: no header). */
-const WORKER_HEADER = Symbol('keysim worker');
-type WorkerResponse = ServerResponse & { [WORKER_HEADER]?: string };
-
 /** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
 function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
   if (header === undefined) return { ok: true, token: undefined };
+  const token = plainBearerToken(header);
+  if (token !== undefined) return { ok: true, token };
   // The scheme is case-insensitive (RFC 9110 §11.1).
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (match === null) {
@@ -82,6 +66,19 @@ function bearer(header: string | undefined): { ok: true; token: string | undefin
     };
   }
   return { ok: true, token: match[1] };
+}
+
+/**
+ * The token of the header clients send (`Bearer ` then printable ASCII without spaces), found
+ * without the pattern; undefined: let the pattern decide (other spellings, spaces, other characters).
+ */
+function plainBearerToken(header: string): string | undefined {
+  if (header.length <= 7 || !header.startsWith('Bearer ')) return undefined;
+  for (let i = 7; i < header.length; i++) {
+    const code = header.charCodeAt(i);
+    if (code <= 0x20 || code >= 0x7f) return undefined;
+  }
+  return header.slice(7);
 }
 
 /**
@@ -124,7 +121,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   // Only the service's own routes can be faulted; the admin surface never is.
   const faultable = new Map<Route, string>(SERVICE_ROUTES.map((route) => [route, operationName(route.path)]));
 
-  function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers: Record<string, string> = {}, route?: Route): void {
+  function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers?: Record<string, string>, route?: Route): void {
     send(res, requestId, problem.status, problemBody(style, requestId, problem, errorsUrl), headers, style === 'v2' && route?.problemJsonErrors === true);
   }
 
@@ -133,12 +130,44 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       const checked = validate(route.response, reply.data, 'response.data');
       if (!checked.ok) throw new Error(`response of ${route.path} does not match its schema: ${JSON.stringify(checked.errors)}`);
     }
-    send(res, requestId, 200, replyBody(route, requestId, reply));
+    send(res, requestId, 200, replyText(route, requestId, reply));
+  }
+
+  /** A bug, not bad input: log it (never secrets: only the path and the error) and answer 500. */
+  function fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
+    log(`keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendProblem(res, styleOf(req.url ?? ''), requestId, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }));
   }
 
   let allowedHosts: ReadonlySet<string> | null = null;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  /**
+   * One request on its way through the pipeline. The path is synchronous from the request to the
+   * answer when the state answers at once (one process): no promise or closure per step, only the
+   * body's listeners. Where a step may wait (a worker's IPC, an injected delay) it continues in a
+   * promise, whose failure `fail` answers like a synchronous throw.
+   */
+  interface Exchange {
+    req: IncomingMessage;
+    res: ServerResponse;
+    requestId: string;
+    route: Route;
+    style: RouteStyle;
+    path: string;
+    rawUrl: string;
+    queryAt: number;
+  }
+
+  // From the route on, errors follow the route's conventions (e.g. problem+json on deleteIdentity).
+  function reject(x: Exchange, problem: Problem, headers?: Record<string, string>): void {
+    sendProblem(x.res, x.style, x.requestId, problem, headers, x.route);
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
     const rawUrl = req.url ?? '/';
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
@@ -169,7 +198,8 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         );
       } else if (path === '/_sim/health') {
         const now = backend.clockNow();
-        send(res, requestId, 200, { status: 'ok', clock: now instanceof Promise ? await now : now });
+        if (now instanceof Promise) now.then((clock) => send(res, requestId, 200, { status: 'ok', clock })).catch((error: unknown) => fail(req, res, requestId, error));
+        else send(res, requestId, 200, { status: 'ok', clock: now });
       } else {
         send(res, requestId, 200, openApiText);
       }
@@ -187,7 +217,13 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       });
       return;
     }
-    const route = candidates.find((r) => r.method === method);
+    let route: Route | undefined;
+    for (const candidate of candidates) {
+      if (candidate.method === method) {
+        route = candidate;
+        break;
+      }
+    }
     if (route === undefined) {
       req.resume();
       const allowed = candidates.map((r) => r.method).join(', ');
@@ -200,148 +236,171 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       );
       return;
     }
-
-    // From here on errors follow the route's conventions (e.g. problem+json on deleteIdentity).
-    const reject = (problem: Problem, headers: Record<string, string> = {}) => sendProblem(res, style, requestId, problem, headers, route);
+    const x: Exchange = { req, res, requestId, route, style, path, rawUrl, queryAt };
 
     // The admin surface answers the operator only, before it reads anything the caller sent
     // (a refused caller's body is not read: the connection closes after the answer).
     if (path.startsWith('/_sim/')) {
       const auth = bearer(req.headers.authorization);
-      const operator = auth.ok ? backend.authorizeOperator(auth.token) : undefined;
-      const problem = !auth.ok ? auth.problem : operator instanceof Promise ? await operator : operator;
-      if (problem !== undefined) {
-        res.on('finish', () => req.destroy());
-        reject(problem, { connection: 'close' });
+      if (!auth.ok) {
+        refuseOperator(x, auth.problem);
+        return;
+      }
+      const operator = backend.authorizeOperator(auth.token);
+      if (operator instanceof Promise) {
+        operator
+          .then((problem) => (problem === undefined ? receive(x) : refuseOperator(x, problem)))
+          .catch((error: unknown) => fail(req, res, requestId, error));
+        return;
+      }
+      if (operator !== undefined) {
+        refuseOperator(x, operator);
         return;
       }
     }
+    receive(x);
+  }
 
-    let bodyText = '';
+  function refuseOperator(x: Exchange, problem: Problem): void {
+    x.res.on('finish', () => x.req.destroy());
+    reject(x, problem, { connection: 'close' });
+  }
+
+  /** Reads the body (none for query routes), then goes on. */
+  function receive(x: Exchange): void {
+    const { req, route } = x;
     if (route.input === 'query') {
       req.resume();
-    } else {
-      const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
-      const body = await readBody(req, bodyLimit);
-      if (!body.ok) {
-        if (body.reason === 'aborted') return;
-        discardRest(req, res);
-        reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${bodyLimit} bytes.` }));
-        return;
-      }
-      bodyText = body.text;
+      received(x, '');
+      return;
     }
-
-    // Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing.
-    if (backend.faultsActive) {
-      const operation = faultable.get(route);
-      const decided = operation === undefined ? null : backend.decideFault(operation);
-      const decision: FaultDecision | null = decided instanceof Promise ? await decided : decided;
-      if (decision !== null) {
-        if (decision.delayMs > 0) await faultDelay(decision.delayMs);
-        if (decision.outcome === 'drop') {
-          res.destroy();
+    const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
+    collectBody(req, bodyLimit, (body: BodyRead) => {
+      try {
+        if (!body.ok) {
+          if (body.reason === 'aborted') return;
+          discardRest(req, x.res);
+          reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${bodyLimit} bytes.` }));
           return;
         }
-        if (decision.outcome === 'error') {
-          reject(fromEngine({ code: 'err:service:application:unexpected_error', detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.' }));
-          return;
-        }
+        received(x, body.text);
+      } catch (error) {
+        fail(req, x.res, x.requestId, error);
       }
-    }
+    });
+  }
 
+  /** Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing. */
+  function received(x: Exchange, bodyText: string): void {
+    const operation = backend.faultsActive ? faultable.get(x.route) : undefined;
+    if (operation === undefined) {
+      execute(x, bodyText);
+      return;
+    }
+    const decided = backend.decideFault(operation);
+    if (decided === null) {
+      execute(x, bodyText);
+      return;
+    }
+    void faulted(x, bodyText, decided).catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
+  }
+
+  async function faulted(x: Exchange, bodyText: string, decided: Promise<FaultDecision | null> | FaultDecision): Promise<void> {
+    const decision = decided instanceof Promise ? await decided : decided;
+    if (decision === null) {
+      execute(x, bodyText);
+      return;
+    }
+    if (decision.delayMs > 0) await faultDelay(decision.delayMs);
+    if (decision.outcome === 'drop') {
+      x.res.destroy();
+      return;
+    }
+    if (decision.outcome === 'error') {
+      reject(x, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.' }));
+      return;
+    }
+    execute(x, bodyText);
+  }
+
+  /** Content type, JSON, Authorization, schema; then the state runs it (or refuses it). */
+  function execute(x: Exchange, bodyText: string): void {
+    const { req, route } = x;
     let input: unknown;
     if (route.input === 'query') {
-      input = Object.fromEntries(new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)));
+      input = Object.fromEntries(new URLSearchParams(x.queryAt === -1 ? '' : x.rawUrl.slice(x.queryAt + 1)));
+    } else if (x.path.startsWith('/_sim/') && bodyText.trim() === '') {
+      input = {};
     } else {
-      const adminEmpty = path.startsWith('/_sim/') && bodyText.trim() === '';
-      if (adminEmpty) {
-        input = {};
-      } else {
-        if (!isJsonContentType(req.headers['content-type'])) {
-          reject(invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
-              { location: 'header.content-type', message: req.headers['content-type'] === undefined ? 'is missing: send application/json' : 'must be application/json' },
-            ]));
-          return;
-        }
-        const parsed = parseJsonBody(bodyText);
-        if (!parsed.ok) {
-          reject(invalidInput(`The request body is not valid JSON: ${parsed.problem}.`, [{ location: 'body', message: `is not valid JSON: ${parsed.problem}` }]));
-          return;
-        }
-        input = parsed.value;
+      const contentType = req.headers['content-type'];
+      if (!isJsonContentType(contentType)) {
+        reject(x, invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
+          { location: 'header.content-type', message: contentType === undefined ? 'is missing: send application/json' : 'must be application/json' },
+        ]));
+        return;
+      }
+      try {
+        input = JSON.parse(bodyText) as unknown;
+      } catch (error) {
+        const problem = jsonSyntaxProblem(error);
+        reject(x, invalidInput(`The request body is not valid JSON: ${problem}.`, [{ location: 'body', message: `is not valid JSON: ${problem}` }]));
+        return;
       }
     }
 
     const auth = bearer(req.headers.authorization);
     if (!auth.ok) {
-      reject(auth.problem);
+      reject(x, auth.problem);
       return;
     }
+    const call: EngineCall = { route, token: auth.token, input: undefined };
     // The API rate limit counts a request before its root key or schema is judged (engine-backend.ts).
-    let rejection: Problem | undefined;
-    let checkedValue: unknown;
     if (route.auth === 'required' && auth.token === undefined) {
-      rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
+      call.rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
     } else {
       const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
       if (checked.ok) {
-        checkedValue = checked.value;
+        call.input = checked.value;
       } else {
         const first = checked.errors[0];
         const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
-        rejection = invalidInput(summary, checked.errors);
+        call.rejection = invalidInput(summary, checked.errors);
       }
     }
-
     const seq = seqHeader(req.headers['x-keysim-seq']);
-    const ran = backend.run({ route, token: auth.token, input: checkedValue, ...(rejection === undefined ? {} : { rejection }), ...(seq === undefined ? {} : { seq }) });
-    const outcome: EngineOutcome = ran instanceof Promise ? await ran : ran;
+    if (seq !== undefined) call.seq = seq;
+    const ran = backend.run(call);
+    if (ran instanceof Promise) ran.then((outcome) => answer(x, outcome)).catch((error: unknown) => fail(req, x.res, x.requestId, error));
+    else answer(x, ran);
+  }
+
+  function answer(x: Exchange, outcome: EngineOutcome): void {
     if (!outcome.ok) {
-      reject(outcome.problem);
+      reject(x, outcome.problem);
       return;
     }
-    if (route.streamReply === true) await sendJsonStream(res, 200, { 'x-request-id': requestId }, replyBody(route, requestId, outcome.reply));
-    else sendReply(res, route, requestId, outcome.reply);
+    if (x.route.streamReply === true) {
+      sendJsonStream(x.res, 200, { 'x-request-id': x.requestId }, replyBody(x.route, x.requestId, outcome.reply)).catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
+    } else {
+      sendReply(x.res, x.route, x.requestId, outcome.reply);
+    }
   }
 
   const server = createServer((req, res) => {
     const requestId = nextRequestId();
     if (workerHeader !== undefined) (res as WorkerResponse)[WORKER_HEADER] = workerHeader;
-    handle(req, res, requestId).catch((error: unknown) => {
-      // A bug, not bad input: log it (never secrets: only the path and the error) and answer 500.
-      log(`keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      sendProblem(res, styleOf(req.url ?? ''), requestId, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }));
-    });
+    try {
+      handle(req, res, requestId);
+    } catch (error) {
+      fail(req, res, requestId, error);
+    }
   });
-  // A request node:http cannot parse (malformed, or headers beyond its size limit): answer the
-  // error envelope with a request id instead of dropping the socket or sending an empty 400.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
       socket.destroy();
       return;
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const requestId = nextRequestId();
-    const status = tooLarge ? 431 : 400;
-    const title = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-    const body = JSON.stringify({
-      meta: { requestId },
-      error: {
-        title,
-        detail: tooLarge ? 'The request line or headers are larger than the server accepts.' : 'The request could not be parsed as HTTP.',
-        status,
-        type: errorTypeUrl(tooLarge ? 'err:service:bad_request:request_headers_too_large' : 'err:service:application:invalid_input', errorsUrl),
-        errors: [],
-      },
-    });
-    socket.end(
-      `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    answerClientError(error, socket, nextRequestId(), errorsUrl);
   });
   return {
     server,

@@ -5,6 +5,7 @@ import { type Schema, array, boolean, integer, literals, nullable, object, optio
 export const id = (description: string) => string({ minLength: 1, maxLength: 255, description });
 /** Free-form metadata, bounded as the engine bounds it (depth, properties, bytes). */
 export const meta: Schema<JsonObject> = {
+  test: (value) => 'bytes' in metaProblem(value),
   check(value, location, errors) {
     const found = metaProblem(value);
     if ('bytes' in found) return true;

@@ -59,7 +59,8 @@ export const keyRoutes = [
     auth: 'optional',
     request: verifyKeyRequest,
     response: verifyKeyResponse,
-    handle: ({ engine }, rootKey, { migrationId: _ignored, ...input }) => asData(engine.keys.verifyKey(rootKey, input)),
+    // The engine ignores migrationId: pass the input as it is unless it must be stripped (no copy per call).
+    handle: ({ engine }, rootKey, input) => asData(engine.keys.verifyKey(rootKey, input.migrationId === undefined ? input : withoutMigrationId(input))),
   }),
   defineRoute({
     ...common,
@@ -71,3 +72,7 @@ export const keyRoutes = [
     handle: ({ engine }, rootKey, input) => asData(engine.keys.updateCredits(rootKey, input)),
   }),
 ];
+
+function withoutMigrationId<T extends { migrationId?: string }>({ migrationId: _ignored, ...rest }: T): Omit<T, 'migrationId'> {
+  return rest;
+}
