@@ -54,8 +54,28 @@ function nameIs(buf: Buffer, start: number, length: number, name: string): boole
 
 /** Whether the comma-separated header value buf[start, end) holds the token (lower case), ignoring case. */
 function hasToken(buf: Buffer, start: number, end: number, token: string): boolean {
+  // The usual value is the token alone ("keep-alive", "close"): compared in place, without a string.
+  if (nameIs(buf, start, end - start, token)) return true;
+  if (end - start <= token.length) return false;
   const value = buf.toString('latin1', start, end).toLowerCase();
   return value.split(',').some((part) => part.trim() === token);
+}
+
+/** The whole seconds of "timeout=N" in a Keep-Alive header value, in ms; undefined when absent. */
+function keepAliveTimeoutMs(buf: Buffer, start: number, end: number): number | undefined {
+  // "timeout=5" (node:http's own) is read in place; anything else goes through a regular expression.
+  if (end - start > 8 && nameIs(buf, start, 8, 'timeout=')) {
+    let n = 0;
+    let i = start + 8;
+    for (; i < end; i++) {
+      const d = (buf[i] as number) - 0x30;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (i === end && i > start + 8) return n * 1000;
+  }
+  const match = /timeout\s*=\s*(\d+)/i.exec(buf.toString('latin1', start, end));
+  return match === null ? undefined : Number(match[1]) * 1000;
 }
 
 export class ResponseParser {
@@ -277,8 +297,7 @@ export class ResponseParser {
         if (hasToken(buf, v, ve, 'close')) close = true;
         else if (http10 && hasToken(buf, v, ve, 'keep-alive')) close = false;
       } else if (first === 0x6b && nameLength === 10 && nameIs(buf, line, 10, 'keep-alive')) {
-        const match = /timeout\s*=\s*(\d+)/i.exec(buf.toString('latin1', v, ve));
-        if (match !== null) keepAliveMs = Number(match[1]) * 1000;
+        keepAliveMs = keepAliveTimeoutMs(buf, v, ve) ?? keepAliveMs;
       }
       line = lineEnd + 1;
     }

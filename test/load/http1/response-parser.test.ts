@@ -70,6 +70,13 @@ describe('response framing', () => {
     ]);
   });
 
+  test('Keep-Alive and Connection values with several parts are read', () => {
+    const a = parseAll('HTTP/1.1 200 OK\r\nKeep-Alive: max=100, Timeout = 7\r\nconnection: Upgrade, CLOSE\r\ncontent-length: 0\r\n\r\n')[0];
+    expect(a).toMatchObject({ close: true, keepAliveMs: 7_000 });
+    const b = parseAll('HTTP/1.1 200 OK\r\nkeep-alive: timeout=15, max=5\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n')[0];
+    expect(b).toMatchObject({ close: false, keepAliveMs: 15_000 });
+  });
+
   test('HTTP/1.0 closes unless it says keep-alive', () => {
     expect(parseAll('HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n')[0]?.close).toBe(true);
     expect(parseAll('HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 0\r\n\r\n')[0]?.close).toBe(false);
