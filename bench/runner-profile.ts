@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { startServer } from './http-server.js';
-import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-ceiling.js';
+import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-generators.js';
 import { loadRunnerModules } from './runner-modules.js';
 import { RESULT_PREFIX, sendResult } from './subprocess.js';
 import { fmtRate, textTable } from './stats.js';
@@ -93,6 +93,7 @@ function layer(f: CallFrame): string {
   if (f.functionName === '(garbage collector)') return 'GC';
   if (f.functionName === '(program)') return '(program: V8/native, unattributed)';
   if (/\/src\/load\/recorder\./.test(f.url)) return 'keysim Recorder';
+  if (/\/src\/load\/http1\//.test(f.url)) return 'keysim HTTP/1.1 client (src/load/http1)';
   if (/\/src\/load\//.test(f.url)) return 'keysim executor (src/load)';
   if (/\/src\/report\//.test(f.url)) return 'keysim histogram wrapper (src/report)';
   if (f.url.includes('node_modules/hdr-histogram-js')) return 'hdr-histogram-js';

@@ -6,19 +6,24 @@
  *   uncorrected = completion − the moment a connection took it (what most load tools report).
  * When the server stalls, the queue grows and the corrected figure shows it; the uncorrected one
  * hides it (coordinated omission).
+ * The requests go out on keysim's own HTTP/1.1 client (http1/): ready-made request text, one write
+ * per connection and turn of the event loop, answers matched in order — about the CPU per request
+ * of autocannon, so the generator leaves the machine to the target (docs/benchmarks.md#load-runner).
  * A send is "late" when the generator itself enqueued it more than `lateThresholdMs` after its
  * intended time (the generator's event loop could not keep up); it is "dropped" when the queue
  * bound was reached or the run was stopped before it could be sent.
  */
 import { performance } from 'node:perf_hooks';
-import { Client } from 'undici';
 import { type PlannedPhase, phaseOffsetMs } from './plan.js';
-import type { Recorder } from './recorder.js';
+import { type Recorder, recordsBodyOf } from './recorder.js';
 import type { ServiceClockBounds } from './clock-driver.js';
 import type { HistoryWriter } from './history.js';
 import { SEQ_HEADER } from './history-recording.js';
 import type { ApiResponse, RequestSpec } from './scenario.js';
 import { classifyTransportError } from './transport-error.js';
+import { Http1Connection } from './http1/connection.js';
+import type { ParsedResponse } from './http1/response-parser.js';
+import { RequestText, endpointOf } from './http1/request-text.js';
 
 export interface OpenModelOptions {
   url: string;
@@ -72,37 +77,48 @@ export interface PhaseOutcome {
 
 /** How long requests in flight may finish after a stop. */
 const STOP_GRACE_MS = 1_000;
+/** The most a connection waits to be established (less when the request timeout is shorter). */
+const MAX_CONNECT_TIMEOUT_MS = 10_000;
 
+/** One planned request, from its intended time to its end. */
 interface Pending {
   intendedMs: number;
   request: PlannedRequest;
   body: string;
+  /** Set when a connection takes it. */
+  sentMs: number;
+  seq: number | undefined;
+  serviceInvokeMs: number | undefined;
+  /** The phase it belongs to (the connections outlive phases). */
+  run: PhaseRun;
+}
+
+/** What a running phase does with its requests' ends. */
+interface PhaseRun {
+  answered(pending: Pending, response: ParsedResponse): void;
+  failed(pending: Pending, error: Error): void;
 }
 
 export class OpenModelExecutor {
   readonly #options: Required<OpenModelOptions>;
-  readonly #clients: Client[];
-  readonly #inFlight: number[];
-  readonly #basePath: string;
+  readonly #connections: Http1Connection<Pending>[];
+  readonly #text: RequestText;
   #stopped = false;
+  #closed = false;
 
   constructor(options: OpenModelOptions) {
     this.#options = { lateThresholdMs: 10, maxQueue: 100_000, ...options };
-    // undici's Client takes an origin; a target's base path goes in front of every request path.
     const url = new URL(options.url);
-    this.#basePath = url.pathname.replace(/\/+$/, '');
-    this.#clients = Array.from(
+    this.#text = new RequestText(url, options.rootKey);
+    const endpoint = endpointOf(url);
+    const handlers = {
+      answered: (pending: Pending, response: ParsedResponse) => pending.run.answered(pending, response),
+      failed: (pending: Pending, error: Error) => pending.run.failed(pending, error),
+    };
+    this.#connections = Array.from(
       { length: options.connections },
-      () =>
-        new Client(url.origin, {
-          pipelining: options.pipelining,
-          headersTimeout: options.timeoutMs,
-          bodyTimeout: options.timeoutMs,
-          connectTimeout: Math.min(options.timeoutMs, 10_000),
-          keepAliveTimeout: 30_000,
-        }),
+      () => new Http1Connection<Pending>({ endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(options.timeoutMs, MAX_CONNECT_TIMEOUT_MS) }, handlers),
     );
-    this.#inFlight = this.#clients.map(() => 0);
   }
 
   /**
@@ -113,7 +129,7 @@ export class OpenModelExecutor {
     if (this.#stopped) return;
     this.#stopped = true;
     setTimeout(() => {
-      for (const client of this.#clients) client.destroy().catch(() => undefined);
+      for (const connection of this.#connections) connection.destroy();
     }, STOP_GRACE_MS).unref();
   }
 
@@ -126,14 +142,14 @@ export class OpenModelExecutor {
    * `next(random)` builds it (in order, so a seed reproduces the sequence).
    */
   runPhase(phase: PlannedPhase, phaseStartMs: number, next: () => PlannedRequest, recorder: Recorder, history?: PhaseHistory): Promise<PhaseOutcome> {
-    const { lateThresholdMs, maxQueue, pipelining, rootKey } = this.#options;
+    const { lateThresholdMs, maxQueue, pipelining } = this.#options;
+    const connections = this.#connections;
+    const text = this.#text;
     const queue: Pending[] = [];
     let head = 0;
     let index = 0;
     let inFlightTotal = 0;
     const outcome: PhaseOutcome = { sent: 0, late: 0, dropped: 0 };
-    const headersWithRoot = { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` };
-    const headersAnonymous = { 'content-type': 'application/json' };
 
     return new Promise<PhaseOutcome>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
@@ -153,76 +169,73 @@ export class OpenModelExecutor {
         }
       };
 
-      const send = (slot: number, pending: Pending) => {
-        const client = this.#clients[slot] as Client;
-        this.#inFlight[slot] = (this.#inFlight[slot] ?? 0) + 1;
-        inFlightTotal++;
-        outcome.sent++;
-        const sentMs = performance.now();
-        const { request } = pending;
-        // Every request goes into the history, warm-up included: it spends credits all the same.
-        const seq = history?.writer.begin();
-        const invokeWallMs = performance.timeOrigin + sentMs;
-        // Read just before the request leaves: the simulator executes it at or after this.
-        const serviceInvokeMs = serviceInvokeBound(history);
-        const remember = (response: { status: number; body: unknown } | 'unknown') => {
-          if (history === undefined || seq === undefined) return;
-          const serviceCompleteMs = serviceCompleteBound(history);
-          try {
-            history.writer.recordCall({
-              seq,
-              op: request.spec.op,
-              body: request.spec.body,
-              invokeMs: invokeWallMs,
-              completeMs: performance.timeOrigin + performance.now(),
-              ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
-              response,
-            });
-          } catch (error) {
-            // A write error (a full disk) must not count as the request's failure: the writer keeps
-            // it, and the run ends with it when the history is closed.
-            if (!history.writer.failed) throw error;
-          }
-        };
-        const headers = request.spec.auth === 'none' ? headersAnonymous : headersWithRoot;
-        client
-          .request({
-            path: `${this.#basePath}/v2/${request.spec.op}`,
-            method: 'POST',
-            // The simulator journals the sequence number, so its realised order can be matched to the history.
-            headers: seq === undefined ? headers : { ...headers, [SEQ_HEADER]: String(seq) },
-            body: pending.body,
-          })
-          .then(async (res) => {
-            const text = await res.body.text();
-            const doneMs = performance.now();
-            let body: unknown;
+      const remember = (pending: Pending, response: { status: number; body: unknown } | 'unknown') => {
+        if (history === undefined || pending.seq === undefined) return;
+        const serviceCompleteMs = serviceCompleteBound(history);
+        const { serviceInvokeMs } = pending;
+        try {
+          history.writer.recordCall({
+            seq: pending.seq,
+            op: pending.request.spec.op,
+            body: pending.request.spec.body,
+            invokeMs: performance.timeOrigin + pending.sentMs,
+            completeMs: performance.timeOrigin + performance.now(),
+            ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
+            response,
+          });
+        } catch (error) {
+          // A write error (a full disk) must not count as the request's failure: the writer keeps
+          // it, and the run ends with it when the history is closed.
+          if (!history.writer.failed) throw error;
+        }
+      };
+
+      const ended = () => {
+        inFlightTotal--;
+        dispatch();
+        finishIfDone();
+      };
+
+      const run: PhaseRun = {
+        answered: (pending, response) => {
+          const doneMs = performance.now();
+          const { request } = pending;
+          const status = response.status;
+          // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
+          let body: unknown;
+          if (response.body.length > 0 && (request.check !== undefined || history !== undefined || recordsBodyOf(request.operation))) {
             try {
-              body = text === '' ? undefined : JSON.parse(text);
+              body = JSON.parse(response.body.toString('utf8'));
             } catch {
               body = undefined;
             }
-            remember(res.statusCode >= 500 ? 'unknown' : { status: res.statusCode, body });
-            const failure = request.check?.({ status: res.statusCode, body });
+          }
+          try {
+            remember(pending, status >= 500 ? 'unknown' : { status, body });
+            const failure = request.check?.({ status, body });
             if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
             recorder.record({
               operation: request.operation,
               intendedMs: pending.intendedMs,
-              sentMs,
+              sentMs: pending.sentMs,
               doneMs,
-              status: res.statusCode,
+              status,
               transportError: undefined,
               body,
               checkFailed: failure !== undefined,
               warmup: phase.warmup,
             });
-          })
-          .catch((error: unknown) => {
-            remember('unknown');
+          } finally {
+            ended();
+          }
+        },
+        failed: (pending, error) => {
+          try {
+            remember(pending, 'unknown');
             recorder.record({
-              operation: request.operation,
+              operation: pending.request.operation,
               intendedMs: pending.intendedMs,
-              sentMs,
+              sentMs: pending.sentMs,
               doneMs: performance.now(),
               status: undefined,
               transportError: classifyTransportError(error),
@@ -230,28 +243,41 @@ export class OpenModelExecutor {
               checkFailed: false,
               warmup: phase.warmup,
             });
-          })
-          .finally(() => {
-            this.#inFlight[slot] = (this.#inFlight[slot] ?? 1) - 1;
-            inFlightTotal--;
-            dispatch();
-            finishIfDone();
-          });
+          } finally {
+            ended();
+          }
+        },
+      };
+
+      const send = (connection: Http1Connection<Pending>, pending: Pending) => {
+        inFlightTotal++;
+        outcome.sent++;
+        const sentMs = performance.now();
+        const { spec } = pending.request;
+        // Every request goes into the history, warm-up included: it spends credits all the same.
+        const seq = history?.writer.begin();
+        pending.sentMs = sentMs;
+        pending.seq = seq;
+        // Read just before the request leaves: the simulator executes it at or after this.
+        pending.serviceInvokeMs = serviceInvokeBound(history);
+        // The simulator journals the sequence number, so its realised order can be matched to the history.
+        connection.send(pending, text.post(spec.op, spec.auth === 'none', SEQ_HEADER, seq, pending.body), sentMs);
       };
 
       const dispatch = () => {
-        if (this.#stopped && head < queue.length) {
+        if ((this.#stopped || this.#closed) && head < queue.length) {
           outcome.dropped += queue.length - head;
           queue.length = 0;
           head = 0;
         }
         if (head >= queue.length) return;
-        for (let slot = 0; slot < this.#clients.length && head < queue.length; slot++) {
-          while ((this.#inFlight[slot] ?? 0) < pipelining && head < queue.length) {
+        for (let slot = 0; slot < connections.length && head < queue.length; slot++) {
+          const connection = connections[slot] as Http1Connection<Pending>;
+          while (connection.inFlight < pipelining && head < queue.length) {
             const pending = queue[head] as Pending;
             queue[head] = undefined as never;
             head++;
-            send(slot, pending);
+            send(connection, pending);
           }
         }
         // Compact the consumed front of the queue now and then.
@@ -264,7 +290,7 @@ export class OpenModelExecutor {
       const tick = () => {
         timer = undefined;
         const now = performance.now();
-        if (this.#stopped) {
+        if (this.#stopped || this.#closed) {
           outcome.dropped += phase.count - index + (queue.length - head);
           index = phase.count;
           queue.length = 0;
@@ -282,7 +308,7 @@ export class OpenModelExecutor {
             continue;
           }
           const request = next();
-          queue.push({ intendedMs, request, body: JSON.stringify(request.spec.body) });
+          queue.push({ intendedMs, request, body: JSON.stringify(request.spec.body), sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run });
         }
         dispatch();
         if (index < phase.count) {
@@ -297,6 +323,7 @@ export class OpenModelExecutor {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#clients.map((client) => client.destroy().catch(() => undefined)));
+    this.#closed = true;
+    for (const connection of this.#connections) connection.destroy();
   }
 }

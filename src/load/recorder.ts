@@ -70,7 +70,15 @@ function increment<K>(map: Map<K, number>, key: K): void {
   map.set(key, (map.get(key) ?? 0) + 1);
 }
 
-/** The outcome fields of an answer that the report breaks down. */
+/** The operations whose answers the report breaks down by outcome (the only bodies record() reads). */
+const OUTCOME_OPERATIONS: ReadonlySet<string> = new Set(['keys.verifyKey', 'ratelimit.limit', 'ratelimit.multiLimit']);
+
+/** Whether record() reads the body of this operation's answers (else the caller need not parse it). */
+export function recordsBodyOf(operation: string): boolean {
+  return OUTCOME_OPERATIONS.has(operation);
+}
+
+/** The outcome fields of an answer that the report breaks down (keep OUTCOME_OPERATIONS in step). */
 function outcomeOf(operation: string, body: unknown): { code?: string; allowed?: boolean } {
   if (typeof body !== 'object' || body === null) return {};
   const data = (body as { data?: unknown }).data;

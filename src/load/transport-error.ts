@@ -1,6 +1,13 @@
 import type { TransportErrorKind } from '../report/model.js';
 
-/** Sorts a failed request into timeout / reset / refused / other by undici's and the OS's codes. */
+const TIMEOUT = new Set(['KEYSIM_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+const RESET = new Set(['KEYSIM_CONNECTION_CLOSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * Sorts a failed request into timeout / reset / refused / other by its error's code (and its
+ * causes'): keysim's HTTP/1.1 client (http1/errors.ts), undici (the closed model's set-up calls)
+ * and the operating system.
+ */
 export function classifyTransportError(error: unknown): TransportErrorKind {
   const codes: string[] = [];
   let e: unknown = error;
@@ -9,8 +16,8 @@ export function classifyTransportError(error: unknown): TransportErrorKind {
     if (typeof code === 'string') codes.push(code);
     e = (e as { cause?: unknown }).cause;
   }
-  if (codes.some((c) => c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'ETIMEDOUT')) return 'timeout';
+  if (codes.some((c) => TIMEOUT.has(c))) return 'timeout';
   if (codes.some((c) => c === 'ECONNREFUSED')) return 'refused';
-  if (codes.some((c) => c === 'ECONNRESET' || c === 'UND_ERR_SOCKET' || c === 'EPIPE' || c === 'UND_ERR_CLOSED')) return 'reset';
+  if (codes.some((c) => RESET.has(c))) return 'reset';
   return 'other';
 }

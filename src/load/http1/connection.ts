@@ -1,0 +1,246 @@
+/**
+ * One keep-alive HTTP/1.1 connection of the load generator, on node:net or node:tls, written to
+ * the way autocannon and wrk do: requests are ready-made text, appended to one buffer and written
+ * in one go per turn of the event loop (several pipelined requests due at once leave in one
+ * write), and answers come back through a callback — no promise, stream or header object per
+ * request. Outstanding requests wait in a FIFO: HTTP/1.1 answers come in request order.
+ *
+ * The connection opens on the first send and again on the first send after it closed. What ends
+ * a connection ends every request outstanding on it, each reported failed once:
+ * - the server closes it, or it breaks (reset, refused): the unanswered requests fail with that
+ *   error. They are not sent again: a POST may have been executed, and sending it twice would
+ *   spend twice (the history records them 'unknown');
+ * - an answer says `Connection: close`: that answer is delivered, the requests pipelined behind
+ *   it fail (the server will not answer them), and the next send opens a new connection;
+ * - no connection within `connectTimeoutMs`, or no byte of an answer for `timeoutMs` while a
+ *   request waits (counted from its send or from the last byte received, whichever is later,
+ *   like undici's headers and body timeouts): every request on it fails as a timeout;
+ * - destroy(): they fail as abandoned.
+ * A connection idle longer than the server's `Keep-Alive: timeout` (less a second, at most 30 s)
+ * is replaced before the next send rather than raced against the server closing it.
+ */
+import { type Socket, connect as netConnect, isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { type ConnectionOptions as TlsConnectionOptions, connect as tlsConnect } from 'node:tls';
+import { ConnectionClosedError, ConnectionDestroyedError, HttpProtocolError, RequestTimeoutError } from './errors.js';
+import { type ParsedResponse, ResponseParser } from './response-parser.js';
+
+/** Where the connection goes. */
+export interface Endpoint {
+  /** Host name or IP address (IPv6 without brackets). */
+  host: string;
+  port: number;
+  /** https: TLS with SNI and certificate verification (unless `tlsOptions` say otherwise). */
+  tls: boolean;
+  /** Extra TLS options (a private CA for a test server, say); most runs need none. */
+  tlsOptions?: TlsConnectionOptions | undefined;
+}
+
+export interface ConnectionOptions {
+  endpoint: Endpoint;
+  /** No byte of an answer for this long while a request waits: the connection is given up. */
+  timeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+/** Where answers and failures go; `tag` is what the caller gave send(). Called once per request. */
+export interface ExchangeHandlers<T> {
+  answered(tag: T, response: ParsedResponse): void;
+  failed(tag: T, error: Error): void;
+}
+
+/** Our own cap on reusing an idle connection (undici's keep-alive default here). */
+const MAX_IDLE_MS = 30_000;
+/** Replace an idle connection this long before the server's announced keep-alive timeout. */
+const IDLE_MARGIN_MS = 1_000;
+/** Compact the FIFO's consumed front past this many entries. */
+const FIFO_COMPACT = 64;
+
+export class Http1Connection<T> {
+  readonly #options: ConnectionOptions;
+  readonly #handlers: ExchangeHandlers<T>;
+  #socket: Socket | undefined;
+  #connected = false;
+  #openedMs = 0;
+  #lastDataMs = 0;
+  #idleLimitMs = MAX_IDLE_MS;
+  /** The socket's error, kept for the close that follows it. */
+  #error: Error | undefined;
+  /** Outstanding requests, oldest at #head, and when each was sent. */
+  #tags: T[] = [];
+  #sentMs: number[] = [];
+  #head = 0;
+  /** Request text not yet written (flushed once per turn of the event loop). */
+  #out = '';
+  #flushQueued = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: ConnectionOptions, handlers: ExchangeHandlers<T>) {
+    this.#options = options;
+    this.#handlers = handlers;
+  }
+
+  /** Requests sent and not yet answered or failed. */
+  get inFlight(): number {
+    return this.#tags.length - this.#head;
+  }
+
+  /**
+   * Sends one request: `text` is its whole HTTP/1.1 message. It leaves with whatever else is sent
+   * in the same turn of the event loop. Never calls a handler synchronously.
+   */
+  send(tag: T, text: string, nowMs: number): void {
+    if (this.#socket !== undefined && this.inFlight === 0 && this.#connected && nowMs - this.#lastDataMs > this.#idleLimitMs) {
+      // Idle past the server's keep-alive: it may be closing it right now. Nothing is outstanding.
+      this.#teardown(this.#socket, undefined);
+    }
+    if (this.#socket === undefined) this.#open(nowMs);
+    this.#tags.push(tag);
+    this.#sentMs.push(nowMs);
+    this.#out += text;
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+    if (this.#timer === undefined) this.#arm(this.#connected ? this.#options.timeoutMs : Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
+  }
+
+  /** Closes the connection now; every outstanding request fails as abandoned. */
+  destroy(): void {
+    if (this.#socket !== undefined) this.#teardown(this.#socket, new ConnectionDestroyedError());
+  }
+
+  readonly #flush = (): void => {
+    this.#flushQueued = false;
+    const text = this.#out;
+    this.#out = '';
+    if (text !== '' && this.#socket !== undefined) this.#socket.write(text);
+  };
+
+  #open(nowMs: number): void {
+    const { endpoint } = this.#options;
+    const socket =
+      endpoint.tls
+        ? tlsConnect({ host: endpoint.host, port: endpoint.port, ALPNProtocols: ['http/1.1'], ...(isIP(endpoint.host) === 0 ? { servername: endpoint.host } : {}), ...endpoint.tlsOptions })
+        : netConnect({ host: endpoint.host, port: endpoint.port });
+    socket.setNoDelay(true);
+    this.#socket = socket;
+    this.#connected = false;
+    this.#error = undefined;
+    this.#openedMs = nowMs;
+    this.#lastDataMs = nowMs;
+    this.#idleLimitMs = MAX_IDLE_MS;
+    const parser = new ResponseParser((response) => this.#answer(socket, response));
+    socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
+      if (this.#socket === socket) this.#connected = true;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (this.#socket !== socket) return;
+      this.#lastDataMs = performance.now();
+      try {
+        parser.push(chunk);
+      } catch (error) {
+        this.#teardown(socket, error instanceof Error ? error : new HttpProtocolError(String(error)));
+      }
+    });
+    socket.on('end', () => {
+      // A body that runs until the close is complete now.
+      if (this.#socket === socket) parser.end();
+    });
+    socket.on('error', (error: Error) => {
+      this.#error ??= error;
+    });
+    socket.on('close', () => {
+      if (this.#socket !== socket) return;
+      this.#teardown(socket, this.#error ?? new ConnectionClosedError('the server closed the connection'));
+    });
+  }
+
+  /** One complete answer from the parser: it answers the oldest outstanding request. */
+  #answer(socket: Socket, response: ParsedResponse): boolean {
+    if (this.#socket !== socket) return false;
+    if (this.inFlight === 0) {
+      this.#teardown(socket, new HttpProtocolError('an answer came with no request outstanding'));
+      return false;
+    }
+    const tag = this.#tags[this.#head] as T;
+    this.#tags[this.#head] = undefined as T;
+    this.#head++;
+    if (this.#head === this.#tags.length) {
+      this.#tags.length = 0;
+      this.#sentMs.length = 0;
+      this.#head = 0;
+    } else if (this.#head > FIFO_COMPACT) {
+      this.#tags.splice(0, this.#head);
+      this.#sentMs.splice(0, this.#head);
+      this.#head = 0;
+    }
+    if (response.keepAliveMs !== undefined) this.#idleLimitMs = Math.max(0, Math.min(MAX_IDLE_MS, response.keepAliveMs - IDLE_MARGIN_MS));
+    if (response.close) {
+      // The server answers nothing more here: detach first, so a send made by the handler opens a new connection.
+      const rest = this.#detach(socket);
+      this.#handlers.answered(tag, response);
+      this.#fail(rest, new ConnectionClosedError('the server answered an earlier request with Connection: close'));
+      return false;
+    }
+    this.#handlers.answered(tag, response);
+    return this.#socket === socket;
+  }
+
+  #teardown(socket: Socket, error: Error | undefined): void {
+    if (this.#socket !== socket) return;
+    const rest = this.#detach(socket);
+    if (error !== undefined) this.#fail(rest, error);
+  }
+
+  /** Forgets the socket (destroying it) and hands back the requests that were outstanding on it. */
+  #detach(socket: Socket): T[] {
+    const rest = this.#tags.slice(this.#head);
+    this.#tags = [];
+    this.#sentMs = [];
+    this.#head = 0;
+    this.#socket = undefined;
+    this.#connected = false;
+    this.#out = '';
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    socket.destroy();
+    return rest;
+  }
+
+  #fail(tags: readonly T[], error: Error): void {
+    for (const tag of tags) this.#handlers.failed(tag, error);
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(this.#onTimer, Math.max(1, Math.ceil(ms)));
+    this.#timer.unref();
+  }
+
+  /** The timer runs while requests are outstanding; it is re-armed for the oldest one's deadline. */
+  readonly #onTimer = (): void => {
+    this.#timer = undefined;
+    const socket = this.#socket;
+    if (socket === undefined || this.inFlight === 0) return;
+    const now = performance.now();
+    const { timeoutMs, connectTimeoutMs } = this.#options;
+    if (!this.#connected) {
+      const connectLeft = this.#openedMs + connectTimeoutMs - now;
+      if (connectLeft <= 0) {
+        this.#teardown(socket, new RequestTimeoutError(`No connection to ${this.#options.endpoint.host}:${this.#options.endpoint.port}`, connectTimeoutMs));
+        return;
+      }
+      this.#arm(connectLeft);
+      return;
+    }
+    const since = Math.max(this.#sentMs[this.#head] as number, this.#lastDataMs);
+    const left = since + timeoutMs - now;
+    if (left <= 0) {
+      this.#teardown(socket, new RequestTimeoutError('No answer', timeoutMs));
+      return;
+    }
+    this.#arm(left);
+  };
+}

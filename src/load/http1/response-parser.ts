@@ -1,0 +1,344 @@
+/**
+ * An incremental HTTP/1.1 response parser for the load generator's own client: bytes go in as the
+ * socket delivers them, in pieces of any size, and each complete response comes out in order with
+ * its status, its body and what the connection should do next. It reads only what a load client
+ * needs (status, Content-Length, Transfer-Encoding: chunked, Connection, Keep-Alive) and skips
+ * every other header without decoding it, which is most of why it is cheap.
+ *
+ * Interim answers (1xx other than 101) are skipped; 204 and 304 have no body; an answer with
+ * neither a length nor chunked coding runs until the server closes (`end()`).
+ */
+import { HttpProtocolError } from './errors.js';
+
+/** What the parser found in one complete response. */
+export interface ParsedResponse {
+  status: number;
+  /** The body bytes (chunked coding removed); empty when there is none. */
+  body: Buffer;
+  /** The server said `Connection: close` (or spoke HTTP/1.0 without keep-alive): no more answers come. */
+  close: boolean;
+  /** The server's `Keep-Alive: timeout=N`, in ms; undefined when it sent none. */
+  keepAliveMs: number | undefined;
+}
+
+/** A head larger than this is refused (a server gone wrong, not a real answer). */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** A chunk-size or trailer line longer than this is refused. */
+const MAX_LINE_BYTES = 8 * 1024;
+const EMPTY = Buffer.alloc(0);
+const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
+
+const enum State {
+  Head,
+  /** Waiting for `#remaining` body bytes (Content-Length). */
+  Body,
+  ChunkSize,
+  ChunkData,
+  ChunkDataEnd,
+  Trailer,
+  /** No length and not chunked: the body is everything until the server closes. */
+  UntilClose,
+}
+
+/** Lower-case ASCII of a byte. */
+function lower(byte: number): number {
+  return byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
+}
+
+/** Whether buf[start, start + name.length) is `name` (given in lower case), ignoring case. */
+function nameIs(buf: Buffer, start: number, length: number, name: string): boolean {
+  if (length !== name.length) return false;
+  for (let i = 0; i < length; i++) if (lower(buf[start + i] as number) !== name.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Whether the comma-separated header value buf[start, end) holds the token (lower case), ignoring case. */
+function hasToken(buf: Buffer, start: number, end: number, token: string): boolean {
+  // The usual value is the token alone ("keep-alive", "close"): compared in place, without a string.
+  if (nameIs(buf, start, end - start, token)) return true;
+  if (end - start <= token.length) return false;
+  const value = buf.toString('latin1', start, end).toLowerCase();
+  return value.split(',').some((part) => part.trim() === token);
+}
+
+/** The whole seconds of "timeout=N" in a Keep-Alive header value, in ms; undefined when absent. */
+function keepAliveTimeoutMs(buf: Buffer, start: number, end: number): number | undefined {
+  // "timeout=5" (node:http's own) is read in place; anything else goes through a regular expression.
+  if (end - start > 8 && nameIs(buf, start, 8, 'timeout=')) {
+    let n = 0;
+    let i = start + 8;
+    for (; i < end; i++) {
+      const d = (buf[i] as number) - 0x30;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (i === end && i > start + 8) return n * 1000;
+  }
+  const match = /timeout\s*=\s*(\d+)/i.exec(buf.toString('latin1', start, end));
+  return match === null ? undefined : Number(match[1]) * 1000;
+}
+
+export class ResponseParser {
+  #state: State = State.Head;
+  /** Unconsumed bytes: a partial head or chunk-size line waits here for the rest. */
+  #buf: Buffer = EMPTY;
+  #pos = 0;
+  /** Body pieces of the response being read (several when it arrives split). */
+  #pieces: Buffer[] = [];
+  #remaining = 0;
+  #status = 0;
+  #close = false;
+  #keepAliveMs: number | undefined;
+  #failed = false;
+  readonly #onResponse: (response: ParsedResponse) => boolean;
+
+  /**
+   * `onResponse` is called for each complete response, in order; returning false stops the parser
+   * (the connection was given up inside the call: what is left is not read).
+   */
+  constructor(onResponse: (response: ParsedResponse) => boolean) {
+    this.#onResponse = onResponse;
+  }
+
+  /** The bytes read so far belong to a response not yet complete. */
+  get midResponse(): boolean {
+    return this.#state !== State.Head || this.#pos < this.#buf.length;
+  }
+
+  /** Feeds bytes; throws HttpProtocolError for bytes that are not an HTTP/1.x response. */
+  push(chunk: Buffer): void {
+    if (this.#failed) return;
+    if (this.#pos < this.#buf.length) {
+      this.#buf = Buffer.concat([this.#buf.subarray(this.#pos), chunk]);
+    } else {
+      this.#buf = chunk;
+    }
+    this.#pos = 0;
+    try {
+      this.#run();
+    } catch (error) {
+      this.#failed = true;
+      throw error;
+    }
+  }
+
+  /**
+   * The server closed. A body that runs until the close is complete now; returns false when the
+   * close cut a response short (or no response was under way: true).
+   */
+  end(): boolean {
+    if (this.#failed) return !this.midResponse;
+    if (this.#state === State.UntilClose) {
+      this.#emit();
+      return true;
+    }
+    return !this.midResponse;
+  }
+
+  #run(): void {
+    for (;;) {
+      const buf = this.#buf;
+      const available = buf.length - this.#pos;
+      switch (this.#state) {
+        case State.Head: {
+          if (available === 0) return;
+          const end = buf.indexOf(CRLFCRLF, this.#pos);
+          if (end < 0) {
+            if (available > MAX_HEAD_BYTES) throw new HttpProtocolError(`the response head is longer than ${MAX_HEAD_BYTES} bytes`);
+            return;
+          }
+          const start = this.#pos;
+          this.#pos = end + 4;
+          if (!this.#head(buf, start, end)) return;
+          break;
+        }
+        case State.Body: {
+          if (available === 0) return;
+          const take = Math.min(available, this.#remaining);
+          this.#pieces.push(buf.subarray(this.#pos, this.#pos + take));
+          this.#pos += take;
+          this.#remaining -= take;
+          if (this.#remaining > 0) return;
+          if (!this.#emit()) return;
+          break;
+        }
+        case State.ChunkSize: {
+          const lineEnd = this.#line(buf);
+          if (lineEnd < 0) return;
+          let size = 0;
+          let digits = 0;
+          let i = this.#pos;
+          for (; i < lineEnd; i++) {
+            const c = lower(buf[i] as number);
+            const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x61 + 10 : -1;
+            if (d < 0) break;
+            size = size * 16 + d;
+            digits++;
+          }
+          // What may follow the digits: spaces and chunk extensions (";name=value"), which mean nothing here.
+          const next = buf[i];
+          if (digits === 0 || digits > 12 || (i < lineEnd && next !== 0x3b && next !== 0x20 && next !== 0x09)) {
+            throw new HttpProtocolError(`a chunk size is not hexadecimal: "${buf.toString('latin1', this.#pos, lineEnd)}"`);
+          }
+          this.#pos = lineEnd + 2;
+          if (size === 0) {
+            this.#state = State.Trailer;
+          } else {
+            this.#remaining = size;
+            this.#state = State.ChunkData;
+          }
+          break;
+        }
+        case State.ChunkData: {
+          if (available === 0) return;
+          const take = Math.min(available, this.#remaining);
+          this.#pieces.push(buf.subarray(this.#pos, this.#pos + take));
+          this.#pos += take;
+          this.#remaining -= take;
+          if (this.#remaining > 0) return;
+          this.#state = State.ChunkDataEnd;
+          break;
+        }
+        case State.ChunkDataEnd: {
+          if (available < 2) return;
+          if (buf[this.#pos] !== 0x0d || buf[this.#pos + 1] !== 0x0a) throw new HttpProtocolError('a chunk is not followed by CRLF');
+          this.#pos += 2;
+          this.#state = State.ChunkSize;
+          break;
+        }
+        case State.Trailer: {
+          const lineEnd = this.#line(buf);
+          if (lineEnd < 0) return;
+          const empty = lineEnd === this.#pos;
+          this.#pos = lineEnd + 2;
+          // Trailer fields are skipped; the empty line ends the response.
+          if (empty && !this.#emit()) return;
+          break;
+        }
+        case State.UntilClose: {
+          if (available === 0) return;
+          this.#pieces.push(this.#pos === 0 ? buf : buf.subarray(this.#pos));
+          this.#pos = buf.length;
+          return;
+        }
+      }
+    }
+  }
+
+  /** The index of the CRLF ending the line at #pos, or -1 when it has not all arrived. */
+  #line(buf: Buffer): number {
+    const end = buf.indexOf(0x0a, this.#pos);
+    if (end < 0) {
+      if (buf.length - this.#pos > MAX_LINE_BYTES) throw new HttpProtocolError(`a chunk-size or trailer line is longer than ${MAX_LINE_BYTES} bytes`);
+      return -1;
+    }
+    if (end === this.#pos || buf[end - 1] !== 0x0d) throw new HttpProtocolError('a line of a chunked body does not end with CRLF');
+    return end - 1;
+  }
+
+  /** Reads the head in buf[start, end) (end = its blank line); returns false when the parser was stopped. */
+  #head(buf: Buffer, start: number, end: number): boolean {
+    // "HTTP/1.x SSS": 12 bytes at least.
+    if (
+      end - start < 12 ||
+      buf[start] !== 0x48 ||
+      buf[start + 1] !== 0x54 ||
+      buf[start + 2] !== 0x54 ||
+      buf[start + 3] !== 0x50 ||
+      buf[start + 4] !== 0x2f ||
+      buf[start + 5] !== 0x31 ||
+      buf[start + 6] !== 0x2e ||
+      buf[start + 8] !== 0x20
+    ) {
+      throw new HttpProtocolError(`the answer is not an HTTP/1.x response: "${buf.toString('latin1', start, Math.min(end, start + 40))}"`);
+    }
+    const http10 = buf[start + 7] === 0x30;
+    const d0 = (buf[start + 9] as number) - 0x30;
+    const d1 = (buf[start + 10] as number) - 0x30;
+    const d2 = (buf[start + 11] as number) - 0x30;
+    if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) {
+      throw new HttpProtocolError(`the status line has no valid status code: "${buf.toString('latin1', start, Math.min(end, start + 40))}"`);
+    }
+    const status = d0 * 100 + d1 * 10 + d2;
+    let contentLength = -1;
+    let chunked = false;
+    let close = http10;
+    let keepAliveMs: number | undefined;
+    // Header lines: from after the status line to `end`.
+    let line = buf.indexOf(0x0a, start + 12) + 1;
+    while (line > 0 && line < end + 2) {
+      let lineEnd = buf.indexOf(0x0a, line);
+      if (lineEnd < 0 || lineEnd > end + 2) lineEnd = end + 2;
+      const valueEnd = buf[lineEnd - 1] === 0x0d ? lineEnd - 1 : lineEnd;
+      let colon = line;
+      while (colon < valueEnd && buf[colon] !== 0x3a) colon++;
+      if (colon === valueEnd) throw new HttpProtocolError(`a response header line has no colon: "${buf.toString('latin1', line, Math.min(valueEnd, line + 40))}"`);
+      const nameLength = colon - line;
+      // Only four names matter, and they differ in length or first letter.
+      const first = lower(buf[line] as number);
+      let v = colon + 1;
+      while (v < valueEnd && (buf[v] === 0x20 || buf[v] === 0x09)) v++;
+      let ve = valueEnd;
+      while (ve > v && (buf[ve - 1] === 0x20 || buf[ve - 1] === 0x09)) ve--;
+      if (first === 0x63 && nameLength === 14 && nameIs(buf, line, 14, 'content-length')) {
+        let n = 0;
+        if (v === ve || ve - v > 15) throw new HttpProtocolError(`Content-Length is not a number: "${buf.toString('latin1', v, ve)}"`);
+        for (let i = v; i < ve; i++) {
+          const d = (buf[i] as number) - 0x30;
+          if (d < 0 || d > 9) throw new HttpProtocolError(`Content-Length is not a number: "${buf.toString('latin1', v, ve)}"`);
+          n = n * 10 + d;
+        }
+        if (contentLength >= 0 && contentLength !== n) throw new HttpProtocolError('the response has two different Content-Length headers');
+        contentLength = n;
+      } else if (first === 0x74 && nameLength === 17 && nameIs(buf, line, 17, 'transfer-encoding')) {
+        // Chunked must be the last coding; other codings (gzip) are not asked for, so not expected.
+        chunked = buf.toString('latin1', v, ve).toLowerCase().trimEnd().endsWith('chunked');
+      } else if (first === 0x63 && nameLength === 10 && nameIs(buf, line, 10, 'connection')) {
+        if (hasToken(buf, v, ve, 'close')) close = true;
+        else if (http10 && hasToken(buf, v, ve, 'keep-alive')) close = false;
+      } else if (first === 0x6b && nameLength === 10 && nameIs(buf, line, 10, 'keep-alive')) {
+        keepAliveMs = keepAliveTimeoutMs(buf, v, ve) ?? keepAliveMs;
+      }
+      line = lineEnd + 1;
+    }
+    if (status < 200 && status !== 101) {
+      // An interim answer (100 Continue, 103 Early Hints): the real one follows.
+      return true;
+    }
+    this.#status = status;
+    this.#close = close;
+    this.#keepAliveMs = keepAliveMs;
+    if (status === 204 || status === 304 || status === 101) return this.#emit();
+    if (chunked) {
+      this.#state = State.ChunkSize;
+      return true;
+    }
+    if (contentLength >= 0) {
+      if (contentLength === 0) return this.#emit();
+      // The common case: the whole body is already here, and is read without a copy.
+      if (this.#buf.length - this.#pos >= contentLength) {
+        this.#pieces.push(this.#buf.subarray(this.#pos, this.#pos + contentLength));
+        this.#pos += contentLength;
+        return this.#emit();
+      }
+      this.#remaining = contentLength;
+      this.#state = State.Body;
+      return true;
+    }
+    this.#state = State.UntilClose;
+    this.#close = true;
+    return true;
+  }
+
+  /** Hands the response out and gets ready for the next; false when the callee stopped the parser. */
+  #emit(): boolean {
+    const pieces = this.#pieces;
+    const body = pieces.length === 0 ? EMPTY : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+    pieces.length = 0;
+    this.#state = State.Head;
+    const response: ParsedResponse = { status: this.#status, body, close: this.#close, keepAliveMs: this.#keepAliveMs };
+    const go = this.#onResponse(response);
+    if (!go) this.#failed = true;
+    return go;
+  }
+}
