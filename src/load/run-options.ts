@@ -94,8 +94,9 @@ export interface RunOptions {
   fixtures?: { value: unknown; tag: string };
   /**
    * Set-up only (`keysim run --setup-only`): run the scenario's setup, hand its fixtures and the
-   * run's tag to this function, and send no load; what the setup created is left (pass keep) for
-   * the segments that use the fixtures, and deleted afterwards by tag.
+   * run's tag to this function, and send no load. With keep, what the setup created is left for the
+   * segments that use the fixtures, and deleted afterwards by tag; without, the function is awaited
+   * (`run --workers` runs the segments in it) and the teardown follows it, once.
    */
-  setupOnly?: (fixtures: { value: unknown; tag: string }) => void;
+  setupOnly?: (fixtures: { value: unknown; tag: string }) => void | Promise<void>;
 }

@@ -6,6 +6,7 @@
  * Each stage past the set-up has its module: reachability.ts, run-phases.ts, run-invariants.ts
  * and run-report.ts; this one holds the run's state and the order of the stages.
  */
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Random } from '../engine/index.js';
 import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
@@ -93,7 +94,16 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const history = recordHistory
     ? await HistoryWriter.create(options.historyPath as string, {
         startedAt: startedAt.toISOString(),
-        run: { scenario: scenario.name, seed, target: target.kind },
+        // What keysim check matches before it combines the histories of one run's segments.
+        run: {
+          scenario: scenario.name,
+          seed,
+          target: target.kind,
+          tag,
+          ...(options.segment === undefined ? {} : { segment: { index: options.segment.index, count: options.segment.count } }),
+          setUp: options.setupOnly !== undefined ? 'setup-only' : options.fixtures !== undefined ? 'shared' : 'own',
+        },
+        host: hostname(),
         ...(skew === undefined ? {} : { wallSkewMs: skew.wallSkewMs }),
       }).catch(
         async (error: unknown) => {
@@ -181,7 +191,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     }
 
     if (options.setupOnly !== undefined) {
-      options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
+      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();
