@@ -10,7 +10,7 @@ import { HISTORY_FORMAT, HISTORY_VERSION, HistoryCombineError, type HistoryEvent
 const T0 = Date.UTC(2027, 0, 15, 12);
 const TAG = 'keysim-20270115T120000-1';
 
-function header(run: HistoryHeader['run'], host = 'loadbox'): HistoryHeader {
+function header(run: NonNullable<HistoryHeader['run']>, host = 'loadbox'): HistoryHeader {
   return { format: HISTORY_FORMAT, version: HISTORY_VERSION, startedAt: new Date(T0).toISOString(), run, host };
 }
 const setUpHeader = (tag = TAG) => header({ scenario: 'drain', seed: 1, target: 'simulator', tag, setUp: 'setup-only' });
