@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HISTORY_FILE } from '../load/history.js';
-import { ScenarioFailedError, TargetUnreachableError } from '../load/runner.js';
+import { ScenarioFailedError, type SharedFixtures, TargetUnreachableError } from '../load/runner.js';
 import type { Target } from '../load/target.js';
 import type { RunReport } from '../report/model.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
@@ -49,18 +49,13 @@ export function childArguments(argv: readonly string[]): string[] {
   return out;
 }
 
-/** What the set-up hands the segments: the fixtures as the scenario returned them, and the run's tag. */
-export interface SetUpFixtures {
-  value: unknown;
-  tag: string;
-}
 
 /**
  * Runs the scenario's setup once in this process (recording its history to `historyPath` when
  * given), awaits `between` with the fixtures — the segments run in it — then the teardown, once.
  * Resolves to the set-up's report.
  */
-export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SetUpFixtures) => Promise<void> }) => Promise<RunReport>;
+export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SharedFixtures) => Promise<void> }) => Promise<RunReport>;
 
 export interface WorkersRun {
   workers: number;
@@ -127,8 +122,8 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   try {
     setUpReport = await run.setUp({
       historyPath: setUpHistory,
-      between: async ({ value, tag }) => {
-        writeFixturesFile(fixturesPath, { schema: FIXTURES_SCHEMA, version: 1, scenario: run.scenario, seed: run.seed, tag, target: run.target.url, fixtures: value });
+      between: async ({ value, tag, keyIds }) => {
+        writeFixturesFile(fixturesPath, { schema: FIXTURES_SCHEMA, version: 1, scenario: run.scenario, seed: run.seed, tag, target: run.target.url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
         codes = await runChildren(run, segmentsOut, fixturesPath);
       },
     });

@@ -33,7 +33,7 @@ import { startServiceClock, sweepProblemBeforeSetup, sweepsInThePast } from './s
 
 // What other modules import from the runner, defined where each concept lives.
 export { RootKeyRefusedError, TargetUnreachableError } from './reachability.js';
-export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions } from './run-options.js';
+export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions, type SharedFixtures } from './run-options.js';
 export { TARGET_STOPPED_CHECK } from './run-report.js';
 export { ScenarioFailedError } from './scenario-failed.js';
 
@@ -112,6 +112,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         },
       )
     : undefined;
+  // A segment's history names the set-up's keys by id from its first request on.
+  if (history !== undefined && options.fixtures?.keyIds !== undefined) history.keys.learnDigests(options.fixtures.keyIds);
   // Started before the setup, so that the fixtures are in the journal the oracle replays.
   let oracleProblem: string | undefined;
   const oracle =
@@ -191,7 +193,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     }
 
     if (options.setupOnly !== undefined) {
-      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
+      const keyIds = history?.keys.entries();
+      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();

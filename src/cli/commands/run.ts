@@ -305,7 +305,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
           ...(segment === undefined ? {} : { segment }),
-          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag } }),
+          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag, ...(sharedFixtures.keyIds === undefined ? {} : { keyIds: sharedFixtures.keyIds }) } }),
           ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: fixturesWriter(args.fixtures, scenario.name, args.seed, target.url) } : {}),
           ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
