@@ -62,14 +62,8 @@ describe('keysim check across segments', () => {
     const parts = runFolders(join(dir, 'parts')).sort();
     expect(parts).toHaveLength(2);
 
-    // The set-up passed its keys' ids on (as digests): a segment names a key by id from its first request on.
+    // The set-up passed its keys' ids on (as digests), for the segments' unanswered verifications.
     expect((JSON.parse(readFileSync(fixtures, 'utf8')) as { keyIds?: unknown[] }).keyIds?.length).toBeGreaterThan(0);
-    for (const p of parts) {
-      const { events } = await readHistory(join(p, HISTORY_FILE));
-      const granted = events.filter((e) => e.op === 'keys.verifyKey' && e.outcome !== 'unknown' && e.outcome.code === 'VALID');
-      expect(granted.length).toBeGreaterThan(0);
-      expect(granted.filter((e) => e.request.keyId === undefined)).toEqual([]);
-    }
 
     // The hot keys were spent by both segments: the check must see both to judge them.
     const [a, b] = await Promise.all(parts.map((p) => grantedKeys(join(p, HISTORY_FILE))));
