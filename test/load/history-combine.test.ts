@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { checkHistory } from '../../src/load/checks/index.js';
+import { invariantsSection } from '../../src/load/invariants-section.js';
 import { HISTORY_FORMAT, HISTORY_VERSION, HistoryCombineError, type HistoryEvent, type HistoryHeader, type HistoryPart, combineHistories } from '../../src/load/history.js';
 
 const T0 = Date.UTC(2027, 0, 15, 12);
@@ -59,6 +60,14 @@ describe('combineHistories', () => {
     // The witness names the operations by their segment and own number.
     expect(violation?.witness.map((e) => e.origin)).toContain('segment 1/2 #1');
     expect(violation?.witness.map((e) => e.origin)).toContain('set-up #0');
+  });
+
+  test("the report's witness rows name each operation by the history that recorded it", () => {
+    const combined = combineHistories(overSpentAcrossSegments());
+    const section = invariantsSection(checkHistory(combined.events), { operations: combined.events.length });
+    const rows = section.violations.find((v) => v.invariant === 'credits.no-over-spend')?.witness ?? [];
+    expect(rows.map((r) => r.origin)).toEqual(expect.arrayContaining(['set-up #0', 'segment 1/2 #1']));
+    expect(rows.find((r) => r.origin === 'segment 1/2 #1')?.seq).toBe(4);
   });
 
   test('the combined events are renumbered uniquely in invoke order and keep their origin; one machine widens nothing', () => {
