@@ -270,6 +270,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
       invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs });
+      // Other segments' calls on the same keys and limits are not in this history.
+      if (options.segment !== undefined) {
+        invariants.notes.unshift("This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation). keysim merge, or keysim check over the set-up's and every segment's history, judges the invariants across segments.");
+      }
     }
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
     notes.push(...sendNotes(phases, generator.limited));
