@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
+import type { SharedFixtures } from '../load/runner.js';
 import { UsageError } from './exit-codes.js';
 import { writeFileChecked } from './report-files.js';
 
@@ -22,6 +23,15 @@ export interface FixturesFile {
   /** The target the set-up ran against (no credentials). */
   target: string;
   fixtures: unknown;
+  /**
+   * The keys the set-up created, as (SHA-256 of the key, key id) pairs — recorded when the set-up
+   * kept a history — so that segments' histories name them by id from their first request on.
+   */
+  keyIds?: Array<[string, string]>;
+}
+
+function isKeyIds(value: unknown): value is Array<[string, string]> {
+  return Array.isArray(value) && value.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string');
 }
 
 /** Writes the file; refuses fixtures that JSON would change. */
@@ -50,14 +60,15 @@ export function readFixturesFile(path: string, scenario: string): FixturesFile {
   if (file.schema !== FIXTURES_SCHEMA || file.version !== 1 || typeof file.tag !== 'string' || typeof file.scenario !== 'string') {
     throw new UsageError(`--fixtures ${path} is not a keysim fixtures file: write it with keysim run ${scenario} --setup-only --fixtures ${path}.`);
   }
+  if (file.keyIds !== undefined && !isKeyIds(file.keyIds)) throw new UsageError(`--fixtures ${path}: keyIds must be a list of [digest, key id] pairs: write the file with keysim run ${scenario} --setup-only --fixtures ${path}.`);
   if (file.scenario !== scenario) throw new UsageError(`--fixtures ${path} holds the fixtures of "${file.scenario}", not of "${scenario}": give the file its set-up wrote.`);
   return file as FixturesFile;
 }
 
 /** The --setup-only callback: writes the fixtures file and says how to delete what the set-up made. */
-export function fixturesWriter(path: string, scenario: string, seed: number, url: string): (fixtures: { value: unknown; tag: string }) => void {
-  return ({ value, tag }) => {
-    writeFixturesFile(path, { schema: FIXTURES_SCHEMA, version: 1, scenario, seed, tag, target: url, fixtures: value });
+export function fixturesWriter(path: string, scenario: string, seed: number, url: string): (fixtures: SharedFixtures) => void {
+  return ({ value, tag, keyIds }) => {
+    writeFixturesFile(path, { schema: FIXTURES_SCHEMA, version: 1, scenario, seed, tag, target: url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
     process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --tag ${tag}\n`);
   };
 }

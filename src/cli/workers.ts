@@ -1,15 +1,19 @@
 /**
- * `keysim run SCENARIO --workers N`: the plan's N segments as N child processes on this machine —
- * the same command line with `--segment i/N --start-at <now + margin>` — merged at the end into one
- * report (docs/distributed.md#workers). A second way past one core for the load generator.
+ * `keysim run SCENARIO --workers N`: the scenario's setup once in this process, then the plan's N
+ * segments as N child processes on this machine — the same command line with `--segment i/N
+ * --start-at <now + margin> --fixtures <the set-up's>` — then the teardown once, and a merge into
+ * one report (docs/distributed.md#workers). A second way past one core for the load generator.
  *
  * The children must load one target: against the embedded simulator, this process starts it and
  * hands its URL (and root key, in the environment) to every child. Ctrl-C is passed on to every
  * child; each writes its partial report marked interrupted, and the merge says the result is partial.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HISTORY_FILE } from '../load/history.js';
+import { ScenarioFailedError, type SharedFixtures, TargetUnreachableError } from '../load/runner.js';
 import type { Target } from '../load/target.js';
 import type { RunReport } from '../report/model.js';
 import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
@@ -18,12 +22,16 @@ import { reportFolderName, writeReport } from './report-files.js';
 import { renderSummary } from './summary.js';
 import { mergeExitCode, mergeParts, readPart } from './commands/merge.js';
 import { writeHgrmFiles } from './run-outputs.js';
+import { crossCheckMerged, partHistoryFile } from './cross-check.js';
+import { FIXTURES_SCHEMA, writeFixturesFile } from './fixtures-file.js';
 
 /** How long after the launch the segments start together: time for N processes to start and set up on a busy machine. */
 export const WORKERS_START_MARGIN_MS = 20_000;
 
 /** Flags a child must not get: the parent sets them per child, or they belong to the parent alone. */
-const PARENT_FLAGS = new Set(['--workers', '--segment', '--start-at', '--out', '--target', '--fault', '--junit', '--series', '--metrics']);
+const PARENT_FLAGS = new Set(['--workers', '--segment', '--start-at', '--out', '--target', '--fault', '--junit', '--series', '--metrics', '--fixtures', '--keep', '--oracle', '--no-oracle', '--no-keep']);
+/** Those of them that take no value: what follows is the next argument. */
+const PARENT_SWITCHES = new Set(['--keep', '--oracle', '--no-oracle', '--no-keep']);
 
 /** The command line without the parent's own flags (`--flag value` and `--flag=value` forms). */
 export function childArguments(argv: readonly string[]): string[] {
@@ -33,7 +41,7 @@ export function childArguments(argv: readonly string[]): string[] {
     const name = arg.startsWith('--') ? arg.split('=')[0] as string : undefined;
     if (name !== undefined && PARENT_FLAGS.has(name)) {
       // `--flag value`: skip the value too (a value never starts with --, a fault KEY=VALUE neither).
-      if (!arg.includes('=') && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++;
+      if (!PARENT_SWITCHES.has(name) && !arg.includes('=') && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++;
       continue;
     }
     out.push(arg);
@@ -41,28 +49,38 @@ export function childArguments(argv: readonly string[]): string[] {
   return out;
 }
 
+
+/**
+ * Runs the scenario's setup once in this process (recording its history to `historyPath` when
+ * given), awaits `between` with the fixtures — the segments run in it — then the teardown, once.
+ * Resolves to the set-up's report.
+ */
+export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SharedFixtures) => Promise<void> }) => Promise<RunReport>;
+
 export interface WorkersRun {
   workers: number;
   scenario: string;
+  seed: number;
   argv: readonly string[];
   outFolder: string;
   /** The target every child loads: a URL (the embedded simulator was started by the caller). */
   target: Target;
   quiet: boolean;
+  /** Whether the runs record histories (the set-up's too): the invariants are then judged across segments. */
+  history: boolean;
+  setUp: SetUpOnce;
   signal: AbortSignal;
 }
 
-/** Runs the N segments as child processes, then merges their partial reports into the run folder. */
-export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
+/** Starts the N children, each `--segment i/N` with the shared fixtures file, and waits for them. */
+async function runChildren(run: WorkersRun, segmentsOut: string, fixturesPath: string): Promise<Array<number | null>> {
   const { workers } = run;
-  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers must be a whole number from 1 to 64, got ${String(workers)}.`);
-  const folder = createRunFolder(run.outFolder, reportFolderName(new Date().toISOString(), `${run.scenario}-workers-${workers}`));
-  const segmentsOut = join(folder, 'segments');
   const startAt = new Date(Date.now() + WORKERS_START_MARGIN_MS).toISOString();
   const base = childArguments(run.argv);
   if (!run.quiet) process.stderr.write(`keysim: ${workers} workers (segments 0/${workers} … ${workers - 1}/${workers}) start at ${startAt}; their partial reports go to ${segmentsOut}\n`);
   const children = Array.from({ length: workers }, (_, i) => {
-    const args = [...base, '--target', run.target.url, '--yes', '--quiet', '--segment', `${i}/${workers}`, '--start-at', startAt, '--out', segmentsOut];
+    // The set-up's fixtures instead of a setup each; no oracle: each would restart the one simulator's journal.
+    const args = [...base, '--target', run.target.url, '--yes', '--quiet', '--segment', `${i}/${workers}`, '--start-at', startAt, '--out', segmentsOut, '--fixtures', fixturesPath, '--no-oracle'];
     // The same Node and loader flags as this process (tsx under the sources), the same entry point.
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, ...args], {
       env: { ...process.env, KEYSIM_ROOT_KEY: run.target.rootKey },
@@ -80,17 +98,58 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   run.signal.addEventListener('abort', stop, { once: true });
   const codes = await Promise.all(children.map((child) => new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))));
   run.signal.removeEventListener('abort', stop);
-  const parts = (existsSync(segmentsOut) ? readdirSync(segmentsOut) : [])
-    .filter((name) => !name.startsWith('.'))
-    .map((name) => join(segmentsOut, name))
-    .map((path) => readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`)))
-    .filter((p): p is RunReport => p !== undefined);
+  return codes;
+}
+
+/**
+ * Runs the set-up once, the N segments as child processes sharing its fixtures, the teardown once,
+ * then merges the partial reports into the run folder — the invariants judged over the union of
+ * the set-up's and the segments' histories when they were recorded.
+ */
+export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
+  const { workers } = run;
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers must be a whole number from 1 to 64, got ${String(workers)}.`);
+  const folder = createRunFolder(run.outFolder, reportFolderName(new Date().toISOString(), `${run.scenario}-workers-${workers}`));
+  const segmentsOut = join(folder, 'segments');
+  const setUpOut = join(folder, 'setup');
+  mkdirSync(setUpOut, { recursive: true });
+  const setUpHistory = run.history ? join(setUpOut, HISTORY_FILE) : undefined;
+  // The fixtures may hold keys: a private temporary folder, deleted when the segments are done.
+  const fixturesDir = mkdtempSync(join(tmpdir(), 'keysim-fixtures-'));
+  const fixturesPath = join(fixturesDir, 'fixtures.json');
+  let codes: Array<number | null> = [];
+  let setUpReport: RunReport;
+  try {
+    setUpReport = await run.setUp({
+      historyPath: setUpHistory,
+      between: async ({ value, tag, keyIds }) => {
+        writeFixturesFile(fixturesPath, { schema: FIXTURES_SCHEMA, version: 1, scenario: run.scenario, seed: run.seed, tag, target: run.target.url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
+        codes = await runChildren(run, segmentsOut, fixturesPath);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof ScenarioFailedError || error instanceof TargetUnreachableError)) throw error;
+    process.stderr.write(`keysim: ${error.message}\n`);
+    return error instanceof TargetUnreachableError ? EXIT.targetUnreachable : EXIT.failure;
+  } finally {
+    rmSync(fixturesDir, { recursive: true, force: true });
+  }
+  setUpReport = { ...setUpReport, notes: [`The set-up of ${workers} workers: its fixtures were shared with every segment, and its teardown ran once, after them.`] };
+  writeReport(setUpReport, setUpOut);
+
+  const paths = (existsSync(segmentsOut) ? readdirSync(segmentsOut) : []).filter((name) => !name.startsWith('.')).map((name) => join(segmentsOut, name));
+  const parts = paths
+    .map((path) => ({ path, report: readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`)) }))
+    .filter((p): p is { path: string; report: RunReport } => p.report !== undefined);
   if (parts.length === 0) {
     process.stderr.write(`keysim: no worker wrote a report (exit codes ${codes.map(String).join(', ')}): nothing to merge.\n`);
     return EXIT.failure;
   }
-  const report = mergeParts(parts);
   // A worker that wrote no report (a usage error, a crash) is a missing segment: the merge says partial.
+  let report = mergeParts(parts.map((p) => p.report));
+  report = await crossCheckMerged({ merged: report, segmentHistories: parts.map((p) => partHistoryFile(p.path)), extraHistories: setUpHistory === undefined ? [] : [setUpHistory], out: folder });
+  // The segments left what they used to the teardown: the set-up's section says what it created and deleted.
+  if (setUpReport.resources !== undefined) report = { ...report, resources: setUpReport.resources };
   const written = writeReport(report, folder);
   writeHgrmFiles(report, folder);
   process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n\n`);

@@ -266,6 +266,19 @@ export class KeyDirectory {
     return this.#ids.size;
   }
 
+  /** What it learned, as (key digest, key id) pairs: no key, only its SHA-256. */
+  entries(): Array<[string, string]> {
+    return [...this.#ids.entries()];
+  }
+
+  /**
+   * Learns the pairs another run's directory exported: segments of a shared set-up name the keys
+   * it created by id from their first request on, even one whose answer never comes.
+   */
+  learnDigests(pairs: ReadonlyArray<readonly [string, string]>): void {
+    for (const [digest, keyId] of pairs) this.#ids.set(digest, keyId);
+  }
+
   /** Learns from one request and its answer (createKey returns the key and its id; verifyKey the id). */
   observe(op: Operation, requestBody: unknown, status: number, responseBody: unknown): void {
     if (status !== 200 || !isObject(responseBody) || !isObject(responseBody.data)) return;

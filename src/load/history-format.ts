@@ -18,9 +18,32 @@ export interface HistoryHeader {
   version: typeof HISTORY_VERSION;
   /** ISO-8601 instant the recording started. */
   startedAt?: string;
-  run?: { scenario?: string; seed?: number; target?: 'simulator' | 'live' };
+  run?: HistoryRun;
   /** Bound on |service clock − wall clock| for events without service times, ms (default 1000). */
   wallSkewMs?: number;
+  /**
+   * The machine that recorded it (its host name): histories of one machine share one wall clock;
+   * histories of several are combined with a bound on how far their clocks are apart.
+   */
+  host?: string;
+  /** A history combined from several (`keysim merge`): what each part was, e.g. `segment 1/4`. */
+  combined?: string[];
+}
+
+/** Which run a history records: what `keysim check` matches before combining several. */
+export interface HistoryRun {
+  scenario?: string;
+  seed?: number;
+  target?: 'simulator' | 'live';
+  /** The run's tag (what it creates is named after it); segments sharing one set-up carry the set-up's. */
+  tag?: string;
+  /** The segment of the plan this run sent (`keysim run --segment i/N`). */
+  segment?: { index: number; count: number };
+  /**
+   * Where the fixtures came from: `own` (this run's setup), `shared` (a set-up's fixtures file,
+   * the setup skipped), `setup-only` (this run is that set-up: no load).
+   */
+  setUp?: 'own' | 'shared' | 'setup-only';
 }
 
 export interface HistoryRefill {
@@ -123,6 +146,11 @@ export interface HistoryEvent {
   request: HistoryRequest;
   /** `"unknown"`: a timeout or a lost connection — the operation may or may not have taken effect. */
   outcome: HistoryOutcome | 'unknown';
+  /**
+   * In a history combined from several: where the operation was recorded, e.g. `segment 1/4 #817`
+   * (that history's own sequence number; `seq` is renumbered to stay unique).
+   */
+  origin?: string;
 }
 
 // ── interpreting events (shared by the checkers) ──────────────────────────────────────────

@@ -201,6 +201,7 @@ export function validEvent(v: unknown): HistoryEvent {
   if (sInv !== undefined && sComp !== undefined) need(sComp >= sInv, `serviceCompleteMs (${sComp}) is before serviceInvokeMs (${sInv})`);
   put(event, 'serviceInvokeMs', sInv);
   put(event, 'serviceCompleteMs', sComp);
+  put(event, 'origin', optStr(v, 'origin', 'event'));
   return event;
 }
 
@@ -212,6 +213,11 @@ export function validHeader(v: unknown): HistoryHeader {
   const skew = optNum(v, 'wallSkewMs', 'header');
   if (skew !== undefined) need(skew >= 0, 'header.wallSkewMs must be ≥ 0');
   put(header, 'wallSkewMs', skew);
+  put(header, 'host', optStr(v, 'host', 'header'));
+  if (v.combined !== undefined) {
+    need(Array.isArray(v.combined) && v.combined.every((c) => typeof c === 'string'), 'header.combined must be an array of strings');
+    header.combined = v.combined as string[];
+  }
   if (v.run !== undefined) {
     need(isObject(v.run), 'header.run must be an object');
     const run: NonNullable<HistoryHeader['run']> = {};
@@ -220,6 +226,18 @@ export function validHeader(v: unknown): HistoryHeader {
     if (v.run.target !== undefined) {
       need(v.run.target === 'simulator' || v.run.target === 'live', 'header.run.target must be "simulator" or "live"');
       run.target = v.run.target;
+    }
+    put(run, 'tag', optStr(v.run, 'tag', 'header.run'));
+    if (v.run.segment !== undefined) {
+      const segment = v.run.segment;
+      need(isObject(segment), 'header.run.segment must be an object');
+      const { index, count } = segment;
+      need(typeof index === 'number' && typeof count === 'number' && Number.isSafeInteger(index) && Number.isSafeInteger(count) && index >= 0 && index < count, 'header.run.segment needs whole numbers index < count');
+      run.segment = { index, count };
+    }
+    if (v.run.setUp !== undefined) {
+      need(v.run.setUp === 'own' || v.run.setUp === 'shared' || v.run.setUp === 'setup-only', 'header.run.setUp must be "own", "shared" or "setup-only"');
+      run.setUp = v.run.setUp;
     }
     header.run = run;
   }

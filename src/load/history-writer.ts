@@ -23,6 +23,8 @@ export interface HistoryWriterOptions {
   startedAt?: string;
   run?: HistoryHeader['run'];
   wallSkewMs?: number;
+  host?: string;
+  combined?: string[];
   /** gzip level 1..9; default 1 (the file is written during the load: speed over size). */
   level?: number;
 }
@@ -99,6 +101,8 @@ export class HistoryWriter {
     const header: HistoryHeader = { format: HISTORY_FORMAT, version: HISTORY_VERSION, startedAt: options.startedAt ?? new Date().toISOString() };
     if (options.run !== undefined) header.run = options.run;
     if (options.wallSkewMs !== undefined) header.wallSkewMs = options.wallSkewMs;
+    if (options.host !== undefined) header.host = options.host;
+    if (options.combined !== undefined) header.combined = options.combined;
     writer.#append(JSON.stringify(header));
     // The header reaches the file at once: a run killed at any time leaves a file that says what it is.
     writer.#flushChunk();

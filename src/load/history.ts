@@ -3,8 +3,13 @@
  * `keysim check` and by the invariant checkers (`checks/`).
  *
  * Format (gzip of JSON lines, UTF-8):
- *   line 1   header  {"format":"keysim-history","version":1,"startedAt"?,"run"?,"wallSkewMs"?}
+ *   line 1   header  {"format":"keysim-history","version":1,"startedAt"?,"run"?,"wallSkewMs"?,"host"?,"combined"?}
  *   line 2…  one HistoryEvent per operation, in completion order (seq gives the invoke order)
+ *
+ * `run` names the run (scenario, seed, target, tag, segment, where its fixtures came from) so that
+ * the histories of one run's set-up and segments can be combined and the rest refused
+ * (history-combine.ts); a combined history lists its parts in `combined`, and each of its events
+ * says in `origin` which part recorded it under which number.
  *
  * Times: `invokeMs` / `completeMs` are Unix ms from a monotonic source (performance.timeOrigin +
  * performance.now()), fractions allowed. `serviceInvokeMs` / `serviceCompleteMs`, when the target
@@ -26,3 +31,4 @@ export { KeyDirectory, historyOutcome, historyRequest } from './history-events.j
 export { validateHistoryEvent } from './history-validate.js';
 export { HistoryWriter, type HistoryWriterOptions, type RecordedCall } from './history-writer.js';
 export { type CheckablePrefix, HistoryFileError, type OpenedHistory, type ReadOptions, checkablePrefix, openHistory, readHistory } from './history-reader.js';
+export { type CombineOptions, type CombinedHistory, DEFAULT_HOST_SKEW_MS, HistoryCombineError, type HistoryPart, combineHistories, partLabel } from './history-combine.js';

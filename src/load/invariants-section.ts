@@ -87,6 +87,7 @@ export function witnessOperation(e: HistoryEvent): WitnessOperation {
   const op: WitnessOperation = { seq: e.seq, op: e.op, invokeMs: e.invokeMs, completeMs: e.completeMs, request: describeRequest(e), outcome: describeOutcome(e) };
   if (e.serviceInvokeMs !== undefined) op.serviceInvokeMs = e.serviceInvokeMs;
   if (e.serviceCompleteMs !== undefined) op.serviceCompleteMs = e.serviceCompleteMs;
+  if (e.origin !== undefined) op.origin = e.origin;
   return op;
 }
 

@@ -91,11 +91,22 @@ export interface RunOptions {
    * Fixtures made by an earlier set-up (`keysim run --setup-only`): the scenario's setup is skipped
    * and these are used; the cleanup is left to whoever made them.
    */
-  fixtures?: { value: unknown; tag: string };
+  fixtures?: SharedFixtures;
   /**
    * Set-up only (`keysim run --setup-only`): run the scenario's setup, hand its fixtures and the
-   * run's tag to this function, and send no load; what the setup created is left (pass keep) for
-   * the segments that use the fixtures, and deleted afterwards by tag.
+   * run's tag to this function, and send no load. With keep, what the setup created is left for the
+   * segments that use the fixtures, and deleted afterwards by tag; without, the function is awaited
+   * (`run --workers` runs the segments in it) and the teardown follows it, once.
    */
-  setupOnly?: (fixtures: { value: unknown; tag: string }) => void;
+  setupOnly?: (fixtures: SharedFixtures) => void | Promise<void>;
+}
+
+/** What a set-up hands its segments. */
+export interface SharedFixtures {
+  /** What the scenario's setup returned (saved to plain data by its sharedFixtures.save). */
+  value: unknown;
+  /** The set-up's run tag. */
+  tag: string;
+  /** The keys the set-up created, as (SHA-256 of the key, key id) pairs, when it recorded a history. */
+  keyIds?: Array<[string, string]>;
 }

@@ -6,6 +6,7 @@
  * Each stage past the set-up has its module: reachability.ts, run-phases.ts, run-invariants.ts
  * and run-report.ts; this one holds the run's state and the order of the stages.
  */
+import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Random } from '../engine/index.js';
 import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
@@ -32,7 +33,7 @@ import { startServiceClock, sweepProblemBeforeSetup, sweepsInThePast } from './s
 
 // What other modules import from the runner, defined where each concept lives.
 export { RootKeyRefusedError, TargetUnreachableError } from './reachability.js';
-export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions } from './run-options.js';
+export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions, type SharedFixtures } from './run-options.js';
 export { TARGET_STOPPED_CHECK } from './run-report.js';
 export { ScenarioFailedError } from './scenario-failed.js';
 
@@ -93,7 +94,16 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const history = recordHistory
     ? await HistoryWriter.create(options.historyPath as string, {
         startedAt: startedAt.toISOString(),
-        run: { scenario: scenario.name, seed, target: target.kind },
+        // What keysim check matches before it combines the histories of one run's segments.
+        run: {
+          scenario: scenario.name,
+          seed,
+          target: target.kind,
+          tag,
+          ...(options.segment === undefined ? {} : { segment: { index: options.segment.index, count: options.segment.count } }),
+          setUp: options.setupOnly !== undefined ? 'setup-only' : options.fixtures !== undefined ? 'shared' : 'own',
+        },
+        host: hostname(),
         ...(skew === undefined ? {} : { wallSkewMs: skew.wallSkewMs }),
       }).catch(
         async (error: unknown) => {
@@ -102,6 +112,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         },
       )
     : undefined;
+  // A segment's history names the set-up's keys by id from its first request on.
+  if (history !== undefined && options.fixtures?.keyIds !== undefined) history.keys.learnDigests(options.fixtures.keyIds);
   // Started before the setup, so that the fixtures are in the journal the oracle replays.
   let oracleProblem: string | undefined;
   const oracle =
@@ -181,7 +193,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     }
 
     if (options.setupOnly !== undefined) {
-      options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag });
+      const keyIds = history?.keys.entries();
+      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();
@@ -257,6 +270,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
       invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs });
+      // Other segments' calls on the same keys and limits are not in this history.
+      if (options.segment !== undefined) {
+        invariants.notes.unshift("This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation). keysim merge, or keysim check over the set-up's and every segment's history, judges the invariants across segments.");
+      }
     }
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
     notes.push(...sendNotes(phases, generator.limited));

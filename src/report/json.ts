@@ -80,8 +80,8 @@ const operationShape = object<OperationStats>(
 );
 
 const witnessShape = object<WitnessOperation>(
-  { seq: count, op: str, invokeMs: num, completeMs: num, serviceInvokeMs: num, serviceCompleteMs: num, request: str, outcome: str },
-  ['serviceInvokeMs', 'serviceCompleteMs'],
+  { seq: count, op: str, invokeMs: num, completeMs: num, serviceInvokeMs: num, serviceCompleteMs: num, request: str, outcome: str, origin: str },
+  ['serviceInvokeMs', 'serviceCompleteMs', 'origin'],
 );
 
 const oracleShape = object<OracleSection>(

@@ -67,7 +67,7 @@ function witnessTable(witness: readonly WitnessOperation[]): string {
   return markdownTable(
     ['Seq', 'Operation', 'Request', 'Outcome', 'Wall clock (sent → answered)', 'Service clock'],
     witness.map((op) => [
-      seqText(op.seq),
+      op.origin === undefined ? seqText(op.seq) : `${seqText(op.seq)} (${text(op.origin)})`,
       text(op.op),
       text(op.request),
       text(op.outcome),

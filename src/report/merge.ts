@@ -143,8 +143,9 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
     violations: sections.flatMap((s) => s.violations).slice(0, 20),
     violationsTotal: sum(sections, (s) => s.violationsTotal),
     notes: [
-      `Combined from ${sections.length} segments' own verdicts, each over its own history; keysim check with all the segments' histories judges the invariants across segments.`,
-      ...sections.flatMap((s) => s.notes),
+      `Combined from ${sections.length} segments' own verdicts, each over its own history; keysim merge with every segment's history (and the set-up's, --history) judges the invariants across segments.`,
+      // Each segment says the same of itself: once is enough.
+      ...new Set(sections.flatMap((s) => s.notes)),
     ],
     ...(oracles.length === 0
       ? {}

@@ -159,6 +159,8 @@ export interface WitnessOperation {
   request: string;
   /** One-line summary of the answer, e.g. `VALID credits 3`, or `unknown (no answer)`. */
   outcome: string;
+  /** In a verdict across segments: which history recorded it, under which number, e.g. `segment 1/4 #817`. */
+  origin?: string;
 }
 
 /** The verdict on one invariant. */

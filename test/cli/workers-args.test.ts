@@ -6,3 +6,8 @@ test('childArguments drops --workers, --out, --target, --fault and the parent-on
   const argv = ['run', 'mixed', '--workers', '4', '--rate', '400', '--out=reports', '--target', 'sim', '--fault', 'latencyMs=5', '--junit', 'j.xml', '--history', '--threshold', 'errors == 0'];
   expect(childArguments(argv)).toEqual(['run', 'mixed', '--rate', '400', '--history', '--threshold', 'errors == 0']);
 });
+
+test('childArguments drops the switches the parent sets for every child (--keep, --oracle, --no-oracle) without eating the argument after them', () => {
+  const argv = ['run', '--keep', 'mixed', '--no-oracle', '--history', '--fixtures', 'f.json', '--oracle', '--rate', '10'];
+  expect(childArguments(argv)).toEqual(['run', 'mixed', '--history', '--rate', '10']);
+});

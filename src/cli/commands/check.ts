@@ -1,6 +1,8 @@
 /**
- * `keysim check <history.jsonl.gz | run folder>`: re-checks a saved history offline and prints the
- * verdict per invariant, with the witnesses of each violation. Exit 0 when clean, 100 when an
+ * `keysim check <history.jsonl.gz | run folder>…`: re-checks a saved history offline and prints the
+ * verdict per invariant, with the witnesses of each violation. Several histories of one run (its
+ * set-up's and its segments') are combined and judged as one (docs/checking.md#across-segments);
+ * histories of different runs are refused (exit 2). Exit 0 when clean, 100 when an
  * invariant is violated, 94 when the history was cut short (a killed run) and the part that could
  * be judged is clean, 2 when the file is missing or not a history. Prints no secret: a history
  * holds none, and only its known fields are shown.
@@ -9,14 +11,29 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
-import { type CheckablePrefix, DEFAULT_WALL_SKEW_MS, HISTORY_FILE, type HistoryEvent, HistoryFileError, type HistoryHeader, checkablePrefix, readHistory } from '../../load/history.js';
+import {
+  type CheckablePrefix,
+  DEFAULT_HOST_SKEW_MS,
+  DEFAULT_WALL_SKEW_MS,
+  HISTORY_FILE,
+  HistoryCombineError,
+  type HistoryEvent,
+  HistoryFileError,
+  type HistoryHeader,
+  type HistoryPart,
+  checkablePrefix,
+  combineHistories,
+  readHistory,
+} from '../../load/history.js';
 import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 
 interface CheckArgs {
-  path: string;
+  paths: string[];
   skew?: number;
+  /** With several histories from several machines: how far their wall clocks may be apart, ms. */
+  hostSkew?: number;
   compat: 'interface' | 'production';
   json: boolean;
 }
@@ -31,7 +48,8 @@ export function describeEvent(e: HistoryEvent): string {
       ? ''
       : `; service clock ${e.serviceInvokeMs === undefined ? '?' : formatInstant(e.serviceInvokeMs)} … ${e.serviceCompleteMs === undefined ? '?' : formatInstant(e.serviceCompleteMs)}`;
   const took = (e.completeMs - e.invokeMs).toFixed(1);
-  return `#${e.seq} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${formatInstant(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
+  const origin = e.origin === undefined ? '' : ` (${e.origin})`;
+  return `#${e.seq}${origin} ${e.op} ${describeRequest(e)} → ${describeOutcome(e)}  [sent ${formatInstant(e.invokeMs)}, ${e.outcome === 'unknown' ? 'given up' : 'answered'} +${took} ms${service}]`;
 }
 
 /** What a truncated history's verdict must say: how much was read, and how much was judged. */
@@ -54,6 +72,7 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
   lines.push(`history: ${file}${about}`);
+  if (header.combined !== undefined) lines.push(`combined from ${header.combined.length} histories: ${header.combined.join(', ')}`);
   if (truncation !== undefined) lines.push(...truncationLines(truncation));
   const n = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
   lines.push(
@@ -91,45 +110,84 @@ export function historyFileOf(path: string): string {
   return file;
 }
 
-export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
-  const file = historyFileOf(args.path);
-  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
-  let history: Awaited<ReturnType<typeof readHistory>>;
+/** A history read for checking; a file that is not a history is a usage error. */
+async function readForCheck(file: string): Promise<Awaited<ReturnType<typeof readHistory>>> {
   try {
-    history = await readHistory(file, { allowTruncated: true });
+    return await readHistory(file, { allowTruncated: true });
   } catch (error) {
     if (error instanceof HistoryFileError) throw new UsageError(`${error.message} — not a readable keysim history.`);
     throw error;
   }
-  const truncation: Truncation | undefined = history.truncated ? { read: history.events.length, prefix: checkablePrefix(history.events) } : undefined;
-  const events = truncation?.prefix.events ?? history.events;
-  const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
+}
+
+/** What the checkers judge: one history, or several of one run combined (docs/checking.md#across-segments). */
+interface Judged {
+  name: string;
+  header: HistoryHeader;
+  events: HistoryEvent[];
+  wallSkewMs: number;
+  truncation: Truncation | undefined;
+  notes: string[];
+}
+
+async function judgedHistories(files: readonly string[], args: CheckArgs): Promise<Judged> {
+  if (files.length === 1) {
+    const file = files[0] as string;
+    const history = await readForCheck(file);
+    const truncation: Truncation | undefined = history.truncated ? { read: history.events.length, prefix: checkablePrefix(history.events) } : undefined;
+    const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
+    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes: [] };
+  }
+  const parts: HistoryPart[] = [];
+  for (const file of files) parts.push({ name: file, ...(await readForCheck(file)) });
+  let combined;
+  try {
+    combined = combineHistories(parts, { ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }), ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }) });
+  } catch (error) {
+    if (error instanceof HistoryCombineError) throw new UsageError(`These histories cannot be checked together: ${error.message}`);
+    throw error;
+  }
+  const t = combined.truncated;
+  const truncation: Truncation | undefined = t === undefined ? undefined : { read: t.read, prefix: { events: combined.events, leftOut: t.leftOut, untilMs: t.untilMs } };
+  return { name: files.join(' + '), header: combined.header, events: combined.events, wallSkewMs: combined.wallSkewMs, truncation, notes: combined.notes };
+}
+
+export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
+  const files = args.paths.map(historyFileOf);
+  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0)) throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  const judged = await judgedHistories(files, args);
+  const { events, truncation, wallSkewMs } = judged;
   const report = checkHistory(events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace' });
+  report.notes.push(...judged.notes);
   // Only wall-timed events depend on the skew: say which one judged them.
   if (events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {
-    const source = args.skew !== undefined ? 'given (--skew)' : history.header.wallSkewMs !== undefined ? "the history's (measured or given when it was recorded)" : 'the default: the history names none';
+    const source = args.skew !== undefined ? 'given (--skew)' : judged.header.wallSkewMs !== undefined ? `the history's (measured or given when it was recorded${files.length > 1 ? '; the largest of them' : ''})` : 'the default: the history names none';
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
   if (args.json) {
     const cut = truncation === undefined ? {} : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
-    process.stdout.write(`${JSON.stringify({ file, header: history.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
+    const which = files.length === 1 ? { file: files[0] } : { files };
+    process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
   } else {
-    process.stdout.write(renderVerdict(file, history.header, events.length, report, truncation));
+    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation));
   }
   if (!report.passed) return EXIT.invariantViolated;
   return truncation === undefined ? EXIT.ok : EXIT.historyTruncated;
 }
 
 export const checkCommandModule: CommandModule<object, CheckArgs> = {
-  command: 'check <path>',
-  describe: `Re-check a saved history (${HISTORY_FILE}) for credit and rate-limit invariants`,
+  command: 'check <paths..>',
+  describe: `Re-check a saved history (${HISTORY_FILE}) for credit and rate-limit invariants — or the histories of one run's segments together`,
   builder: (y: Argv) =>
     y
-      .positional('path', { type: 'string', demandOption: true, describe: `A run folder or its ${HISTORY_FILE}` })
+      .positional('paths', { type: 'string', array: true, demandOption: true, describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one` })
       .option('skew', { type: 'number', describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})` })
+      .option('host-skew', { type: 'number', describe: `With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default ${DEFAULT_HOST_SKEW_MS}; 0 when they name one machine)` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short') as unknown as Argv<CheckArgs>,
+      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short')
+      .example('$0 check reports/setup reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
   },

@@ -1,7 +1,7 @@
 /**
  * `keysim merge PART… --out DIR`: one report from the partial reports of a plan's segments
- * (`keysim run --segment i/N`), with the thresholds evaluated on the merged figures
- * (docs/distributed.md#merge).
+ * (`keysim run --segment i/N`), with the thresholds evaluated on the merged figures and, when the
+ * segments recorded histories, the invariants judged over their union (docs/distributed.md#merge).
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,12 +14,18 @@ import { ReportWriteError, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
 import { writeHgrmFiles } from '../run-outputs.js';
 import { exitCodeOf } from '../exit-code-of.js';
+import { crossCheckMerged, partHistoryFile } from '../cross-check.js';
+import { historyFileOf } from './check.js';
 
 interface MergeArgs {
   parts: string[];
   out: string;
   threshold: string[];
   quiet: boolean;
+  /** More histories to judge with the segments' (the shared set-up's). */
+  history: string[];
+  /** With histories from several machines: how far their wall clocks may be apart, ms. */
+  hostSkew?: number;
 }
 
 /**
@@ -67,15 +73,20 @@ export function mergeExitCode(report: RunReport): ExitCode {
   return exitCodeOf(report);
 }
 
-export function mergeCommand(args: MergeArgs): ExitCode {
-  const parts = args.parts.map((path) => readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`))).filter((p): p is RunReport => p !== undefined);
+export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
+  const read = args.parts.map((path) => ({ path, report: readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`)) }));
+  const parts = read.filter((p): p is { path: string; report: RunReport } => p.report !== undefined);
   if (parts.length === 0) throw new UsageError('none of the parts has a report.json: there is nothing to merge (give the segments\' run folders or report.json files).');
-  const report = mergeParts(parts, args.threshold);
+  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0)) throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  const extraHistories = args.history.map(historyFileOf);
+  let report = mergeParts(parts.map((p) => p.report), args.threshold);
   try {
     mkdirSync(args.out, { recursive: true });
   } catch (error) {
     throw new UsageError(`--out ${args.out} cannot be created (${String((error as { code?: unknown }).code ?? error)}): name a folder you can write to.`);
   }
+  // The invariants across segments: over the union of the histories, when the parts recorded them.
+  report = await crossCheckMerged({ merged: report, segmentHistories: parts.map((p) => partHistoryFile(p.path)), extraHistories, out: args.out, ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }) });
   try {
     const written = writeReport(report, args.out);
     writeHgrmFiles(report, args.out);
@@ -100,8 +111,11 @@ export const mergeCommandModule: CommandModule<object, MergeArgs> = {
       .option('out', { type: 'string', demandOption: true, describe: 'Folder for the merged report.json, report.md and report.html (created if missing)' })
       .option('threshold', { type: 'string', array: true, default: [], describe: "More thresholds to evaluate on the merged figures, beside the segments' own (repeatable)" })
       .option('quiet', { type: 'boolean', default: false, describe: 'No summary on the terminal' })
-      .example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan') as unknown as Argv<MergeArgs>,
-  handler: (args: ArgumentsCamelCase<MergeArgs>) => {
-    process.exitCode = mergeCommand(args);
+      .option('history', { type: 'string', array: true, default: [], describe: "More histories to judge with the segments' (repeatable): the shared set-up's run folder (keysim run --setup-only --history)" })
+      .option('host-skew', { type: 'number', describe: 'With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default 1000; 0 when they name one machine)' })
+      .example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan')
+      .example('$0 merge reports/*-segment-* --history reports/setup --out reports/merged', 'with the shared set-up\'s history: the invariants judged across the segments') as unknown as Argv<MergeArgs>,
+  handler: async (args: ArgumentsCamelCase<MergeArgs>) => {
+    process.exitCode = await mergeCommand(args);
   },
 };

@@ -25,7 +25,7 @@ import { withConfig } from '../run-config.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 import { type BaselineFlags, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
-import { runWorkers } from '../workers.js';
+import { type SetUpOnce, runWorkers } from '../workers.js';
 import { runFlagOptions } from '../run-flags.js';
 import { fixturesWriter, readFixturesFile } from '../fixtures-file.js';
 import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
@@ -243,9 +243,20 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   process.on('SIGINT', onSigint);
 
   if (args.workers !== undefined) {
-    const target = await makeTarget(scenarios[0] as Scenario<unknown>);
+    const scenario = scenarios[0] as Scenario<unknown>;
+    const target = await makeTarget(scenario);
+    // The setup once here, the segments in `between`, then the teardown once (docs/distributed.md#workers).
+    const setUp: SetUpOnce = ({ historyPath, between }) =>
+      runScenario({
+        scenario, target, settings: settings[0] as LoadSettings, seed: args.seed, thresholds: [], keep: args.keep, signal: controller.signal,
+        log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
+        warn: (line) => process.stderr.write(`keysim: ${line}\n`),
+        resourcesDir: args.out, keysimVersion: keysimVersion(), oracle: false, generatorLimits, setupOnly: between,
+        ...(historyPath === undefined ? {} : { historyPath }),
+        ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
+      });
     try {
-      return await runWorkers({ workers: args.workers, scenario: names[0] as string, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, signal: controller.signal });
+      return await runWorkers({ workers: args.workers, scenario: names[0] as string, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
     } finally {
       process.off('SIGINT', onSigint);
       await target.close();
@@ -280,7 +291,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           seed: args.seed,
           thresholds: [...(scenario.thresholds ?? []).map((t) => parseThreshold(t)).flatMap((p) => (p.ok ? [p.threshold] : [])), ...thresholds],
           // A set-up only leaves what it created to the segments (keysim cleanup --tag deletes it after them).
-          keep: args.keep || args.setupOnly === true,
+          // Segments of a shared set-up leave it all to the one teardown after the last of them.
+          keep: args.keep || args.setupOnly === true || sharedFixtures !== undefined,
           signal: controller.signal,
           onProgress: progressPrinter(args, scenario.name),
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
@@ -293,7 +305,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
           ...(segment === undefined ? {} : { segment }),
-          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag } }),
+          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag, ...(sharedFixtures.keyIds === undefined ? {} : { keyIds: sharedFixtures.keyIds }) } }),
           ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: fixturesWriter(args.fixtures, scenario.name, args.seed, target.url) } : {}),
           ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),

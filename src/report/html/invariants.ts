@@ -108,7 +108,7 @@ function witnessTable(witness: readonly WitnessOperation[]): string {
   const rows = witness
     .map(
       (op) =>
-        `<tr>${cell(esc(seqText(op.seq)), 'num')}${cell(`<code>${esc(op.op)}</code>`, 'op')}${cell(text(op.request), 'summary')}${cell(text(op.outcome), 'summary')}` +
+        `<tr>${cell(esc(op.origin === undefined ? seqText(op.seq) : `${seqText(op.seq)} (${op.origin})`), 'num')}${cell(`<code>${esc(op.op)}</code>`, 'op')}${cell(text(op.request), 'summary')}${cell(text(op.outcome), 'summary')}` +
         `${cell(bracket(op.invokeMs, op.completeMs))}${cell(bracket(op.serviceInvokeMs, op.serviceCompleteMs))}</tr>`,
     )
     .join('');
