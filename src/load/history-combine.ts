@@ -129,9 +129,12 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
 }
 
 /** Combines the histories of one run (throws a HistoryCombineError when they are not). */
-export function combineHistories(parts: readonly HistoryPart[], options: CombineOptions = {}): CombinedHistory {
-  if (parts.length === 0) throw new HistoryCombineError('no history to combine.');
-  checkOneRun(parts);
+export function combineHistories(given: readonly HistoryPart[], options: CombineOptions = {}): CombinedHistory {
+  if (given.length === 0) throw new HistoryCombineError('no history to combine.');
+  checkOneRun(given);
+  // The set-up first, then the segments in order, whatever order they were given in.
+  const rank = (p: HistoryPart) => (p.header.run?.setUp === 'setup-only' ? -1 : (p.header.run?.segment?.index ?? 0));
+  const parts = [...given].sort((a, b) => rank(a) - rank(b));
   const hosts = new Set(parts.map((p) => p.header.host));
   const oneMachine = hosts.size === 1 && !hosts.has(undefined);
   const hostSkewMs = oneMachine ? 0 : (options.hostSkewMs ?? DEFAULT_HOST_SKEW_MS);

@@ -136,7 +136,10 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
     const history = await readForCheck(file);
     const truncation: Truncation | undefined = history.truncated ? { read: history.events.length, prefix: checkablePrefix(history.events) } : undefined;
     const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
-    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes: [] };
+    const segment = history.header.run?.segment;
+    // One segment alone misses the others' calls on the same keys and limits.
+    const notes = segment === undefined ? [] : [`This is segment ${segment.index}/${segment.count} alone: give the set-up's and every segment's history to judge the invariants across segments.`];
+    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes };
   }
   const parts: HistoryPart[] = [];
   for (const file of files) parts.push({ name: file, ...(await readForCheck(file)) });
