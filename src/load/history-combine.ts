@@ -34,7 +34,7 @@ export interface HistoryPart {
 export interface CombineOptions {
   /** Bound on |service clock − wall clock| for events without service times (default: the largest the histories name). */
   wallSkewMs?: number;
-  /** Bound on how far the recording machines' wall clocks are apart (default DEFAULT_HOST_SKEW_MS; 0 on one machine). */
+  /** Bound on how far the recording processes' wall clocks are apart (default DEFAULT_HOST_SKEW_MS across machines, 0 on one). */
   hostSkewMs?: number;
 }
 
@@ -129,12 +129,16 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
 }
 
 /** Combines the histories of one run (throws a HistoryCombineError when they are not). */
-export function combineHistories(parts: readonly HistoryPart[], options: CombineOptions = {}): CombinedHistory {
-  if (parts.length === 0) throw new HistoryCombineError('no history to combine.');
-  checkOneRun(parts);
+export function combineHistories(given: readonly HistoryPart[], options: CombineOptions = {}): CombinedHistory {
+  if (given.length === 0) throw new HistoryCombineError('no history to combine.');
+  checkOneRun(given);
+  // The set-up first, then the segments in order, whatever order they were given in.
+  const rank = (p: HistoryPart) => (p.header.run?.setUp === 'setup-only' ? -1 : (p.header.run?.segment?.index ?? 0));
+  const parts = [...given].sort((a, b) => rank(a) - rank(b));
   const hosts = new Set(parts.map((p) => p.header.host));
   const oneMachine = hosts.size === 1 && !hosts.has(undefined);
-  const hostSkewMs = oneMachine ? 0 : (options.hostSkewMs ?? DEFAULT_HOST_SKEW_MS);
+  // Given, it holds even on one machine (a clock stepped between two processes' starts).
+  const hostSkewMs = options.hostSkewMs ?? (oneMachine ? 0 : DEFAULT_HOST_SKEW_MS);
   const skews = parts.map((p) => p.header.wallSkewMs).filter((s): s is number => s !== undefined);
   // The widest bound holds for every part (each measured or assumed its own).
   const wallSkewMs = options.wallSkewMs ?? (skews.length > 0 ? Math.max(...skews) : DEFAULT_WALL_SKEW_MS);

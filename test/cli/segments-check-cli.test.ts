@@ -59,7 +59,9 @@ describe('keysim check across segments', () => {
     const results = await Promise.all([0, 1].map((i) => cli([...common, '--segment', `${i}/2`], env)));
     for (const r of results) expect(judged, r.stdout + r.stderr).toContain(r.code);
     const [setupFolder] = runFolders(join(dir, 'setup'));
-    const parts = runFolders(join(dir, 'parts')).sort();
+    // In segment order (the folders' names start with when each started, which may be either first).
+    const segmentOf = (folder: string) => Number(/segment-(\d+)of/.exec(folder)?.[1]);
+    const parts = runFolders(join(dir, 'parts')).sort((x, y) => segmentOf(x) - segmentOf(y));
     expect(parts).toHaveLength(2);
 
     // The set-up passed its keys' ids on (as digests), for the segments' unanswered verifications.

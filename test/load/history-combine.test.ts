@@ -77,6 +77,9 @@ describe('combineHistories', () => {
     expect(combined.hostSkewMs).toBe(0);
     expect(combined.events[1]?.invokeMs).toBe(T0 + 10);
     expect(combined.header.combined).toEqual(['set-up', 'segment 0/2', 'segment 1/2']);
+    // Given in another order, the same combination.
+    const [setUp, seg0, seg1] = overSpentAcrossSegments() as [HistoryPart, HistoryPart, HistoryPart];
+    expect(combineHistories([seg1, setUp, seg0]).events.map((e) => e.origin)).toEqual(combined.events.map((e) => e.origin));
     expect(combined.header.run?.tag).toBe(TAG);
   });
 

@@ -136,7 +136,10 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
     const history = await readForCheck(file);
     const truncation: Truncation | undefined = history.truncated ? { read: history.events.length, prefix: checkablePrefix(history.events) } : undefined;
     const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
-    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes: [] };
+    const segment = history.header.run?.segment;
+    // One segment alone misses the others' calls on the same keys and limits.
+    const notes = segment === undefined ? [] : [`This is segment ${segment.index}/${segment.count} alone: give the set-up's and every segment's history to judge the invariants across segments.`];
+    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes };
   }
   const parts: HistoryPart[] = [];
   for (const file of files) parts.push({ name: file, ...(await readForCheck(file)) });
@@ -183,7 +186,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
     y
       .positional('paths', { type: 'string', array: true, demandOption: true, describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one` })
       .option('skew', { type: 'number', describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})` })
-      .option('host-skew', { type: 'number', describe: `With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default ${DEFAULT_HOST_SKEW_MS}; 0 when they name one machine)` })
+      .option('host-skew', { type: 'number', describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
       .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short')
