@@ -3,8 +3,8 @@
  * `keysim serve` with a fixed injected latency, merged by `keysim merge`, against a
  * single-process run of the same plan beside them. No pace is assumed: the request counts are
  * exact by construction, and latencies are compared against the injected latency with a margin
- * that a busy machine cannot break (every figure is at least the injected 20 ms, and the medians
- * differ by less than it).
+ * that a busy machine cannot break (every figure is at least the injected 20 ms, and each merged
+ * percentile lies between the segments' own).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -73,8 +73,14 @@ describe('four segments merged = one run of the whole plan', () => {
     const m = report.overall.latency.corrected;
     const s = single.overall.latency.corrected;
     for (const p of [m.p50, m.p99, m.p999, s.p50, s.p99, s.p999]) expect(p).toBeGreaterThanOrEqual(LATENCY_MS * 0.999);
-    // … and the medians within one injected latency of each other: the same service time, whatever the machine's load adds.
-    expect(Math.abs(m.p50 - s.p50)).toBeLessThan(LATENCY_MS);
+    // … and each merged percentile lies between the parts' (a quantile of a mixture always does):
+    // what averaging or picking one part's figures would break, whatever the machine's load adds.
+    // How close segments come to a single process is a matter of pace: a benchmark's, not a test's.
+    for (const key of ['p50', 'p90', 'p99', 'p999'] as const) {
+      const own = partReports.map((p) => p.overall.latency.corrected[key]);
+      expect(m[key], key).toBeGreaterThanOrEqual(Math.min(...own));
+      expect(m[key], key).toBeLessThanOrEqual(Math.max(...own));
+    }
 
     // Invariants clean in every segment, and in the merged report.
     for (const p of partReports) expect(p.invariants?.verdict).toBe('clean');
