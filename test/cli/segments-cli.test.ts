@@ -73,13 +73,14 @@ describe('four segments merged = one run of the whole plan', () => {
     const m = report.overall.latency.corrected;
     const s = single.overall.latency.corrected;
     for (const p of [m.p50, m.p99, m.p999, s.p50, s.p99, s.p999]) expect(p).toBeGreaterThanOrEqual(LATENCY_MS * 0.999);
-    // … and each merged percentile lies between the parts' (a quantile of a mixture always does):
-    // what averaging or picking one part's figures would break, whatever the machine's load adds.
-    // How close segments come to a single process is a matter of pace: a benchmark's, not a test's.
+    // … and each merged percentile lies between the parts' (a quantile of a mixture always does),
+    // within HDR precision (0.1 %, one bucket's width): what averaging or picking one part's
+    // figures would break, whatever the machine's load adds. How close segments come to a single
+    // process is a matter of pace: a benchmark's, not a test's.
     for (const key of ['p50', 'p90', 'p99', 'p999'] as const) {
       const own = partReports.map((p) => p.overall.latency.corrected[key]);
-      expect(m[key], key).toBeGreaterThanOrEqual(Math.min(...own));
-      expect(m[key], key).toBeLessThanOrEqual(Math.max(...own));
+      expect(m[key], `${key} of ${own.join(', ')}`).toBeGreaterThanOrEqual(Math.min(...own) * 0.999);
+      expect(m[key], `${key} of ${own.join(', ')}`).toBeLessThanOrEqual(Math.max(...own) * 1.001);
     }
 
     // Invariants clean in every segment, and in the merged report.
