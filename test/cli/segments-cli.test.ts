@@ -43,7 +43,8 @@ describe('four segments merged = one run of the whole plan', () => {
     const judged: number[] = [EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed];
     for (const r of results) expect(judged, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toContain(r.code);
 
-    const parts = runFolders(join(dir, 'parts')).sort();
+    // In segment order: folder names sort by start time, which a busy machine shuffles.
+    const parts = runFolders(join(dir, 'parts')).sort((a, b) => (readReport(a).segment?.index ?? -1) - (readReport(b).segment?.index ?? -1));
     expect(parts).toHaveLength(4);
     const merged = await cli(['merge', ...parts, '--out', join(dir, 'merged'), '--threshold', 'errors == 0'], env);
     expect(judged, `stdout: ${merged.stdout}\nstderr: ${merged.stderr}`).toContain(merged.code);
