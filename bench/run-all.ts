@@ -30,7 +30,7 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
 
 /**
  * The engine sections (verify, clock) should stay under three minutes even on a busy machine, the
- * memory section (a million keys created, snapshotted and restored) about two more; the http section takes about three minutes more on its own, and the runner section (the
+ * memory section (a million keys created, snapshotted and restored) about two more; the http section (two generators where wrk is installed) takes about five minutes more on its own, and the runner section (the
  * load generator's own ceiling and memory) about two more; the oracle section (what the journal, the
  * replay and the history cost) under two more; the compare section (60 short runs: how often
  * `keysim compare` is right) about seven more; the workers section (`serve --workers`) about a

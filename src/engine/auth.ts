@@ -23,7 +23,7 @@ export function authenticate(ctx: EngineContext, rootKey: string | undefined): R
       'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".',
     );
   }
-  const record = ctx.state.rootKeysByHash.get(ctx.sha256(rootKey));
+  const record = ctx.state.rootKeysByHash.get(rootKeyHash(ctx, rootKey));
   if (record === undefined) {
     return fail(
       'err:service:authentication:key_not_found',
@@ -31,6 +31,28 @@ export function authenticate(ctx: EngineContext, rootKey: string | undefined): R
     );
   }
   return ok({ workspaceId: record.workspaceId, rootKeyId: record.id, rootKeyHash: record.hash, permissions: record.permissions });
+}
+
+/** The root key's hash, from the memo when it is the last one seen (context.ts). */
+function rootKeyHash(ctx: EngineContext, rootKey: string): string {
+  const memo = ctx.rootKeyMemo;
+  if (memo === undefined) return ctx.sha256(rootKey);
+  if (sameText(memo.plaintext, rootKey)) return memo.hash;
+  const hash = ctx.sha256(rootKey);
+  memo.plaintext = rootKey;
+  memo.hash = hash;
+  return hash;
+}
+
+/**
+ * Equality whose time depends on the lengths only, never on where the texts differ: a caller
+ * timing its answers learns nothing of the remembered root key.
+ */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** True when the caller holds `*` or any of the given permission names. */

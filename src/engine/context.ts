@@ -20,6 +20,17 @@ export interface EngineContext {
   sha256: (text: string) => string;
   /** Deliberate wrong behaviour (faults.ts); null — the default — costs one check per use. */
   faults: ActiveFaults | null;
+  /** The last root key authenticated and its hash (auth.ts); absent: every root key is hashed. */
+  rootKeyMemo?: RootKeyMemo;
+}
+
+/**
+ * Clients send the same root key on every call: remembering the last one and its hash spares a
+ * SHA-256 per request. A pure function's cache, outside the state (never in a snapshot).
+ */
+export interface RootKeyMemo {
+  plaintext: string;
+  hash: string;
 }
 
 /** A new id `<prefix>_<base58 of 12 random bytes>` (a flat string); reproducible from the seed. */

@@ -67,6 +67,7 @@ export class Engine {
       compat: this.compat,
       sha256: options.sha256 ?? sha256Base64Url,
       faults: null,
+      rootKeyMemo: { plaintext: '', hash: '' },
     };
     this.#faultRandom = new Random(faultSeed(this.seed));
     if (options.faults !== undefined) {

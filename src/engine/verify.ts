@@ -97,8 +97,17 @@ function checkRequest(input: VerifyKeyInput): Result<PermissionQuery | undefined
     return invalid('body.credits.cost', `The cost must be an integer from 0 to ${MAX_VERIFY_COST}.`);
   }
   if (input.tags !== undefined && input.tags.length > 20) return invalid('body.tags', 'At most 20 tags.');
+  if (input.ratelimits !== undefined) {
+    const checked = checkRateLimitRequests(input.ratelimits);
+    if (!checked.ok) return checked;
+  }
+  if (input.permissions === undefined) return ok(undefined);
+  return parseCached(input.permissions);
+}
+
+function checkRateLimitRequests(ratelimits: readonly VerifyRateLimitInput[]): Result<void> {
   const names = new Set<string>();
-  for (const [i, r] of (input.ratelimits ?? []).entries()) {
+  for (const [i, r] of ratelimits.entries()) {
     const at = `body.ratelimits[${i}]`;
     if (names.has(r.name)) return invalid(`${at}.name`, `The rate limit "${r.name}" is named twice.`);
     names.add(r.name);
@@ -108,8 +117,7 @@ function checkRequest(input: VerifyKeyInput): Result<PermissionQuery | undefined
       return invalid(`${at}.duration`, `The duration is in milliseconds: an integer from ${MIN_LIMIT_DURATION_MS} to ${MAX_LIMIT_DURATION_MS}.`);
     }
   }
-  if (input.permissions === undefined) return ok(undefined);
-  return parseCached(input.permissions);
+  return ok(undefined);
 }
 
 interface PlannedCheck extends WindowCheck {
@@ -189,7 +197,9 @@ function describe(out: VerifyKeyOutput, key: KeyRecord, identity: IdentityRecord
 /** Whether a root key may verify keys of this key's API. */
 function mayVerify(caller: Caller | undefined, key: KeyRecord): boolean {
   if (caller === undefined) return true;
-  return caller.workspaceId === key.workspaceId && hasPermission(caller, apiPermission(key.apiId, 'verify_key'));
+  if (caller.workspaceId !== key.workspaceId) return false;
+  // A root key holding `*` may verify any key of its workspace: no permission names to build.
+  return caller.permissions.includes('*') || hasPermission(caller, apiPermission(key.apiId, 'verify_key'));
 }
 
 /** The operation's name, for the fault filter. */

@@ -24,6 +24,7 @@ import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
 import { WORKER_HEADER, type WorkerResponse, answerClientError, send } from './answer.js';
+import { bearer } from './bearer.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
@@ -47,38 +48,6 @@ export interface ServerOptions {
 
 function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
-}
-
-/** Parses `Authorization`: absent → undefined; `Bearer <token>` → the token; anything else → a problem. */
-function bearer(header: string | undefined): { ok: true; token: string | undefined } | { ok: false; problem: Problem } {
-  if (header === undefined) return { ok: true, token: undefined };
-  const token = plainBearerToken(header);
-  if (token !== undefined) return { ok: true, token };
-  // The scheme is case-insensitive (RFC 9110 §11.1).
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  if (match === null) {
-    return {
-      ok: false,
-      problem: fromEngine({
-        code: 'err:service:authentication:malformed',
-        detail: 'The Authorization header must be "Bearer <ROOT_KEY>".',
-      }),
-    };
-  }
-  return { ok: true, token: match[1] };
-}
-
-/**
- * The token of the header clients send (`Bearer ` then printable ASCII without spaces), found
- * without the pattern; undefined: let the pattern decide (other spellings, spaces, other characters).
- */
-function plainBearerToken(header: string): string | undefined {
-  if (header.length <= 7 || !header.startsWith('Bearer ')) return undefined;
-  for (let i = 7; i < header.length; i++) {
-    const code = header.charCodeAt(i);
-    if (code <= 0x20 || code >= 0x7f) return undefined;
-  }
-  return header.slice(7);
 }
 
 /**

@@ -11,6 +11,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { FieldError } from '../../src/engine/index.js';
+import { bearer } from '../../src/http/bearer.js';
 import { replyBody, replyText } from '../../src/http/envelope.js';
 import { ROUTES } from '../../src/http/routes.js';
 import type { Route } from '../../src/http/route.js';
@@ -165,6 +166,26 @@ describe('answer text', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('Authorization header', () => {
+  /** The rule as the pattern states it (the parser answers the usual spelling without running it). */
+  const byPattern = (header: string) => /^Bearer +(\S+) *$/i.exec(header)?.[1];
+  test('the fast path and the pattern take the same token from any header', () => {
+    const token = fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[A-Za-z0-9_]{1,40}$/), fc.string({ unit: 'binary', maxLength: 6 }));
+    const scheme = fc.constantFrom('Bearer ', 'bearer ', 'Bearer  ', 'BEARER ', 'Bearer', 'Basic ', '');
+    const tail = fc.constantFrom('', ' ', '  ', '\t', ' x');
+    assertProperty(
+      fc.property(scheme, token, tail, (s, t, end) => {
+        const header = `${s}${t}${end}`;
+        const parsed = bearer(header);
+        const expected = byPattern(header);
+        if (expected === undefined) expect(parsed.ok).toBe(false);
+        else expect(parsed).toEqual({ ok: true, token: expected });
+      }),
+      { numRuns: 500 },
     );
   });
 });
