@@ -66,6 +66,16 @@ export class CheckedSnapshot {
     this.takenAtMs = snapshot.takenAtMs;
   }
 
+  /** A plain copy of the snapshot (what takeSnapshot would give, refills not settled), e.g. for a journal. */
+  plain(): EngineSnapshot {
+    const snapshot = this.#snapshot;
+    if (snapshot === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
+    const keys = snapshot.keys.map(keyToJson);
+    const copy: EngineSnapshot = structuredClone({ ...snapshot, keys: [] });
+    copy.keys = keys;
+    return copy;
+  }
+
   /** Hands the records out once: they become a state's, which changes them. */
   consume(): EngineSnapshot {
     const snapshot = this.#snapshot;

@@ -23,12 +23,19 @@ import { type FaultDecision, faultDelay } from './faults.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
+import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
+import type { FieldError } from '../engine/index.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
   sha256?: (text: string) => string;
   /** Largest accepted body; default 10 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Largest `/_sim/restore` body, read as it arrives (restore-body.ts); default 1 GiB. With
+   * `--workers` a restore body is read whole, up to 256 MiB.
+   */
+  restoreMaxBodyBytes?: number;
   /** Base of the error `type` URLs. */
   errorsUrl?: string;
   /** Check every answer against its response schema (tests turn this on; a mismatch is a 500). */
@@ -114,7 +121,9 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
   const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('base64url'));
-  const backend: EngineBackend = 'engine' in state ? localBackend(state, sha256) : state;
+  const local = 'engine' in state;
+  const backend: EngineBackend = local ? localBackend(state, sha256) : state;
+  const restoreMaxBodyBytes = options.restoreMaxBodyBytes ?? RESTORE_STREAM_MAX_BODY_BYTES;
   const workerHeader = options.workerId === undefined ? undefined : String(options.workerId);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const table = routeTable(ROUTES);
@@ -218,8 +227,23 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     }
 
     let bodyText = '';
+    // A body read as it arrived comes with the schema's verdict (route.streamBody, restore-body.ts).
+    let streamed: { ok: true; value: unknown } | { ok: false; errors: FieldError[] } | undefined;
     if (route.input === 'query') {
       req.resume();
+    } else if (route.streamBody !== undefined && local && isJsonContentType(req.headers['content-type'])) {
+      const body = await route.streamBody(req, restoreMaxBodyBytes, sha256);
+      if (!body.ok) {
+        if (body.reason === 'aborted') return;
+        if (body.reason !== 'syntax') {
+          discardRest(req, res);
+          reject(fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${restoreMaxBodyBytes} bytes (the server's restoreMaxBodyBytes).` }));
+        } else {
+          reject(invalidInput(`The request body is not valid JSON: ${body.problem}.`, [{ location: 'body', message: `is not valid JSON: ${body.problem}` }]));
+        }
+        return;
+      }
+      streamed = body.checked;
     } else {
       const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
       const body = await readBody(req, bodyLimit);
@@ -251,7 +275,9 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     }
 
     let input: unknown;
-    if (route.input === 'query') {
+    if (streamed !== undefined) {
+      // Parsed and judged as it arrived.
+    } else if (route.input === 'query') {
       input = Object.fromEntries(new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1)));
     } else {
       const adminEmpty = path.startsWith('/_sim/') && bodyText.trim() === '';
@@ -284,7 +310,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     if (route.auth === 'required' && auth.token === undefined) {
       rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
     } else {
-      const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
+      const checked = streamed ?? validate(route.request, input, route.input === 'query' ? 'query' : 'body');
       if (checked.ok) {
         checkedValue = checked.value;
       } else {
