@@ -61,9 +61,19 @@ export class CheckedSnapshot {
   #snapshot: EngineSnapshot | null;
   /** The instant the snapshot was taken at. */
   readonly takenAtMs: number;
+  /** The seed of the engine it was taken from. */
+  readonly seed: number;
+  readonly #rootKeyHashes: ReadonlySet<string>;
   private constructor(snapshot: EngineSnapshot) {
     this.#snapshot = snapshot;
     this.takenAtMs = snapshot.takenAtMs;
+    this.seed = snapshot.seed;
+    this.#rootKeyHashes = new Set(snapshot.rootKeys.map((r) => r.hash));
+  }
+
+  /** Whether it holds a root key of this hash (the operator's, for a simulator's restore). */
+  hasRootKeyHash(hash: string): boolean {
+    return this.#rootKeyHashes.has(hash);
   }
 
   /** A plain copy of the snapshot (what takeSnapshot would give, refills not settled), e.g. for a journal. */

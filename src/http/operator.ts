@@ -10,7 +10,7 @@
  * recoverable plaintexts, the journal).
  */
 import { randomBytes } from 'node:crypto';
-import { type EngineStats, type Result, base58Encode } from '../engine/index.js';
+import { CheckedSnapshot, type EngineStats, type Result, base58Encode } from '../engine/index.js';
 import type { Caller } from '../engine/auth.js';
 import { fail, invalid, ok } from '../engine/errors.js';
 import type { StreamedRestore } from './restore-body.js';
@@ -36,6 +36,13 @@ export function authorizeOperator(ctx: Pick<RouteContext, 'engine' | 'operatorRo
  * Either way a refused snapshot changes nothing. A clock behind the snapshot's instant moves to it.
  */
 export function restoreKeepingOperator(ctx: Pick<RouteContext, 'engine' | 'operatorRootKeyHash' | 'clock'>, snapshot: unknown): Result<EngineStats> {
+  // A snapshot read from text record by record (a file: keysim serve --restore) is checked already.
+  if (snapshot instanceof CheckedSnapshot) {
+    if (!snapshot.hasRootKeyHash(ctx.operatorRootKeyHash)) return lockedOut();
+    const stats = ctx.engine.restoreChecked(snapshot);
+    if (ctx.clock.now() < snapshot.takenAtMs) ctx.clock.set(snapshot.takenAtMs);
+    return ok(stats);
+  }
   if (snapshotKeepsOperator(snapshot, ctx.operatorRootKeyHash) === false) return lockedOut();
   const restored = ctx.engine.restore(snapshot);
   // A state resumes at the instant it was taken, or later: its refill schedule and windows were

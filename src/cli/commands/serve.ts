@@ -1,8 +1,9 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, MAX_WORKERS, createSimulator, describeFaults, exposureWarning, parseInstant, randomRootKey } from '../../http/index.js';
+import { type CheckedSnapshot, SnapshotReader } from '../../engine/index.js';
+import { FAULT_KEYS, MAX_WORKERS, RESTORE_STREAM_MAX_BODY_BYTES, createSimulator, describeFaults, exposureWarning, nodeSha256, parseInstant, randomRootKey } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 import { faultsFromFlags } from '../fault-flags.js';
 
@@ -16,6 +17,7 @@ interface ServeArgs {
   restore?: string;
   compat: 'interface' | 'production';
   maxBodyBytes: number;
+  restoreMaxBodyBytes: number;
   errorsUrl?: string;
   fault?: string[];
   workers: number;
@@ -29,29 +31,28 @@ function usageError(message: string): never {
 
 /**
  * A snapshot file as `--restore` takes it: the snapshot itself, the answer of `/_sim/snapshot`
- * (`{ meta, data }`) or a `/_sim/restore` body (`{ snapshot }`). Read from disk whole, so its size
- * is bounded by memory only, not by the HTTP body limit.
+ * (`{ meta, data }`) or a `/_sim/restore` body (`{ snapshot }`). Read from disk in pieces, each
+ * record checked and built as it completes (SnapshotReader), so its size is bounded by memory
+ * only: neither by the HTTP body limit nor by the longest string the runtime can parse at once.
  */
-function readSnapshotFile(path: string): { ok: true; snapshot: unknown } | { ok: false; message: string } {
-  let text: string;
+async function readSnapshotFile(path: string): Promise<{ ok: true; snapshot: CheckedSnapshot } | { ok: false; message: string }> {
+  const reader = new SnapshotReader(nodeSha256);
   try {
-    text = readFileSync(path, 'utf8');
+    for await (const piece of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+      const problem = reader.write(piece as string);
+      if (problem !== undefined) return { ok: false, message: `is not JSON (${problem}); it should hold a snapshot taken with /_sim/snapshot.` };
+    }
   } catch (error) {
     const code = (error as { code?: string }).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
     return { ok: false, message: `cannot read the file (${why}).` };
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, message: `is not JSON (${error instanceof Error ? error.message.slice(0, 120) : 'syntax error'}); it should hold a snapshot taken with /_sim/snapshot.` };
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, message: 'is not a JSON object; it should hold a snapshot taken with /_sim/snapshot.' };
-  const record = parsed as Record<string, unknown>;
-  if (record.format === undefined && typeof record.data === 'object' && record.data !== null) return { ok: true, snapshot: record.data };
-  if (record.format === undefined && typeof record.snapshot === 'object' && record.snapshot !== null) return { ok: true, snapshot: record.snapshot };
-  return { ok: true, snapshot: parsed };
+  const checked = reader.end();
+  if (checked.ok) return { ok: true, snapshot: checked.value };
+  const { detail, errors } = checked.error;
+  if (detail.startsWith('The snapshot is not valid JSON: ')) return { ok: false, message: `is not JSON (${detail.slice('The snapshot is not valid JSON: '.length, -1)}); it should hold a snapshot taken with /_sim/snapshot.` };
+  const first = errors?.[0];
+  return { ok: false, message: `the snapshot cannot be restored: ${detail}${first === undefined ? '' : ` (${first.location}: ${first.message})`}` };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -71,6 +72,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('restore', { type: 'string', describe: "Start from a snapshot file (the data of /_sim/snapshot, or a /_sim/restore body); needs the operator's root key of that snapshot (--root-key)" })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
+      .option('restore-max-body-bytes', {
+        type: 'number',
+        default: RESTORE_STREAM_MAX_BODY_BYTES,
+        describe: 'Largest /_sim/restore body, read as it arrives one record at a time (413 beyond; with --workers a restore body is read whole, up to 256 MiB)',
+      })
       .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
       .option('fault', {
         type: 'string',
@@ -89,6 +95,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
         if (!Number.isInteger(maxBody) || maxBody < 1) return '--max-body-bytes must be a positive integer.';
+        const maxRestore = Number(args.restoreMaxBodyBytes);
+        if (!Number.isSafeInteger(maxRestore) || maxRestore < 1) return '--restore-max-body-bytes must be a positive integer.';
         if (args.start !== undefined) {
           const start = parseInstant(args.start, '--start');
           if (!start.ok) return `--start: ${start.error.detail}`;
@@ -106,18 +114,17 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
-    let snapshot: unknown;
+    let snapshot: CheckedSnapshot | undefined;
     if (args.restore !== undefined) {
       if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
-      const read = readSnapshotFile(args.restore);
+      const read = await readSnapshotFile(args.restore);
       if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
       snapshot = read.snapshot;
     }
     // Without a seed nothing is reproducible, the root key least of all (a fixed default would
     // give every machine the same one): both are drawn at random. An explicit --seed reproduces
     // everything; a restored state goes on with its own seed unless one is given.
-    const snapshotSeed = (snapshot as { seed?: unknown } | undefined)?.seed;
-    const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(1, 2 ** 47));
+    const seed = args.seed ?? snapshot?.seed ?? randomInt(1, 2 ** 47);
     const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
@@ -130,6 +137,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         seed,
         compat: args.compat,
         maxBodyBytes: args.maxBodyBytes,
+        restoreMaxBodyBytes: args.restoreMaxBodyBytes,
         ...(rootKey === undefined ? {} : { rootKey }),
         ...(snapshot === undefined ? {} : { snapshot }),
         ...(start?.ok === true ? { startMs: start.value } : {}),
