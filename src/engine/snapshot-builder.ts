@@ -51,6 +51,8 @@ export class SnapshotBuilder {
   readonly #lists = new Map<ListName, ListState>();
   /** One string per distinct API or workspace id, shared by the keys that name it. */
   readonly #shared = new Map<string, string>();
+  /** Creation instants met recently, shared by the keys created at them (#instant). */
+  readonly #instants = new Map<number, number>();
   /** The hashes of the root keys as given (before any check), for the operator check of a restore. */
   #rootKeyHashes: unknown[] = [];
 
@@ -170,6 +172,7 @@ export class SnapshotBuilder {
         const stored = restoredKey(key, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
         stored.apiId = this.#share(stored.apiId);
         stored.workspaceId = this.#share(stored.workspaceId);
+        stored.createdAt = this.#instant(stored.createdAt);
         return stored;
       }
       case 'rootKeys':
@@ -181,6 +184,19 @@ export class SnapshotBuilder {
       default:
         return known(r, RECORD_FIELDS[name]);
     }
+  }
+
+  /**
+   * Keys created in the same millisecond share one number object for their creation instant, as
+   * keys created by createKey at one clock reading do; parsing gives each its own (an instant is
+   * no small integer, so it is a heap number of its own: 16 MB at a million keys).
+   */
+  #instant(ms: number): number {
+    const shared = this.#instants.get(ms);
+    if (shared !== undefined) return shared;
+    if (this.#instants.size >= MAX_SHARED_IDS) this.#instants.clear();
+    this.#instants.set(ms, ms);
+    return ms;
   }
 
   /**
