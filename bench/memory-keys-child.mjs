@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream, readFileSync, writeFileSync } from
 import { request } from 'node:http';
 import { Engine, ManualClock } from '../dist/src/engine/index.js';
 import { jsonPieces } from '../dist/src/http/json-stream.js';
-import { createSimulator } from '../dist/src/http/index.js';
+import { createSimulator, readSnapshotFile } from '../dist/src/http/index.js';
 
 const count = Number(process.argv[2]);
 const file = process.argv[3];
@@ -66,16 +66,11 @@ function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-/** Restores the snapshot file into `engine`, reading it in pieces of 1 MiB, one record at a time. */
+/** Restores the snapshot file into `engine`, one record at a time (as `keysim serve --restore` reads it). */
 async function restoreFromFile(engine) {
-  const reader = engine.snapshotReader();
-  for await (const piece of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
-    const problem = reader.write(piece);
-    if (problem !== undefined) throw new Error(`the snapshot file is not valid JSON: ${problem}`);
-  }
-  const checked = reader.end();
-  if (!checked.ok) throw new Error(`restore failed: ${checked.error.detail}`);
-  return engine.restoreChecked(checked.value);
+  const read = await readSnapshotFile(file, sha256);
+  if (!read.ok) throw new Error(`restore failed: ${read.message}`);
+  return engine.restoreChecked(read.snapshot);
 }
 
 /** Writes the snapshot as JSON text in pieces (the whole text of a million keys nears V8's longest string). */

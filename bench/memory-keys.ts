@@ -8,8 +8,8 @@
  *    stops falling), which is what a simulator between bursts holds;
  * 2. take a snapshot and write it to a file as JSON text in pieces (time, size), drop the
  *    engine, collect;
- * 3. restore: read the file in pieces of 1 MiB into a fresh engine, one record at a time
- *    (engine.snapshotReader, then restoreChecked) — time; the peak RSS of this phase from the
+ * 3. restore: read the file into a fresh engine one record at a time, as `keysim serve --restore`
+ *    does (readSnapshotFile: 64 KiB at a time into one reused buffer, then restoreChecked) — time; the peak RSS of this phase from the
  *    kernel's high-water mark, reset just before it on Linux; collect, read RSS and heap right
  *    away and once idle, as after creating.
  * A second fresh child restores the same file into a simulator over HTTP: `POST /_sim/restore`
@@ -127,7 +127,7 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
     '',
     `   Right after the garbage collection, before the process went idle (RSS / heap): created ${nowRss((r) => r.createdNow)}, restored ${nowRss((r) => r.afterNow)}.`,
     `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON written to a file in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + the text in pieces).`,
-    `   Restore (file) = the file read in pieces of 1 MiB, each record checked and built as it completes (engine.snapshotReader + restoreChecked), the first engine dropped before. Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), the first engine dropped before. Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
   ].join('\n');
   const summary: SummaryRow[] = [
     { figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`, median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`, target },

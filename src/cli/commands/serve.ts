@@ -1,9 +1,19 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import { randomInt } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { type CheckedSnapshot, SnapshotReader } from '../../engine/index.js';
-import { FAULT_KEYS, MAX_WORKERS, RESTORE_STREAM_MAX_BODY_BYTES, createSimulator, describeFaults, exposureWarning, nodeSha256, parseInstant, randomRootKey } from '../../http/index.js';
+import type { CheckedSnapshot } from '../../engine/index.js';
+import {
+  FAULT_KEYS,
+  MAX_WORKERS,
+  RESTORE_STREAM_MAX_BODY_BYTES,
+  createSimulator,
+  describeFaults,
+  exposureWarning,
+  nodeSha256,
+  parseInstant,
+  randomRootKey,
+  readSnapshotFile,
+} from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 import { faultsFromFlags } from '../fault-flags.js';
 
@@ -27,32 +37,6 @@ interface ServeArgs {
 function usageError(message: string): never {
   process.stderr.write(`keysim serve: ${message}\n`);
   process.exit(EXIT.usage);
-}
-
-/**
- * A snapshot file as `--restore` takes it: the snapshot itself, the answer of `/_sim/snapshot`
- * (`{ meta, data }`) or a `/_sim/restore` body (`{ snapshot }`). Read from disk in pieces, each
- * record checked and built as it completes (SnapshotReader), so its size is bounded by memory
- * only: neither by the HTTP body limit nor by the longest string the runtime can parse at once.
- */
-async function readSnapshotFile(path: string): Promise<{ ok: true; snapshot: CheckedSnapshot } | { ok: false; message: string }> {
-  const reader = new SnapshotReader(nodeSha256);
-  try {
-    for await (const piece of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
-      const problem = reader.write(piece as string);
-      if (problem !== undefined) return { ok: false, message: `is not JSON (${problem}); it should hold a snapshot taken with /_sim/snapshot.` };
-    }
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
-    return { ok: false, message: `cannot read the file (${why}).` };
-  }
-  const checked = reader.end();
-  if (checked.ok) return { ok: true, snapshot: checked.value };
-  const { detail, errors } = checked.error;
-  if (detail.startsWith('The snapshot is not valid JSON: ')) return { ok: false, message: `is not JSON (${detail.slice('The snapshot is not valid JSON: '.length, -1)}); it should hold a snapshot taken with /_sim/snapshot.` };
-  const first = errors?.[0];
-  return { ok: false, message: `the snapshot cannot be restored: ${detail}${first === undefined ? '' : ` (${first.location}: ${first.message})`}` };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -117,7 +101,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     let snapshot: CheckedSnapshot | undefined;
     if (args.restore !== undefined) {
       if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
-      const read = await readSnapshotFile(args.restore);
+      // The snapshot itself, the answer of /_sim/snapshot or a restore body, read one record at a time.
+      const read = await readSnapshotFile(args.restore, nodeSha256);
       if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
       snapshot = read.snapshot;
     }
