@@ -1,11 +1,20 @@
 // Child of bench/memory-keys.ts (see there). Plain JavaScript on the compiled engine (dist/), so
 // that the process holds what a `keysim serve` process holds and no TypeScript loader.
-// Usage: node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys>
+// Usage: node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file>
+//        node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file> --http <root key>
+// The first creates the keys, writes their snapshot to the file and restores it from there; the
+// second restores that file into a simulator over HTTP (POST /_sim/restore, streamed from disk).
 import { hash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { Engine, ManualClock } from '../dist/src/engine/index.js';
+import { jsonPieces } from '../dist/src/http/json-stream.js';
+import { createSimulator, readSnapshotFile } from '../dist/src/http/index.js';
 
 const count = Number(process.argv[2]);
+const file = process.argv[3];
+if (file === undefined) throw new Error('expected the snapshot file path');
+const httpRootKey = process.argv[4] === '--http' ? process.argv[5] : undefined;
 if (!Number.isSafeInteger(count) || count < 1) throw new Error(`expected a key count, got ${process.argv[2]}`);
 const START_MS = Date.UTC(2027, 0, 15, 12);
 const sha256 = (text) => hash('sha256', text, 'base64url');
@@ -57,6 +66,68 @@ function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
 
+/** Restores the snapshot file into `engine`, one record at a time (as `keysim serve --restore` reads it). */
+async function restoreFromFile(engine) {
+  const read = await readSnapshotFile(file, sha256);
+  if (!read.ok) throw new Error(`restore failed: ${read.message}`);
+  return engine.restoreChecked(read.snapshot);
+}
+
+/** Writes the snapshot as JSON text in pieces (the whole text of a million keys nears V8's longest string). */
+async function writeSnapshot(snapshot) {
+  const out = createWriteStream(file);
+  let bytes = 0;
+  let buffered = '';
+  for (const piece of jsonPieces(snapshot, 1)) {
+    buffered += piece;
+    if (buffered.length < 1 << 20) continue;
+    bytes += Buffer.byteLength(buffered);
+    if (!out.write(buffered)) await new Promise((resolve) => out.once('drain', resolve));
+    buffered = '';
+  }
+  bytes += Buffer.byteLength(buffered);
+  await new Promise((resolve, reject) => out.end(buffered, (error) => (error ? reject(error) : resolve())));
+  return bytes;
+}
+
+/** POSTs the file to /_sim/restore as it is read from disk; answers the status. */
+function postFile(url, rootKey) {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/_sim/restore`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (piece) => (text += piece));
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    const input = createReadStream(file, { highWaterMark: 1 << 20 });
+    input.on('error', reject);
+    // The file is the snapshot itself: the body wraps it as { "snapshot": … }.
+    req.write('{"snapshot":');
+    input.on('end', () => req.end('}'));
+    input.pipe(req, { end: false });
+  });
+}
+
+if (httpRootKey !== undefined) {
+  const before = usage();
+  const sim = await createSimulator({ rootKey: httpRootKey, clock: 'manual', startMs: START_MS, seed: 1, log: () => {} });
+  const serverBefore = usage();
+  const exactPeak = resetPeak();
+  const start = process.hrtime.bigint();
+  const answer = await postFile(sim.url, httpRootKey);
+  const restoreSeconds = seconds(start);
+  const restorePeakRss = peakRss();
+  if (answer.status !== 200) throw new Error(`POST /_sim/restore answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+  if (sim.engine.stats().keys !== count) throw new Error(`expected ${count} keys after the restore, got ${sim.engine.stats().keys}`);
+  const afterNow = usage();
+  const after = await settledUsage();
+  if (sim.engine.stats().keys !== count) throw new Error('keys lost');
+  await sim.close();
+  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, before, serverBefore, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
+  process.exit(0);
+}
+
 const before = usage();
 let engine = new Engine({ clock: new ManualClock(START_MS), sha256 });
 const { rootKey } = engine.admin.createWorkspace({ name: 'bench' }).value;
@@ -73,29 +144,24 @@ const createdNow = usage();
 const created = await settledUsage();
 
 start = process.hrtime.bigint();
-let text = JSON.stringify(engine.snapshot());
+const snapshotBytes = await writeSnapshot(engine.snapshot());
 const snapshotSeconds = seconds(start);
-const snapshotBytes = Buffer.byteLength(text);
-progress(`snapshot of ${(snapshotBytes / 1e6).toFixed(0)} MB`);
+progress(`snapshot of ${(snapshotBytes / 1e6).toFixed(0)} MB written`);
 engine = null;
-// The restore starts from the snapshot text alone (as from a file), the first engine gone.
+// The restore starts from the snapshot file alone, the first engine gone.
 const textOnly = usage();
 
 const exactPeak = resetPeak();
 start = process.hrtime.bigint();
-let parsed = JSON.parse(text);
-text = null;
 const restoredEngine = new Engine({ clock: new ManualClock(START_MS), sha256 });
-const restored = restoredEngine.restore(parsed);
-parsed = null;
+const restored = await restoreFromFile(restoredEngine);
 const restoreSeconds = seconds(start);
 const restorePeakRss = peakRss();
-if (!restored.ok) throw new Error(`restore failed: ${restored.error.detail}`);
-if (restored.value.keys !== count) throw new Error(`expected ${count} keys after the restore, got ${restored.value.keys}`);
+if (restored.keys !== count) throw new Error(`expected ${count} keys after the restore, got ${restored.keys}`);
 const afterNow = usage();
 const after = await settledUsage();
 // Reading the engine here keeps it (and its keys) alive through the measurement above.
 if (restoredEngine.stats().keys !== count) throw new Error('keys lost');
 process.stdout.write(
-  `RESULT ${JSON.stringify({ keys: count, before, createdNow, created, createSeconds, snapshotSeconds, snapshotBytes, textOnly, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`,
+  `RESULT ${JSON.stringify({ keys: count, rootKey, before, createdNow, created, createSeconds, snapshotSeconds, snapshotBytes, textOnly, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`,
 );

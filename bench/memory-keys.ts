@@ -6,19 +6,25 @@
  *    been idle (V8 gives freed and fragmented pages back in the collections it starts when a
  *    program goes idle; the reading repeats every 5 s, from 25 s to at most 60 s, until RSS
  *    stops falling), which is what a simulator between bursts holds;
- * 2. take a snapshot as JSON text (time, size), drop the engine, collect;
- * 3. restore: parse the text and restore it into a fresh engine (time; the peak RSS of this phase
- *    from the kernel's high-water mark, reset just before it on Linux); collect, read RSS and heap
- *    right away and once idle, as after creating.
+ * 2. take a snapshot and write it to a file as JSON text in pieces (time, size), drop the
+ *    engine, collect;
+ * 3. restore: read the file into a fresh engine one record at a time, as `keysim serve --restore`
+ *    does (readSnapshotFile: 64 KiB at a time into one reused buffer, then restoreChecked) — time; the peak RSS of this phase from the
+ *    kernel's high-water mark, reset just before it on Linux; collect, read RSS and heap right
+ *    away and once idle, as after creating.
+ * A second fresh child restores the same file into a simulator over HTTP: `POST /_sim/restore`
+ * with the file streamed from disk as the body, client and server in that one process (the
+ * client holds a pipe's buffers only) — time, peak, and RSS once idle.
  *
  * The child runs the compiled engine (dist/, built by `npm run bench`) on plain node, as a
  * `keysim serve` process does: no TypeScript loader, whose ~35 MB would otherwise count. It uses
  * node:crypto's SHA-256, as the server does. It runs with --expose-gc (to collect before each
  * reading) and --max-old-space-size=3072, so that the figures do not depend on the heap limit V8
- * derives from the machine's memory, and 3 GB leaves room for the restore's peak (the JSON text,
- * its parsed form and the new state are alive at once).
+ * derives from the machine's memory (taking the snapshot holds the state and its plain copy).
  */
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runChild } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtMB, median, textTable, yesNo } from './stats.js';
@@ -38,6 +44,8 @@ interface Usage {
 
 export interface MemoryKeysResult {
   keys: number;
+  /** The root key of the snapshot's workspace (the HTTP restore's operator). */
+  rootKey: string;
   before: Usage;
   /** Right after the keys were created and garbage collected. */
   createdNow: Usage;
@@ -57,6 +65,17 @@ export interface MemoryKeysResult {
   after: Usage;
 }
 
+/** A restore over HTTP into a simulator (the second child). */
+export interface HttpRestoreResult {
+  keys: number;
+  before: Usage;
+  restoreSeconds: number;
+  restorePeakRss: number;
+  exactPeak: boolean;
+  afterNow: Usage;
+  after: Usage;
+}
+
 /** The child measures dist/: refuse to measure an engine older than the sources. */
 function checkBuild(): void {
   let built: number;
@@ -72,41 +91,48 @@ function checkBuild(): void {
 export async function memoryKeysReport(runs = 1): Promise<{ text: string; summary: SummaryRow[] }> {
   checkBuild();
   const results: MemoryKeysResult[] = [];
-  // One at a time: the restore's peak is large, and two at once would share the machine's memory.
-  for (let i = 0; i < runs; i++) {
-    results.push(
-      await runChild<MemoryKeysResult>('', [String(MEMORY_KEYS)], {
-        entry: CHILD,
-        plainNode: true,
-        exposeGc: true,
-        nodeArgs: [`--max-old-space-size=${MAX_OLD_SPACE_MB}`],
-        timeoutMs: 600_000,
-      }),
-    );
+  const overHttp: HttpRestoreResult[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'keysim-memory-'));
+  const file = join(dir, 'snapshot.json');
+  const child = { entry: CHILD, plainNode: true, exposeGc: true, nodeArgs: [`--max-old-space-size=${MAX_OLD_SPACE_MB}`], timeoutMs: 900_000 };
+  try {
+    // One at a time: two at once would share the machine's memory.
+    for (let i = 0; i < runs; i++) {
+      const result = await runChild<MemoryKeysResult>('', [String(MEMORY_KEYS), file], child);
+      results.push(result);
+      overHttp.push(await runChild<HttpRestoreResult>('', [String(MEMORY_KEYS), file, '--http', result.rootKey], child));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
+  const mh = (f: (r: HttpRestoreResult) => number) => median(overHttp.map(f));
+  const httpRss = mh((r) => r.after.rss);
   const m = (f: (r: MemoryKeysResult) => number) => median(results.map(f));
   const perKey = (f: (r: MemoryKeysResult) => number) => `${fmtInt(m(f))} B`;
+  const perKey2 = <R>(list: R[], f: (r: R) => number) => `${fmtInt(median(list.map(f)))} B`;
   const createdRss = m((r) => r.created.rss);
   const restoredRss = m((r) => r.after.rss);
   const target = `≤ ${fmtMB(MEMORY_TARGET_BYTES)}`;
   const nowRss = (f: (r: MemoryKeysResult) => Usage) => `${fmtMB(m((r) => f(r).rss))} / ${fmtMB(m((r) => f(r).heapUsed))}`;
   const rows = [
     ['created', fmtMB(createdRss), fmtMB(m((r) => r.created.heapUsed)), perKey((r) => (r.created.rss - r.before.rss) / r.keys), perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.createSeconds).toFixed(1)} s`, '', target, yesNo(createdRss <= MEMORY_TARGET_BYTES)],
-    ['restored', fmtMB(restoredRss), fmtMB(m((r) => r.after.heapUsed)), perKey((r) => (r.after.rss - r.before.rss) / r.keys), perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(m((r) => r.restorePeakRss)), target, yesNo(restoredRss <= MEMORY_TARGET_BYTES)],
+    ['restored (file)', fmtMB(restoredRss), fmtMB(m((r) => r.after.heapUsed)), perKey((r) => (r.after.rss - r.before.rss) / r.keys), perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(m((r) => r.restorePeakRss)), target, yesNo(restoredRss <= MEMORY_TARGET_BYTES)],
+    ['restored (HTTP)', fmtMB(httpRss), fmtMB(mh((r) => r.after.heapUsed)), perKey2(overHttp, (r) => (r.after.rss - r.before.rss) / r.keys), perKey2(overHttp, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${mh((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(mh((r) => r.restorePeakRss)), target, yesNo(httpRss <= MEMORY_TARGET_BYTES)],
   ];
-  const exact = results.every((r) => r.exactPeak);
+  const exact = results.every((r) => r.exactPeak) && overHttp.every((r) => r.exactPeak);
   const text = [
     `2. Memory for ${fmtInt(MEMORY_KEYS)} keys with credits and monthly refill, created and restored from a snapshot (fresh process per run on the compiled engine, --expose-gc and gc before each reading, --max-old-space-size=${MAX_OLD_SPACE_MB}; median of ${results.length} run(s); 1 MB = 10^6 bytes)`,
     '',
     textTable(['state (idle)', 'RSS', 'heap', 'RSS/key', 'heap/key', 'time', 'peak RSS', 'target (RSS)', 'meets target'], rows),
     '',
     `   Right after the garbage collection, before the process went idle (RSS / heap): created ${nowRss((r) => r.createdNow)}, restored ${nowRss((r) => r.afterNow)}.`,
-    `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + JSON.stringify).`,
-    `   Restore = JSON.parse of the text + engine.restore (checks, then the state), the first engine dropped before; peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+    `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON written to a file in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + the text in pieces).`,
+    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), the first engine dropped before. Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
   ].join('\n');
   const summary: SummaryRow[] = [
     { figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`, median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`, target },
-    { figure: `… after a snapshot restore of them (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`, median: fmtMB(restoredRss), target },
+    { figure: `… after a snapshot restore of them from a file (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`, median: fmtMB(restoredRss), target },
+    { figure: `… after restoring them over HTTP, POST /_sim/restore (restore ${mh((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mh((r) => r.restorePeakRss))})`, median: fmtMB(httpRss), target },
   ];
   return { text, summary };
 }

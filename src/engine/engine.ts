@@ -15,7 +15,8 @@ import { createKey, deleteKey, getKey, updateCredits, updateKey } from './keys.j
 import { verifyKey } from './verify.js';
 import { createIdentity, deleteIdentity, getIdentity, listIdentities, updateIdentity } from './identities.js';
 import { createNamespace, deleteNamespace, deleteOverride, getOverride, limit, listOverrides, multiLimit, setOverride } from './ratelimit.js';
-import { type EngineSnapshot, stateFromSnapshot, takeSnapshot } from './snapshot.js';
+import { SnapshotReader } from './snapshot-reader.js';
+import { type CheckedSnapshot, type EngineSnapshot, stateFromChecked, stateFromSnapshot, takeSnapshot } from './snapshot.js';
 import { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, checkEngineFaults, faultSeed } from './faults.js';
 
 export interface EngineOptions {
@@ -135,6 +136,25 @@ export class Engine {
     this.#ctx.state = parsed.value.state;
     this.#ctx.random.setState(parsed.value.snapshot.randomState);
     return ok(this.stats());
+  }
+
+  /**
+   * A reader of a snapshot's JSON text fed in pieces (SnapshotReader: one record at a time), whose
+   * result `restoreChecked` swaps in. For snapshots too large to parse at once.
+   */
+  snapshotReader(): SnapshotReader {
+    return new SnapshotReader(this.#ctx.sha256);
+  }
+
+  /**
+   * Replaces the whole state with a snapshot already checked (read from text record by record:
+   * SnapshotReader). It cannot fail: every check ran while the snapshot was read.
+   */
+  restoreChecked(checked: CheckedSnapshot): EngineStats {
+    const snapshot = checked.consume();
+    this.#ctx.state = stateFromChecked(snapshot);
+    this.#ctx.random.setState(snapshot.randomState);
+    return this.stats();
   }
 
   /** Back to an empty state and the start of the seeded sequence, without faults (the clock is not touched). */

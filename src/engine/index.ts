@@ -17,7 +17,10 @@ export {
   type RefillInterval,
 } from './calendar.js';
 export { type PermissionQuery, parsePermissionQuery, satisfiesPermissionQuery } from './permission-query.js';
-export { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAX_DEPTH, SNAPSHOT_VERSION } from './snapshot.js';
+export { CheckedSnapshot, type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAX_DEPTH, SNAPSHOT_VERSION } from './snapshot.js';
+export { SnapshotReader, snapshotMode } from './snapshot-reader.js';
+export { SnapshotBuilder } from './snapshot-builder.js';
+export { JsonReader, type JsonReaderSink, type ReadMode } from './json-reader.js';
 export { MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MAX_TOTAL_META_BYTES, metaProblem, nestingDepth } from './meta.js';
 export type { JsonObject, JsonValue } from './state.js';
 export type { CreateApiInput, CreateWorkspaceInput, CreateWorkspaceOutput, ConfigureApiInput } from './workspace.js';

@@ -22,7 +22,7 @@ export const MAX_META_BYTES = 1_048_576;
 export const MAX_META_PROPERTIES = 100;
 /**
  * keysim's own bound (the production service documents none): 128 MiB of metadata in all, so a
- * snapshot stays well within what one restore request (256 MiB) and one JSON string can carry.
+ * snapshot stays well within what one restore request read whole (256 MiB) can carry.
  */
 export const MAX_TOTAL_META_BYTES = 128 * 1_048_576;
 

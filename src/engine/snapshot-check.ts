@@ -10,221 +10,31 @@
  * unknown fields are dropped and nothing unbounded reaches the state.
  */
 import { nextRefillBoundary } from './calendar.js';
-import { MAX_INSTANT_MS } from './clock.js';
-import { MAX_CREDITS } from './credits.js';
-import { type Result, invalid, ok } from './errors.js';
-import { MAX_TOTAL_META_BYTES, metaBytes, metaProblem } from './meta.js';
-import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS } from './ratelimit.js';
+import { type Result, invalid } from './errors.js';
+import { MAX_TOTAL_META_BYTES, metaBytes } from './meta.js';
 import type { EngineSnapshot } from './snapshot-format.js';
-import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
-import { restoredKey } from './key-record.js';
-import { NO_RATE_LIMITS } from './attached-ratelimits.js';
+import type { RefillConfig } from './state.js';
+import { SnapshotBuilder } from './snapshot-builder.js';
+import { SNAPSHOT_LOCATION, isObject } from './snapshot-fields.js';
 
-/** Where a snapshot sits in a restore request; problems are reported under it. */
-export const SNAPSHOT_LOCATION = 'body.snapshot';
-
-type Fields = Record<string, unknown>;
-/** A field's problem as a sentence fragment ("must be …"), or undefined when it is fine. */
-type FieldCheck = (value: unknown) => string | undefined;
-
-const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str =
-  (min = 0, max = Number.MAX_SAFE_INTEGER): FieldCheck =>
-  (v) =>
-    typeof v !== 'string' ? 'must be a string' : v.length < min || v.length > max ? `must be ${min} to ${max} characters long` : undefined;
-const bool: FieldCheck = (v) => (typeof v === 'boolean' ? undefined : 'must be a boolean');
-const int =
-  (min = 0, max = Number.MAX_SAFE_INTEGER): FieldCheck =>
-  (v) =>
-    Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max ? undefined : `must be an integer from ${min} to ${max}`;
-const instant = int(0, MAX_INSTANT_MS);
-const orNull =
-  (check: FieldCheck): FieldCheck =>
-  (v) =>
-    v === null ? undefined : check(v);
-const names =
-  (unique: boolean): FieldCheck =>
-  (v) => {
-    if (!Array.isArray(v)) return 'must be an array of names';
-    const bad = v.findIndex((name) => typeof name !== 'string' || name.length < 1 || name.length > 512);
-    if (bad !== -1) return `has an entry (index ${bad}) that is not a name of 1 to 512 characters`;
-    // Keys store their permissions and roles as sets; root keys keep the list as given.
-    return !unique || new Set(v).size === v.length ? undefined : 'has an entry twice';
-  };
-const meta: FieldCheck = (v) => {
-  if (v === null) return undefined;
-  const found = metaProblem(v);
-  return 'bytes' in found ? undefined : found.problem;
-};
-const externalId: FieldCheck = (v) => (typeof v === 'string' && /^[A-Za-z0-9_.-]{1,255}$/.test(v) ? undefined : 'must be 1 to 255 letters, digits, "_", "." or "-"');
-const rateLimit: Record<string, FieldCheck> = {
-  id: str(1, 255),
-  name: str(1, 128),
-  limit: int(1),
-  durationMs: int(MIN_LIMIT_DURATION_MS, MAX_LIMIT_DURATION_MS),
-  autoApply: bool,
-};
-const rateLimits: FieldCheck = (v) => {
-  if (!Array.isArray(v)) return 'must be an array';
-  const seen = new Set<unknown>();
-  for (const [i, limit] of v.entries()) {
-    const problem = fieldsProblem(limit, rateLimit);
-    if (problem !== undefined) return `has an entry (index ${i}) whose ${problem}`;
-    const name = (limit as Fields).name;
-    if (seen.has(name)) return `has two limits of the same name (index ${i})`;
-    seen.add(name);
-  }
-  return undefined;
-};
-const refill: FieldCheck = (v) => {
-  if (!isObject(v)) return 'must be an object or null';
-  if (v.interval !== 'daily' && v.interval !== 'monthly') return 'has an interval other than "daily" or "monthly"';
-  if (int(1, MAX_CREDITS)(v.amount) !== undefined) return `has an amount that is not an integer from 1 to ${MAX_CREDITS}`;
-  if (v.interval === 'daily' && v.refillDay !== null) return 'is daily but has a refillDay (daily refills have refillDay null)';
-  if (v.interval === 'monthly' && int(1, 31)(v.refillDay) !== undefined) return 'is monthly but its refillDay is not an integer from 1 to 31';
-  return undefined;
-};
-
-const RECORD_FIELDS = {
-  workspaces: { id: str(1, 255), name: str(0, 255), vaultEnabled: bool, createdAt: instant },
-  rootKeys: { id: str(1, 255), hash: str(1, 255), workspaceId: str(1, 255), permissions: names(false), createdAt: instant },
-  apis: { id: str(1, 255), workspaceId: str(1, 255), name: str(0, 255), keyAuth: bool, encryption: bool, createdAt: instant },
-  keys: {
-    id: str(1, 255),
-    apiId: str(1, 255),
-    workspaceId: str(1, 255),
-    hash: str(1, 255),
-    start: str(0, 255),
-    name: orNull(str(1, 255)),
-    meta,
-    permissions: names(true),
-    roles: names(true),
-    expiresAtMs: orNull(int()),
-    enabled: bool,
-    createdAt: instant,
-    identityId: orNull(str(1, 255)),
-    remaining: orNull(int(0, MAX_CREDITS)),
-    refill: orNull(refill),
-    nextRefillAtMs: orNull(instant),
-    ratelimits: rateLimits,
-    recoverablePlaintext: orNull(str(1, 1024)),
-  },
-  identities: { id: str(1, 255), workspaceId: str(1, 255), externalId, meta, ratelimits: rateLimits, createdAt: instant },
-  namespaces: { id: str(1, 255), workspaceId: str(1, 255), name: str(1, 255), createdAt: instant, deletedAt: orNull(instant) },
-  overrides: {
-    id: str(1, 255),
-    namespaceId: str(1, 255),
-    identifier: str(1, 255),
-    limit: int(0),
-    durationMs: int(MIN_LIMIT_DURATION_MS, MAX_LIMIT_DURATION_MS),
-    createdAt: instant,
-  },
-} satisfies Record<string, Record<string, FieldCheck>>;
-type RecordList = keyof typeof RECORD_FIELDS;
-const RECORD_LISTS = Object.keys(RECORD_FIELDS) as RecordList[];
-const windowCounter: Record<string, FieldCheck> = { window: int(), current: int(), previous: int() };
-
-/** The first bad field (`field` undefined when the value is no object) and its problem, or undefined. */
-function badField(value: unknown, fields: Record<string, FieldCheck>): { field?: string; problem: string } | undefined {
-  if (!isObject(value)) return { problem: 'value is not an object' };
-  for (const [field, check] of Object.entries(fields)) {
-    if (!Object.hasOwn(value, field)) return { field, problem: `field "${field}" is missing` };
-    const problem = check(value[field]);
-    if (problem !== undefined) return { field, problem: `field "${field}" ${problem}` };
-  }
-  return undefined;
-}
-
-/** `field "x" must be …` for the first bad field, or undefined. */
-function fieldsProblem(value: unknown, fields: Record<string, FieldCheck>): string | undefined {
-  return badField(value, fields)?.problem;
-}
-
-/** A copy of the known fields only (values are checked, so their nesting is bounded). */
-function known<T>(record: Fields, fields: Record<string, FieldCheck>): T {
-  const copy: Fields = {};
-  for (const field of Object.keys(fields)) copy[field] = record[field];
-  return copy as T;
-}
-
-const copyRateLimits = (list: RateLimitRecord[]): RateLimitRecord[] => list.map((r) => known<RateLimitRecord>(r as unknown as Fields, rateLimit));
-const copyMeta = (m: JsonObject | null): JsonObject | null => (m === null ? null : structuredClone(m));
+export { SNAPSHOT_LOCATION };
 
 /**
- * The checked key records as stored keys. A key refers to its API and workspace by the very
- * strings the API records hold, as created keys do, instead of a copy per key that parsing the
- * JSON made (two strings of 40 bytes per key: 80 MB at a million keys).
+ * Checks a snapshot given whole (types, bounds, invariants) and answers a clean copy of it.
+ * `sha256` checks that a recoverable key's plaintext is the one its hash stands for.
  */
-function restoredKeys(records: Fields[], apis: Fields[]): KeyRecord[] {
-  const shared = new Map<string, string>();
-  for (const api of apis) {
-    shared.set(api.id as string, api.id as string);
-    if (!shared.has(api.workspaceId as string)) shared.set(api.workspaceId as string, api.workspaceId as string);
-  }
-  return records.map((r) => {
-    const key = r as unknown as KeyRecord;
-    const stored = restoredKey(key, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
-    stored.apiId = shared.get(stored.apiId) ?? stored.apiId;
-    stored.workspaceId = shared.get(stored.workspaceId) ?? stored.workspaceId;
-    return stored;
-  });
+export function checkSnapshot(value: unknown, sha256: (text: string) => string): Result<EngineSnapshot> {
+  if (!isObject(value)) return invalid(SNAPSHOT_LOCATION, 'A snapshot is a JSON object taken by /_sim/snapshot.');
+  const builder = new SnapshotBuilder();
+  for (const [name, field] of Object.entries(value)) builder.field(name, field);
+  return checkBuilt(builder.finish(), sha256);
 }
 
-/**
- * Checks a snapshot (types, bounds, invariants) and answers a clean copy of it. `sha256` checks
- * that a recoverable key's plaintext is the one its hash stands for.
- */
-export function checkSnapshot(value: unknown, format: string, version: number, sha256: (text: string) => string): Result<EngineSnapshot> {
-  const at = SNAPSHOT_LOCATION;
-  if (!isObject(value)) return invalid(at, 'A snapshot is a JSON object taken by /_sim/snapshot.');
-  if (value.format !== format || value.version !== version) {
-    return invalid(`${at}.format`, `Not a keysim snapshot of version ${version} (expected format "${format}").`);
-  }
-  if (value.compat !== 'interface' && value.compat !== 'production') return invalid(`${at}.compat`, 'compat must be "interface" or "production".');
-  if (!Number.isSafeInteger(value.seed)) return invalid(`${at}.seed`, 'seed must be an integer.');
-  if (instant(value.takenAtMs) !== undefined) return invalid(`${at}.takenAtMs`, `takenAtMs must be an instant from 0 to ${MAX_INSTANT_MS} ms.`);
-  const rs = value.randomState;
-  if (!Array.isArray(rs) || rs.length !== 4 || !rs.every((n) => Number.isSafeInteger(n))) {
-    return invalid(`${at}.randomState`, 'randomState must be the four integers of the random generator.');
-  }
-  for (const list of RECORD_LISTS) {
-    const records = value[list];
-    if (!Array.isArray(records)) return invalid(`${at}.${list}`, `The snapshot has no list "${list}".`);
-    for (const [i, record] of records.entries()) {
-      const bad = badField(record, RECORD_FIELDS[list]);
-      if (bad !== undefined) {
-        return invalid(`${at}.${list}[${i}]${bad.field === undefined ? '' : `.${bad.field}`}`, `A record of "${list}" (index ${i}): its ${bad.problem}.`);
-      }
-    }
-  }
-  if (!Array.isArray(value.windows)) return invalid(`${at}.windows`, 'The snapshot has no list "windows".');
-  for (const [i, entry] of value.windows.entries()) {
-    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string' || fieldsProblem(entry[1], windowCounter) !== undefined) {
-      return invalid(`${at}.windows[${i}]`, 'Each window is [key, { window, current, previous }] with integers ≥ 0.');
-    }
-  }
-  const snapshot: EngineSnapshot = {
-    format: value.format as EngineSnapshot['format'],
-    version: value.version as EngineSnapshot['version'],
-    compat: value.compat,
-    seed: value.seed as number,
-    randomState: [rs[0], rs[1], rs[2], rs[3]] as [number, number, number, number],
-    takenAtMs: value.takenAtMs as number,
-    workspaces: (value.workspaces as Fields[]).map((r) => known(r, RECORD_FIELDS.workspaces)),
-    rootKeys: (value.rootKeys as Fields[]).map((r) => ({ ...known<EngineSnapshot['rootKeys'][number]>(r, RECORD_FIELDS.rootKeys), permissions: [...(r.permissions as string[])] })),
-    apis: (value.apis as Fields[]).map((r) => known(r, RECORD_FIELDS.apis)),
-    // Keys are rebuilt as createKey builds them (key-record.ts), straight from the checked fields.
-    keys: restoredKeys(value.keys as Fields[], value.apis as Fields[]),
-    identities: (value.identities as Fields[]).map((r) => {
-      const identity = known<EngineSnapshot['identities'][number]>(r, RECORD_FIELDS.identities);
-      return { ...identity, meta: copyMeta(identity.meta), ratelimits: copyRateLimits(identity.ratelimits) };
-    }),
-    namespaces: (value.namespaces as Fields[]).map((r) => known(r, RECORD_FIELDS.namespaces)),
-    overrides: (value.overrides as Fields[]).map((r) => known(r, RECORD_FIELDS.overrides)),
-    windows: (value.windows as Array<[string, Fields]>).map(([key, counter]) => [key, known(counter, windowCounter)]),
-  };
-  const broken = invariantProblem(snapshot, sha256);
-  return broken === undefined ? ok(snapshot) : invalid(broken.location, broken.message);
+/** The invariants across the records of a built snapshot (SnapshotBuilder), once every record is checked. */
+export function checkBuilt(built: Result<EngineSnapshot>, sha256: (text: string) => string): Result<EngineSnapshot> {
+  if (!built.ok) return built;
+  const broken = invariantProblem(built.value, sha256);
+  return broken === undefined ? built : invalid(broken.location, broken.message);
 }
 
 interface Problem {

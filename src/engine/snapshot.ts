@@ -7,7 +7,7 @@ import type { EngineContext } from './context.js';
 import { settleRefill } from './credits.js';
 import { type Result, ok } from './errors.js';
 import { MAX_META_DEPTH, metaBytes } from './meta.js';
-import { checkSnapshot } from './snapshot-check.js';
+import { checkBuilt, checkSnapshot } from './snapshot-check.js';
 import { keyToJson } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import {
@@ -53,11 +53,62 @@ export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
  */
 export const SNAPSHOT_MAX_DEPTH = MAX_META_DEPTH + 3;
 
-/** Checks a snapshot (snapshot-check.ts) and rebuilds a state from it. */
+/**
+ * A snapshot that passed every check (snapshot-check.ts), its records in their stored form: what
+ * a restore swaps in. Only the checks make one, so a state is never built from unchecked records.
+ */
+export class CheckedSnapshot {
+  #snapshot: EngineSnapshot | null;
+  /** The instant the snapshot was taken at. */
+  readonly takenAtMs: number;
+  /** The seed of the engine it was taken from. */
+  readonly seed: number;
+  readonly #rootKeyHashes: ReadonlySet<string>;
+  private constructor(snapshot: EngineSnapshot) {
+    this.#snapshot = snapshot;
+    this.takenAtMs = snapshot.takenAtMs;
+    this.seed = snapshot.seed;
+    this.#rootKeyHashes = new Set(snapshot.rootKeys.map((r) => r.hash));
+  }
+
+  /** Whether it holds a root key of this hash (the operator's, for a simulator's restore). */
+  hasRootKeyHash(hash: string): boolean {
+    return this.#rootKeyHashes.has(hash);
+  }
+
+  /** A plain copy of the snapshot (what takeSnapshot would give, refills not settled), e.g. for a journal. */
+  plain(): EngineSnapshot {
+    const snapshot = this.#snapshot;
+    if (snapshot === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
+    const keys = snapshot.keys.map(keyToJson);
+    const copy: EngineSnapshot = structuredClone({ ...snapshot, keys: [] });
+    copy.keys = keys;
+    return copy;
+  }
+
+  /** Hands the records out once: they become a state's, which changes them. */
+  consume(): EngineSnapshot {
+    const snapshot = this.#snapshot;
+    if (snapshot === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
+    this.#snapshot = null;
+    return snapshot;
+  }
+
+  /** The checked snapshot, or the first problem. */
+  static from(built: Result<EngineSnapshot>, sha256: (text: string) => string): Result<CheckedSnapshot> {
+    const checked = checkBuilt(built, sha256);
+    return checked.ok ? ok(new CheckedSnapshot(checked.value)) : checked;
+  }
+}
+
+/** Checks a snapshot given whole (snapshot-check.ts) and rebuilds a state from it. */
 export function stateFromSnapshot(value: unknown, sha256: (text: string) => string): Result<{ state: EngineState; snapshot: EngineSnapshot }> {
-  const checked = checkSnapshot(value, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, sha256);
-  if (!checked.ok) return checked;
-  const snapshot = checked.value;
+  const checked = checkSnapshot(value, sha256);
+  return checked.ok ? ok({ state: stateFromChecked(checked.value), snapshot: checked.value }) : checked;
+}
+
+/** The state holding the records of a checked snapshot, with its lookup indexes. */
+export function stateFromChecked(snapshot: EngineSnapshot): EngineState {
   const state = emptyState();
   for (const r of snapshot.workspaces) state.workspaces.set(r.id, r);
   for (const r of snapshot.rootKeys) state.rootKeysByHash.set(r.hash, r);
@@ -78,6 +129,6 @@ export function stateFromSnapshot(value: unknown, sha256: (text: string) => stri
   }
   for (const r of snapshot.overrides) state.overrides.set(r.id, r);
   for (const [key, counter] of snapshot.windows) state.windows.set(key, counter);
-  // The records are the checked copies, shared with the snapshot handed back (used for randomState).
-  return ok({ state, snapshot });
+  // The records are the checked copies, shared with the snapshot (used for randomState).
+  return state;
 }

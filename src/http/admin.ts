@@ -8,7 +8,8 @@
  */
 import { type ControllableClock, type Result } from '../engine/index.js';
 import { parseInstant } from './instant.js';
-import { authorizeOperator, restoreKeepingOperator } from './operator.js';
+import { authorizeOperator, restoreKeepingOperator, restoreStreamed } from './operator.js';
+import { StreamedRestore, readRestoreBody } from './restore-body.js';
 import { asData, defineRoute, type Reply, type Route, type RouteContext } from './route.js';
 import {
   apiConfigureRequest,
@@ -228,7 +229,10 @@ export const adminRoutes: Route[] = [
     summary: "Replace the whole state with a snapshot; a bad snapshot, or one without the operator's root key, changes nothing.",
     request: restoreRequest,
     maxBodyBytes: RESTORE_MAX_BODY_BYTES,
-    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => asData(restoreKeepingOperator(ctx, input.snapshot))),
+    streamBody: readRestoreBody,
+    // The input is a body read as it arrived (StreamedRestore), or one read whole (with --workers, or from a journal).
+    handle: (ctx, rootKey, input) =>
+      asOperator(ctx, rootKey, () => asData(input instanceof StreamedRestore ? restoreStreamed(ctx, input) : restoreKeepingOperator(ctx, input.snapshot))),
   }),
   defineRoute({
     ...common,

@@ -12,3 +12,5 @@ export { OPERATIONS, operationName } from './operations.js';
 export { Journal, DEFAULT_JOURNAL_CAPACITY, MAX_JOURNAL_TAKE, type JournalEntry, type JournalTake } from './journal.js';
 export { MAX_WORKERS } from './cluster.js';
 export { JournalReplayer, type JournalStart, type ReplayedAnswer } from './replay.js';
+export { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
+export { readSnapshotFile, type SnapshotFileRead } from './snapshot-file.js';

@@ -10,9 +10,10 @@
  * recoverable plaintexts, the journal).
  */
 import { randomBytes } from 'node:crypto';
-import { type EngineStats, type Result, base58Encode } from '../engine/index.js';
+import { CheckedSnapshot, type EngineStats, type Result, base58Encode } from '../engine/index.js';
 import type { Caller } from '../engine/auth.js';
-import { fail, invalid } from '../engine/errors.js';
+import { fail, invalid, ok } from '../engine/errors.js';
+import type { StreamedRestore } from './restore-body.js';
 import type { RouteContext } from './route.js';
 
 /** The caller when it is the operator; no root key → 400, unknown → 401, any other root key → 403. */
@@ -35,13 +36,14 @@ export function authorizeOperator(ctx: Pick<RouteContext, 'engine' | 'operatorRo
  * Either way a refused snapshot changes nothing. A clock behind the snapshot's instant moves to it.
  */
 export function restoreKeepingOperator(ctx: Pick<RouteContext, 'engine' | 'operatorRootKeyHash' | 'clock'>, snapshot: unknown): Result<EngineStats> {
-  if (snapshotKeepsOperator(snapshot, ctx.operatorRootKeyHash) === false) {
-    return invalid(
-      'body.snapshot.rootKeys',
-      "The snapshot has no root key with the operator's hash: restoring it would lock the operator out of the admin surface (reset and restore included) until a restart. Nothing was changed.",
-      "Restore a snapshot taken from a simulator started with the same root key, or start this one with a root key of that snapshot (keysim serve --root-key).",
-    );
+  // A snapshot read from text record by record (a file: keysim serve --restore) is checked already.
+  if (snapshot instanceof CheckedSnapshot) {
+    if (!snapshot.hasRootKeyHash(ctx.operatorRootKeyHash)) return lockedOut();
+    const stats = ctx.engine.restoreChecked(snapshot);
+    if (ctx.clock.now() < snapshot.takenAtMs) ctx.clock.set(snapshot.takenAtMs);
+    return ok(stats);
   }
+  if (snapshotKeepsOperator(snapshot, ctx.operatorRootKeyHash) === false) return lockedOut();
   const restored = ctx.engine.restore(snapshot);
   // A state resumes at the instant it was taken, or later: its refill schedule and windows were
   // settled up to then, and a clock behind them (a reset since, or another simulator's snapshot)
@@ -51,6 +53,29 @@ export function restoreKeepingOperator(ctx: Pick<RouteContext, 'engine' | 'opera
     if (ctx.clock.now() < takenAtMs) ctx.clock.set(takenAtMs);
   }
   return restored;
+}
+
+/**
+ * The same for a restore body read as it arrived (restore-body.ts): the same checks in the same
+ * order, the state swapped only if all pass. While the journal records, the restore is journaled
+ * as the snapshot it stands for.
+ */
+export function restoreStreamed(ctx: Pick<RouteContext, 'engine' | 'operatorRootKeyHash' | 'clock' | 'journal'>, input: StreamedRestore): Result<EngineStats> {
+  if (input.rootKeys.listed && !input.rootKeys.hashes.includes(ctx.operatorRootKeyHash)) return lockedOut();
+  if (!input.checked.ok) return input.checked;
+  const checked = input.checked.value;
+  if (ctx.journal.active) input.journalCopy = { snapshot: checked.plain() };
+  const restored = ctx.engine.restoreChecked(checked);
+  if (ctx.clock.now() < checked.takenAtMs) ctx.clock.set(checked.takenAtMs);
+  return ok(restored);
+}
+
+function lockedOut(): Result<never> {
+  return invalid(
+    'body.snapshot.rootKeys',
+    "The snapshot has no root key with the operator's hash: restoring it would lock the operator out of the admin surface (reset and restore included) until a restart. Nothing was changed.",
+    "Restore a snapshot taken from a simulator started with the same root key, or start this one with a root key of that snapshot (keysim serve --root-key).",
+  );
 }
 
 /** Whether a snapshot (as sent to a restore) still holds the operator's root key. */

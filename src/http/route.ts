@@ -1,6 +1,8 @@
 /** What one endpoint is: method, path, how it authenticates, its schemas and its handler. */
 import type { ControllableClock, Engine, EngineError, Result } from '../engine/index.js';
+import type { IncomingMessage } from 'node:http';
 import type { Schema } from './schema.js';
+import type { StreamedBody } from './restore-body.js';
 import type { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector } from './faults.js';
 import type { Journal } from './journal.js';
@@ -65,6 +67,13 @@ export interface Route<I = unknown> {
   streamReply?: true;
   /** A larger body limit for this route, in bytes (never below the server's maxBodyBytes). */
   maxBodyBytes?: number;
+  /**
+   * Reads a JSON body as it arrives instead of whole, answering the schema's verdict itself
+   * (restore-body.ts: a snapshot too large for one string). Used where the state lives in the
+   * server's own process, up to the server's `restoreMaxBodyBytes`; elsewhere the body is read
+   * whole, up to `maxBodyBytes`.
+   */
+  streamBody?: (req: IncomingMessage, maxBytes: number, sha256: (text: string) => string) => Promise<StreamedBody>;
   handle(ctx: RouteContext, rootKey: string | undefined, input: I): Result<Reply>;
 }
 

@@ -8,7 +8,7 @@
  * Route handlers never build error bodies: an engine error code maps to status and title in
  * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { DEFAULT_MAX_BODY_BYTES, type BodyRead, collectBody, discardRest, isJsonContentType, jsonSyntaxProblem } from './body.js';
 import { DEFAULT_ERRORS_URL } from './problems.js';
@@ -25,12 +25,20 @@ import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
 import { WORKER_HEADER, type WorkerResponse, answerClientError, send } from './answer.js';
 import { bearer } from './bearer.js';
+import { requestIdSource } from './request-id.js';
+import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
+import type { FieldError } from '../engine/index.js';
 
 export interface ServerOptions {
   /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
   sha256?: (text: string) => string;
   /** Largest accepted body; default 10 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Largest `/_sim/restore` body, read as it arrives (restore-body.ts); default 1 GiB. With
+   * `--workers` a restore body is read whole, up to 256 MiB.
+   */
+  restoreMaxBodyBytes?: number;
   /** Base of the error `type` URLs. */
   errorsUrl?: string;
   /** Check every answer against its response schema (tests turn this on; a mismatch is a 500). */
@@ -48,17 +56,6 @@ export interface ServerOptions {
 
 function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
-}
-
-/**
- * Request ids `req_<random per server><counter>`: unique per server run and unguessable across
- * runs, at the cost of a counter increment (a UUID per request was a measurable share of the
- * simulator's CPU per request).
- */
-function requestIdSource(): () => string {
-  const prefix = `req_${randomBytes(8).toString('hex')}`;
-  let counter = 0;
-  return () => `${prefix}${(counter++).toString(36).padStart(6, '0')}`;
 }
 
 export interface SimulatorServer {
@@ -80,7 +77,9 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const errorsUrl = options.errorsUrl ?? DEFAULT_ERRORS_URL;
   const sha256 = options.sha256 ?? ((text: string) => createHash('sha256').update(text).digest('base64url'));
-  const backend: EngineBackend = 'engine' in state ? localBackend(state, sha256) : state;
+  const local = 'engine' in state;
+  const backend: EngineBackend = local ? localBackend(state, sha256) : state;
+  const restoreMaxBodyBytes = options.restoreMaxBodyBytes ?? RESTORE_STREAM_MAX_BODY_BYTES;
   const workerHeader = options.workerId === undefined ? undefined : String(options.workerId);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const table = routeTable(ROUTES);
@@ -243,6 +242,10 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       received(x, '');
       return;
     }
+    if (route.streamBody !== undefined && local && isJsonContentType(req.headers['content-type'])) {
+      receiveStreamed(x, route.streamBody);
+      return;
+    }
     const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
     collectBody(req, bodyLimit, (body: BodyRead) => {
       try {
@@ -257,6 +260,25 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         fail(req, x.res, x.requestId, error);
       }
     });
+  }
+
+  /**
+   * A body read as it arrives (route.streamBody, restore-body.ts) comes with the schema's verdict.
+   * Only admin routes stream, and they are never faulted: straight to execute.
+   */
+  function receiveStreamed(x: Exchange, streamBody: NonNullable<Route['streamBody']>): void {
+    streamBody(x.req, restoreMaxBodyBytes, sha256)
+      .then((body) => {
+        if (body.ok) {
+          execute(x, '', body.checked);
+        } else if (body.reason === 'syntax') {
+          reject(x, invalidInput(`The request body is not valid JSON: ${body.problem}.`, [{ location: 'body', message: `is not valid JSON: ${body.problem}` }]));
+        } else if (body.reason !== 'aborted') {
+          discardRest(x.req, x.res);
+          reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${restoreMaxBodyBytes} bytes (the server's restoreMaxBodyBytes).` }));
+        }
+      })
+      .catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
   }
 
   /** Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing. */
@@ -293,10 +315,12 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   }
 
   /** Content type, JSON, Authorization, schema; then the state runs it (or refuses it). */
-  function execute(x: Exchange, bodyText: string): void {
+  function execute(x: Exchange, bodyText: string, streamed?: { ok: true; value: unknown } | { ok: false; errors: FieldError[] }): void {
     const { req, route } = x;
     let input: unknown;
-    if (route.input === 'query') {
+    if (streamed !== undefined) {
+      // Parsed and judged as it arrived.
+    } else if (route.input === 'query') {
       input = Object.fromEntries(new URLSearchParams(x.queryAt === -1 ? '' : x.rawUrl.slice(x.queryAt + 1)));
     } else if (x.path.startsWith('/_sim/') && bodyText.trim() === '') {
       input = {};
@@ -327,7 +351,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     if (route.auth === 'required' && auth.token === undefined) {
       call.rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
     } else {
-      const checked = validate(route.request, input, route.input === 'query' ? 'query' : 'body');
+      const checked = streamed ?? validate(route.request, input, route.input === 'query' ? 'query' : 'body');
       if (checked.ok) {
         call.input = checked.value;
       } else {

@@ -30,7 +30,8 @@ export interface SimulatorOptions extends ServerOptions {
   /**
    * Start from this snapshot (as `/_sim/restore` takes it) instead of the start state; it must hold
    * `rootKey` (by hash). A snapshot the restore refuses makes createSimulator throw an error whose
-   * `code` is `KEYSIM_BAD_SNAPSHOT`. A reset still goes back to the start state.
+   * `code` is `KEYSIM_BAD_SNAPSHOT`. A reset still goes back to the start state. A snapshot read
+   * from its text one record at a time (engine SnapshotReader) is passed as its CheckedSnapshot.
    */
   snapshot?: unknown;
   /**

@@ -1,8 +1,19 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { FAULT_KEYS, MAX_WORKERS, createSimulator, describeFaults, exposureWarning, parseInstant, randomRootKey } from '../../http/index.js';
+import type { CheckedSnapshot } from '../../engine/index.js';
+import {
+  FAULT_KEYS,
+  MAX_WORKERS,
+  RESTORE_STREAM_MAX_BODY_BYTES,
+  createSimulator,
+  describeFaults,
+  exposureWarning,
+  nodeSha256,
+  parseInstant,
+  randomRootKey,
+  readSnapshotFile,
+} from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 import { faultsFromFlags } from '../fault-flags.js';
 
@@ -16,6 +27,7 @@ interface ServeArgs {
   restore?: string;
   compat: 'interface' | 'production';
   maxBodyBytes: number;
+  restoreMaxBodyBytes: number;
   errorsUrl?: string;
   fault?: string[];
   workers: number;
@@ -25,33 +37,6 @@ interface ServeArgs {
 function usageError(message: string): never {
   process.stderr.write(`keysim serve: ${message}\n`);
   process.exit(EXIT.usage);
-}
-
-/**
- * A snapshot file as `--restore` takes it: the snapshot itself, the answer of `/_sim/snapshot`
- * (`{ meta, data }`) or a `/_sim/restore` body (`{ snapshot }`). Read from disk whole, so its size
- * is bounded by memory only, not by the HTTP body limit.
- */
-function readSnapshotFile(path: string): { ok: true; snapshot: unknown } | { ok: false; message: string } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
-    return { ok: false, message: `cannot read the file (${why}).` };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, message: `is not JSON (${error instanceof Error ? error.message.slice(0, 120) : 'syntax error'}); it should hold a snapshot taken with /_sim/snapshot.` };
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, message: 'is not a JSON object; it should hold a snapshot taken with /_sim/snapshot.' };
-  const record = parsed as Record<string, unknown>;
-  if (record.format === undefined && typeof record.data === 'object' && record.data !== null) return { ok: true, snapshot: record.data };
-  if (record.format === undefined && typeof record.snapshot === 'object' && record.snapshot !== null) return { ok: true, snapshot: record.snapshot };
-  return { ok: true, snapshot: parsed };
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -71,6 +56,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('restore', { type: 'string', describe: "Start from a snapshot file (the data of /_sim/snapshot, or a /_sim/restore body); needs the operator's root key of that snapshot (--root-key)" })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
+      .option('restore-max-body-bytes', {
+        type: 'number',
+        default: RESTORE_STREAM_MAX_BODY_BYTES,
+        describe: 'Largest /_sim/restore body, read as it arrives one record at a time (413 beyond; with --workers a restore body is read whole, up to 256 MiB)',
+      })
       .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
       .option('fault', {
         type: 'string',
@@ -89,6 +79,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
         if (!Number.isInteger(maxBody) || maxBody < 1) return '--max-body-bytes must be a positive integer.';
+        const maxRestore = Number(args.restoreMaxBodyBytes);
+        if (!Number.isSafeInteger(maxRestore) || maxRestore < 1) return '--restore-max-body-bytes must be a positive integer.';
         if (args.start !== undefined) {
           const start = parseInstant(args.start, '--start');
           if (!start.ok) return `--start: ${start.error.detail}`;
@@ -106,18 +98,18 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
-    let snapshot: unknown;
+    let snapshot: CheckedSnapshot | undefined;
     if (args.restore !== undefined) {
       if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
-      const read = readSnapshotFile(args.restore);
+      // The snapshot itself, the answer of /_sim/snapshot or a restore body, read one record at a time.
+      const read = await readSnapshotFile(args.restore, nodeSha256);
       if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
       snapshot = read.snapshot;
     }
     // Without a seed nothing is reproducible, the root key least of all (a fixed default would
     // give every machine the same one): both are drawn at random. An explicit --seed reproduces
     // everything; a restored state goes on with its own seed unless one is given.
-    const snapshotSeed = (snapshot as { seed?: unknown } | undefined)?.seed;
-    const seed = args.seed ?? (Number.isSafeInteger(snapshotSeed) ? (snapshotSeed as number) : randomInt(1, 2 ** 47));
+    const seed = args.seed ?? snapshot?.seed ?? randomInt(1, 2 ** 47);
     const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
@@ -130,6 +122,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         seed,
         compat: args.compat,
         maxBodyBytes: args.maxBodyBytes,
+        restoreMaxBodyBytes: args.restoreMaxBodyBytes,
         ...(rootKey === undefined ? {} : { rootKey }),
         ...(snapshot === undefined ? {} : { snapshot }),
         ...(start?.ok === true ? { startMs: start.value } : {}),

@@ -31,9 +31,10 @@ export const apiRateLimitRequest = object({
   durationMs: optional(integer({ minimum: 1, maximum: 86_400_000, description: 'Window length on the service clock; default 1000.' })),
 });
 /**
- * /_sim/restore reads bodies up to 256 MiB (other routes: the server's limit, 10 MiB by default), so
- * a large state restores over HTTP as well as from a file; beyond it a JSON text nears the longest
- * string the runtime can hold.
+ * Where /_sim/restore reads its body whole (with --workers, or without a JSON content type) it
+ * reads up to 256 MiB (other routes: the server's limit, 10 MiB by default); beyond it a JSON text
+ * nears the longest string the runtime can hold. Elsewhere the body is read as it arrives, one
+ * record at a time, up to the server's restoreMaxBodyBytes (restore-body.ts).
  */
 export const RESTORE_MAX_BODY_BYTES = 256 * 1024 * 1024;
 export const restoreRequest = object({ snapshot: jsonObject(SNAPSHOT_MAX_DEPTH, 'A snapshot taken by /_sim/snapshot.') });
