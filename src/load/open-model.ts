@@ -84,8 +84,7 @@ const MAX_CONNECT_TIMEOUT_MS = 10_000;
 interface Pending {
   intendedMs: number;
   request: PlannedRequest;
-  body: string;
-  /** Set when a connection takes it. */
+  /** Set when a connection takes it (a request dropped from the queue is never serialised). */
   sentMs: number;
   seq: number | undefined;
   serviceInvokeMs: number | undefined;
@@ -261,7 +260,7 @@ export class OpenModelExecutor {
         // Read just before the request leaves: the simulator executes it at or after this.
         pending.serviceInvokeMs = serviceInvokeBound(history);
         // The simulator journals the sequence number, so its realised order can be matched to the history.
-        connection.send(pending, text.post(spec.op, spec.auth === 'none', SEQ_HEADER, seq, pending.body), sentMs);
+        connection.send(pending, text.post(spec.op, spec.auth === 'none', SEQ_HEADER, seq, JSON.stringify(spec.body)), sentMs);
       };
 
       const dispatch = () => {
@@ -308,7 +307,7 @@ export class OpenModelExecutor {
             continue;
           }
           const request = next();
-          queue.push({ intendedMs, request, body: JSON.stringify(request.spec.body), sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run });
+          queue.push({ intendedMs, request, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run });
         }
         dispatch();
         if (index < phase.count) {
