@@ -3,7 +3,9 @@
  * processes (one engine owner either way), measured in one run with interleaved repetitions.
  *
  * Both simulators run in their own processes (http-server-child.ts `sim --workers N`), the load
- * generator (autocannon) here, in a third; the common method — 100 connections, pipelining 10.
+ * generator in a third: wrk where it is installed (it needs far less CPU per request than
+ * autocannon, which leaves the workers more of a small machine), else autocannon from here; the
+ * common method — 100 connections, pipelining 10.
  * Each repetition measures both, in alternating order, and gives one ratio (N workers / 1
  * worker); the table shows the ratios' min/median/max against the target of 0.7 × N. On a
  * machine with fewer cores than N + 2 (workers, owner, generator) the processes share cores and
@@ -12,7 +14,8 @@
  */
 import { cpus } from 'node:os';
 import { type ServerProcess, startServer } from './http-server.js';
-import { type RunResult, type RunSettings, checksPassed, runLoad, workloadFor } from './http-load.js';
+import { type Endpoint, type RunResult, type RunSettings, type Workload, checksPassed, runLoad, workloadFor } from './http-load.js';
+import { findWrk, runWrk } from './wrk.js';
 import { progress } from './subprocess.js';
 import { type SummaryRow, fmtRate, fmtRatio, max, median, min, textTable, yesNo } from './stats.js';
 
@@ -32,6 +35,10 @@ function workerCount(): number {
 
 export async function serveWorkersReport(): Promise<{ text: string; summary: SummaryRow[] }> {
   const n = workerCount();
+  const wrk = findWrk();
+  const generator = wrk === undefined ? 'autocannon (wrk is not installed)' : 'wrk';
+  const load = (server: ServerProcess, endpoint: Endpoint, workload: Workload, settings: RunSettings): Promise<RunResult> =>
+    wrk === undefined ? runLoad(server, endpoint, workload, settings) : runWrk(wrk, server, endpoint, workload, settings);
   const servers: ServerProcess[] = [];
   try {
     const one = await startServer('sim', [], ['--workers', '1']);
@@ -41,8 +48,8 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
     const settings: RunSettings = { connections: CONNECTIONS, pipelining: PIPELINING, durationSeconds: RUN_SECONDS };
     const warm: RunSettings = { ...settings, durationSeconds: WARMUP_SECONDS };
     progress(`serve --workers: warm-up`);
-    await runLoad(one, 'verifyKey', workloadFor('verifyKey', one.ready), warm);
-    await runLoad(many, 'verifyKey', workloadFor('verifyKey', many.ready), warm);
+    await load(one, 'verifyKey', workloadFor('verifyKey', one.ready), warm);
+    await load(many, 'verifyKey', workloadFor('verifyKey', many.ready), warm);
 
     const runs: { one: RunResult[]; many: RunResult[]; ratios: number[] } = { one: [], many: [], ratios: [] };
     for (let r = 0; r < REPEATS; r++) {
@@ -51,7 +58,7 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       const got: Partial<Record<'one' | 'many', RunResult>> = {};
       for (const which of order) {
         const server = which === 'one' ? one : many;
-        got[which] = await runLoad(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
+        got[which] = await load(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
       }
       const a = got.one as RunResult;
       const b = got.many as RunResult;
@@ -69,7 +76,7 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
     ];
     const cores = cpus().length;
     const text = [
-      `serve --workers: keys.verifyKey requests/s, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${RUN_SECONDS} s runs, ${REPEATS} interleaved repetitions (autocannon in the benchmark's process, each simulator in its own)`,
+      `serve --workers: keys.verifyKey requests/s, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${RUN_SECONDS} s runs, ${REPEATS} interleaved repetitions (generator: ${generator}, each simulator in its own process)`,
       '',
       textTable(['simulator', 'median', 'range (min – max)', `ratio to --workers 1 (min / median / max)`, 'target'], rows),
       '',
