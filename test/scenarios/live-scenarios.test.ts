@@ -103,9 +103,17 @@ describe.concurrent('rate limits with credits: a correct service stays clean, ea
 
   test('a fixed-window limiter → ratelimit-live-edges exits non-zero: the end-of-run check sees a full limit admitted again right after an edge', async () => {
     const run = await onBug('fixedWindow', 'ratelimit-live-edges', true);
+    const edges = run.report.checks.find((c) => c.name === 'sliding window across real window edges');
+    if (edges?.passed === true) {
+      // A machine too busy to put any burst close enough to its edge (regression: "the fixed-window
+      // test failed with exit 0 beside two CPU-bound processes"): the scenario says it could not
+      // judge, by design, and never that the edges were within the bound.
+      expect(edges.detail, run.failures).toMatch(/^inconclusive: \d+ edges seen, none close enough to its burst to judge/);
+      return;
+    }
     // 98 from the scenario's own check; 100 where the invariant checker also flags the edge.
     expect([EXIT.checkFailed, EXIT.invariantViolated], run.failures).toContain(run.exit);
-    expect(failedCheck(run, 'sliding window across real window edges')?.detail).toContain('a fixed window admits a full limit again');
+    expect(edges?.detail).toContain('a fixed window admits a full limit again');
   }, RUN_LIMIT_MS);
 });
 
