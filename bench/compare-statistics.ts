@@ -25,6 +25,20 @@ import type { RunReport } from '../src/report/model.js';
 import { keysimVersion } from '../src/version.js';
 import { type SummaryRow, fmtInt, median, secondsSince, textTable } from './stats.js';
 import { progress } from './subprocess.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * KEYSIM_BENCH_SAVE_RUNS=DIR keeps every run's report (same-<i>-a.json, same-<i>-b.json,
+ * fault-<i>.json), so a change to the statistics can be judged again on the very same runs
+ * (`tsx bench/compare-rejudge.ts DIR`) without sixty new runs on a machine that must be quiet.
+ */
+const SAVE_DIR = process.env['KEYSIM_BENCH_SAVE_RUNS'];
+function save(name: string, report: RunReport): void {
+  if (SAVE_DIR === undefined || SAVE_DIR === '') return;
+  mkdirSync(SAVE_DIR, { recursive: true });
+  writeFileSync(join(SAVE_DIR, `${name}.json`), JSON.stringify(report));
+}
 
 const PAIRS = 20;
 const SETTINGS: LoadSettings = { model: 'open', rate: 200, connections: 16, pipelining: 1, durationMs: 8_000, warmupMs: 1_000, timeoutMs: 10_000 };
@@ -73,6 +87,9 @@ export async function compareStatisticsReport(): Promise<{ text: string; summary
     const a = await oneRun(1000 + i, false);
     const b = await oneRun(2000 + i, false);
     const f = await oneRun(3000 + i, true);
+    save(`same-${i + 1}-a`, a);
+    save(`same-${i + 1}-b`, b);
+    save(`fault-${i + 1}`, f);
     limited += [a, b, f].filter((r) => r.generator?.limited === true).length;
     pairs.push([a, b, f]);
     same.push(compare(a, b, `same ${i + 1}`));
