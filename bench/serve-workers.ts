@@ -11,12 +11,19 @@
  * machine with fewer cores than N + 2 (workers, owner, generator) the processes share cores and
  * the ratio says so rather than what more cores would give: run it where cores ≥ N + 2, and
  * pass a larger N with `KEYSIM_BENCH_WORKERS=N`.
+ *
+ * Where /proc can be read (Linux), each run also measures the CPU time per request of every role —
+ * the single process; the owner; the workers together — and from them predicts the ratio a machine
+ * with a core for each process would give: N workers serve at most N / (workers' CPU per request),
+ * the owner at most 1 / (its CPU per request), against 1 / (the single process's). A model, printed
+ * beside the measured ratio and never instead of it.
  */
 import { cpus } from 'node:os';
 import { type ServerProcess, startServer } from './http-server.js';
 import { type Endpoint, type RunResult, type RunSettings, type Workload, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { findWrk, runWrk } from './wrk.js';
 import { progress } from './subprocess.js';
+import { treeCpu, treeCpuAvailable } from './process-tree-cpu.js';
 import { type SummaryRow, fmtRate, fmtRatio, max, median, min, textTable, yesNo } from './stats.js';
 
 const CONNECTIONS = 100;
@@ -51,15 +58,31 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
     await load(one, 'verifyKey', workloadFor('verifyKey', one.ready), warm);
     await load(many, 'verifyKey', workloadFor('verifyKey', many.ready), warm);
 
+    const perRole = treeCpuAvailable();
+    /** CPU µs per request: the single process (with any children), the owner, its workers. */
+    const cpu = { single: [] as number[], owner: [] as number[], workers: [] as number[] };
+    const measured = async (which: 'one' | 'many'): Promise<RunResult> => {
+      const server = which === 'one' ? one : many;
+      const before = perRole ? treeCpu(server.ready.pid) : undefined;
+      const result = await load(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
+      if (before !== undefined && result.completed > 0) {
+        const after = treeCpu(server.ready.pid);
+        const own = (after.ownUs - before.ownUs) / result.completed;
+        const children = (after.descendantsUs - before.descendantsUs) / result.completed;
+        if (which === 'one') cpu.single.push(own + children);
+        else {
+          cpu.owner.push(own);
+          cpu.workers.push(children);
+        }
+      }
+      return result;
+    };
     const runs: { one: RunResult[]; many: RunResult[]; ratios: number[] } = { one: [], many: [], ratios: [] };
     for (let r = 0; r < REPEATS; r++) {
       // Alternate which goes first, so a noisy moment hits both sides alike.
       const order = r % 2 === 0 ? (['one', 'many'] as const) : (['many', 'one'] as const);
       const got: Partial<Record<'one' | 'many', RunResult>> = {};
-      for (const which of order) {
-        const server = which === 'one' ? one : many;
-        got[which] = await load(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
-      }
+      for (const which of order) got[which] = await measured(which);
       const a = got.one as RunResult;
       const b = got.many as RunResult;
       runs.one.push(a);
@@ -75,6 +98,16 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       [`--workers ${n}`, fmtRate(median(rates(runs.many))), `${fmtRate(min(rates(runs.many)))} – ${fmtRate(max(rates(runs.many)))}`, `${fmtRatio(min(runs.ratios))} / ${fmtRatio(median(runs.ratios))} / ${fmtRatio(max(runs.ratios))}`, `≥ ${fmtRatio(target)}`],
     ];
     const cores = cpus().length;
+    const roles: string[] = [];
+    if (cpu.single.length > 0 && cpu.owner.length > 0) {
+      const [single, owner, workers] = [median(cpu.single), median(cpu.owner), median(cpu.workers)];
+      const predicted = Math.min((n * single) / workers, single / owner);
+      const bound = (n * single) / workers <= single / owner ? 'the workers' : 'the owner';
+      roles.push(
+        `   CPU per request (median): one process ${single.toFixed(1)} µs; with ${n} workers, the owner ${owner.toFixed(1)} µs and the workers ${workers.toFixed(1)} µs together.`,
+        `   With a core for each process (predicted from those figures, not measured): ${fmtRatio(predicted)} the single process, bound by ${bound}; target ${fmtRatio(target)}.`,
+      );
+    }
     const text = [
       `serve --workers: keys.verifyKey requests/s, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${RUN_SECONDS} s runs, ${REPEATS} interleaved repetitions (generator: ${generator}, each simulator in its own process)`,
       '',
@@ -82,10 +115,16 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       '',
       `   meets target (median ratio ≥ 0.7 × ${n}): ${yesNo(median(runs.ratios) >= target)}; every answer VALID and 2xx: ${yesNo(allChecked)}.`,
       `   ${cores} cores here for ${n} workers + 1 owner + the generator${cores < n + 2 ? ': fewer than they need, so the ratio shows shared cores, not the scaling more cores would give' : ''}.`,
+      ...roles,
     ].join('\n');
     return {
       text,
-      summary: [{ figure: `serve --workers ${n} / --workers 1, keys.verifyKey (median ratio)`, median: fmtRatio(median(runs.ratios)), target: `≥ ${fmtRatio(target)}` }],
+      summary: [
+        { figure: `serve --workers ${n} / --workers 1, keys.verifyKey (median ratio)`, median: fmtRatio(median(runs.ratios)), target: `≥ ${fmtRatio(target)}` },
+        ...(cpu.owner.length > 0
+          ? [{ figure: `serve --workers ${n}: CPU per request, one process / owner / workers together`, median: `${median(cpu.single).toFixed(1)} / ${median(cpu.owner).toFixed(1)} / ${median(cpu.workers).toFixed(1)} µs`, target: '—' }]
+          : []),
+      ],
     };
   } finally {
     for (const server of servers) await server.stop();
