@@ -43,8 +43,8 @@ describe('the arithmetic', () => {
   });
 
   test('the part of the halves’ spread that sampling explains (k·v) is taken off; what sampling explains entirely gives 0', () => {
-    // Replicates of log variance v = 0.005: k·v = 0.01 of S² = 0.02 is sampling, 0.01 is left.
-    const replicates = [Math.exp(-Math.sqrt(0.005)), Math.exp(Math.sqrt(0.005))];
+    // Replicates ±0.05 in log: sample variance v = 0.005, so k·v = 0.01 of S² = 0.02 is sampling, 0.01 is left.
+    const replicates = [Math.exp(-0.05), Math.exp(0.05)];
     expect(betweenSpread([1, Math.exp(0.2)], replicates, 1, 'relative')).toBeCloseTo(Math.sqrt(0.01), 10);
     const wide = [Math.exp(-0.2), Math.exp(0.2)];
     expect(betweenSpread([1, Math.exp(0.2)], wide, 1, 'relative')).toBe(0);
@@ -121,11 +121,11 @@ describe('compareRuns with the term', () => {
   });
 
   test('bug: a run that drifted within itself made an identical set-up "worse" (2 of 20 quiet pairs)', () => {
-    // As in the saved quiet runs: the baseline's level slid from 1.05 to 0.85 of the set-up's over
-    // its 8 s, the candidate held 1.0: the p50 change is about +10 % with a tight interval of
-    // the seconds alone, "worse" — and no more than the baseline's own drift.
-    const base = run(7, (s) => 1.05 - 0.2 * (s / 7), 8, 160);
-    const cand = run(8, steady, 8, 160);
+    // As in the saved quiet runs: the baseline's level slid from 1.1 to 0.85 over its 8 s, the
+    // candidate held 1.1, where the baseline began: the p50 change is about +13 %, "worse" by the
+    // seconds alone, yet no more than the baseline's own drift.
+    const base = run(7, (s) => 1.1 - 0.25 * (s / 7), 8, 160);
+    const cand = run(8, () => 1.1, 8, 160);
     const off = p50(compared([base], [cand], { betweenRuns: false, resamples: 1000 }));
     const on = p50(compared([base], [cand], { resamples: 1000 }));
     expect(off.verdict, JSON.stringify(off.interval)).toBe('worse');
