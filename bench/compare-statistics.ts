@@ -12,18 +12,17 @@
  * generator could not pace is still compared and counted — `keysim compare` then holds a latency
  * "worse" back as inconclusive — and the figures are also given for the comparisons in which no
  * run was generator-limited, which is what a quiet machine gives. The same pairs are judged again with a larger
- * --noise (no new runs), to show what the threshold buys on a noisy machine.
+ * --noise (no new runs), to show what the threshold buys on a noisy machine. The judging itself is
+ * compare-judge.ts, which compare-rejudge.ts shares to judge saved runs again.
  */
 import { SCENARIOS } from '../scenarios/index.js';
 import { runScenario } from '../src/load/runner.js';
 import type { LoadSettings, Scenario } from '../src/load/scenario.js';
 import { startEmbeddedSimulator } from '../src/load/target.js';
-import { type CompareInput, compareRuns } from '../src/report/compare.js';
-import type { Comparison } from '../src/report/compare-model.js';
-import { parseWatch } from '../src/report/compare-watch.js';
 import type { RunReport } from '../src/report/model.js';
 import { keysimVersion } from '../src/version.js';
-import { type SummaryRow, fmtInt, median, secondsSince, textTable } from './stats.js';
+import { type RunTriple, judgeTriples } from './compare-judge.js';
+import { type SummaryRow, fmtInt, secondsSince } from './stats.js';
 import { progress } from './subprocess.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,11 +42,6 @@ function save(name: string, report: RunReport): void {
 const PAIRS = 20;
 const SETTINGS: LoadSettings = { model: 'open', rate: 200, connections: 16, pipelining: 1, durationMs: 8_000, warmupMs: 1_000, timeoutMs: 10_000 };
 const FAULT = { latencyMs: { min: 2, max: 6 }, operations: ['keys.verifyKey'] } as const;
-const WATCHES = ['p50(keys.verifyKey)', 'p99(keys.verifyKey)', 'errors'].map((w) => {
-  const parsed = parseWatch(w);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return parsed.watch;
-});
 
 async function oneRun(seed: number, fault: boolean): Promise<RunReport> {
   const target = await startEmbeddedSimulator({ seed, ...(fault ? { faults: { latencyMs: { ...FAULT.latencyMs }, operations: [...FAULT.operations] } } : {}) });
@@ -66,22 +60,10 @@ async function oneRun(seed: number, fault: boolean): Promise<RunReport> {
   }
 }
 
-function compare(a: RunReport, b: RunReport, label: string, noise = 0.05): Comparison {
-  const result = compareRuns([{ source: `${label} baseline`, report: a } satisfies CompareInput], [{ source: `${label} candidate`, report: b }], { watches: WATCHES, noise });
-  if (!result.ok) throw new Error(result.error);
-  return result.comparison;
-}
-
-function p50Change(c: Comparison): number {
-  return (c.figures.find((f) => f.figure === 'p50' && f.operation === 'keys.verifyKey')?.change ?? Number.NaN) * 100;
-}
-
 export async function compareStatisticsReport(): Promise<{ text: string; summary: SummaryRow[] }> {
   const started = process.hrtime.bigint();
-  const same: Comparison[] = [];
-  const faulty: Comparison[] = [];
+  const triples: RunTriple[] = [];
   let limited = 0;
-  const pairs: Array<[RunReport, RunReport, RunReport]> = [];
   for (let i = 0; i < PAIRS; i++) {
     progress(`pair ${i + 1}/${PAIRS}`);
     const a = await oneRun(1000 + i, false);
@@ -91,45 +73,20 @@ export async function compareStatisticsReport(): Promise<{ text: string; summary
     save(`same-${i + 1}-b`, b);
     save(`fault-${i + 1}`, f);
     limited += [a, b, f].filter((r) => r.generator?.limited === true).length;
-    pairs.push([a, b, f]);
-    same.push(compare(a, b, `same ${i + 1}`));
-    faulty.push(compare(a, f, `fault ${i + 1}`));
+    triples.push({ a, b, f });
   }
-  const falseWorse = same.filter((c) => c.worse.length > 0).length;
-  const detected = faulty.filter((c) => c.worse.length > 0).length;
-  // Comparisons in which neither run's generator fell behind: what a quiet machine would give.
-  const paced = (c: Comparison) => ![...c.baseline, ...c.candidate].some((r) => r.generatorLimited);
-  const pacedSame = same.filter(paced);
-  const pacedFaulty = faulty.filter(paced);
-  const heldBack = (cs: Comparison[]) => cs.filter((c) => c.figures.some((f) => f.watched && f.note?.startsWith('held back') === true)).length;
-  const tally = (cs: Comparison[]) => {
-    const verdicts = cs.map((c) => c.figures.find((f) => f.figure === 'p50' && f.operation === 'keys.verifyKey')?.verdict ?? 'n/a');
-    return ['worse', 'same', 'inconclusive', 'better'].map((v) => `${v} ${verdicts.filter((x) => x === v).length}`).join(', ');
-  };
-  const rows = [
-    ['identical set-ups: comparisons "worse"', `${falseWorse} of ${PAIRS}`, '≤ 1', tally(same), `${median(same.map(p50Change)).toFixed(1)} %`],
-    ['latency fault: comparisons "worse"', `${detected} of ${PAIRS}`, '≥ 19', tally(faulty), `${median(faulty.map(p50Change)).toFixed(1)} %`],
-  ];
-  const byNoise = [0.1, 0.2].map((noise) => {
-    const s = pairs.filter(([a, b], i) => compare(a, b, `same ${i + 1}`, noise).worse.length > 0).length;
-    const d = pairs.filter(([a, , f], i) => compare(a, f, `fault ${i + 1}`, noise).worse.length > 0).length;
-    return [`--noise ${noise * 100}%`, `${s} of ${PAIRS}`, `${d} of ${PAIRS}`];
-  });
+  const judged = judgeTriples(triples, { betweenRuns: true });
   const text = [
     `Figure 7: keysim compare's verdicts (mixed scenario, ${SETTINGS.rate}/s for ${SETTINGS.durationMs / 1000} s after ${SETTINGS.warmupMs / 1000} s warm-up, one run per side;`,
     `fault: latencyMs=${FAULT.latencyMs.min}..${FAULT.latencyMs.max} on keys.verifyKey; watched: p50 and p99 of keys.verifyKey, errors; noise 5 %)`,
-    textTable(['comparisons', 'result', 'target', 'p50(keys.verifyKey) verdicts', 'median p50 change'], rows),
-    `Of these, comparisons in which neither run was generator-limited: identical set-ups ${pacedSame.filter((c) => c.worse.length > 0).length} "worse" of ${pacedSame.length}, with the fault ${pacedFaulty.filter((c) => c.worse.length > 0).length} "worse" of ${pacedFaulty.length}.`,
-    `Comparisons with a watched verdict held back as inconclusive because a run was generator-limited: identical ${heldBack(same)}, fault ${heldBack(faulty)}.`,
-    'The same pairs judged with a larger practical threshold:',
-    textTable(['threshold', 'identical: "worse"', 'fault: "worse"'], byNoise),
+    ...judged.lines,
     `${limited} of ${PAIRS * 3} runs were generator-limited (the machine is shared); ${fmtInt(secondsSince(started))} s in all.`,
   ].join('\n');
   return {
     text,
     summary: [
-      { figure: 'compare: false "worse" in 20 identical comparisons', median: String(falseWorse), target: '≤ 1' },
-      { figure: 'compare: "worse" in 20 comparisons with a latency fault', median: String(detected), target: '≥ 19' },
+      { figure: 'compare: false "worse" in 20 identical comparisons', median: String(judged.falseWorse), target: '≤ 1' },
+      { figure: 'compare: "worse" in 20 comparisons with a latency fault', median: String(judged.detected), target: '≥ 19' },
     ],
   };
 }

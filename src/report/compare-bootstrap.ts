@@ -9,6 +9,9 @@
  * candidate / baseline is the central `confidence` share of the resampled ratios (percentile
  * bootstrap), the two sides resampled independently. Several runs on a side are resampled each
  * within itself (blocks never straddle two runs) and pooled.
+ *
+ * Each side also gives the figures of its parts (its runs, or the halves of its one run), from
+ * which compare-between.ts estimates the variation between runs the resamples cannot see.
  */
 import type { RunReport } from './model.js';
 import { type Second, ValueIndex, indexSeconds, mergedPercentiles, rawSeconds } from './compare-seconds.js';
@@ -29,9 +32,31 @@ export interface SideSample {
   errorShare: number;
 }
 
+export interface BootstrapSide {
+  full: SideSample;
+  resamples: SideSample[];
+  blockSeconds: number;
+  /** Runs pooled on the side. */
+  runs: number;
+  /** The figures of each run when the side has two or more, else of its one run's halves (none under 2 s). */
+  parts: SideSample[];
+}
+
 export interface BootstrapResult {
-  baseline: { full: SideSample; resamples: SideSample[]; blockSeconds: number };
-  candidate: { full: SideSample; resamples: SideSample[]; blockSeconds: number };
+  baseline: BootstrapSide;
+  candidate: BootstrapSide;
+}
+
+/**
+ * The parts a side's between-run variation is estimated from: its runs, or the first and the last
+ * ⌊n/2⌋ seconds of its one run (equal halves, so each holds half the data; an odd middle second is
+ * left out).
+ */
+export function sideParts(runs: readonly Second[][]): Second[][] {
+  if (runs.length >= 2) return runs.map((r) => [...r]);
+  const run = runs[0] ?? [];
+  const half = Math.floor(run.length / 2);
+  return half === 0 ? [] : [run.slice(0, half), run.slice(run.length - half)];
 }
 
 function figuresOf(seconds: readonly Second[], values: readonly number[], dense: Float64Array): SideSample {
@@ -90,10 +115,14 @@ export function bootstrapOperation(
     resB.push(figuresOf(resample(runsB, blockB, options.random), index.values, dense));
     resC.push(figuresOf(resample(runsC, blockC, options.random), index.values, dense));
   }
-  return {
-    baseline: { full: figuresOf(runsB.flat(), index.values, dense), resamples: resB, blockSeconds: blockB },
-    candidate: { full: figuresOf(runsC.flat(), index.values, dense), resamples: resC, blockSeconds: blockC },
-  };
+  const side = (runs: Second[][], resamples: SideSample[], blockSeconds: number): BootstrapSide => ({
+    full: figuresOf(runs.flat(), index.values, dense),
+    resamples,
+    blockSeconds,
+    runs: runs.length,
+    parts: sideParts(runs).map((part) => figuresOf(part, index.values, dense)),
+  });
+  return { baseline: side(runsB, resB, blockB), candidate: side(runsC, resC, blockC) };
 }
 
 /** The central `confidence` interval of the finite values (null when fewer than half of them are finite). */

@@ -64,7 +64,7 @@ export function renderCompareHtml(c: Comparison): string {
   const s = c.settings;
   const method =
     c.method === 'bootstrap'
-      ? `Block bootstrap over the per-second latency histograms: ${s.resamples ?? 0} resamples, blocks of ${s.blockSeconds?.baseline ?? '?'} s (baseline) and ${s.blockSeconds?.candidate ?? '?'} s (candidate), seed ${s.seed}.`
+      ? `Block bootstrap over the per-second latency histograms: ${s.resamples ?? 0} resamples, blocks of ${s.blockSeconds?.baseline ?? '?'} s (baseline) and ${s.blockSeconds?.candidate ?? '?'} s (candidate), seed ${s.seed}${s.betweenRuns === true ? "; widened by the variation between runs that each side's parts show" : ''}.`
       : 'Run by run: one figure per run, Mann–Whitney U, medians with order-statistic intervals, Hodges–Lehmann interval of the ratio.'; 
   const body = [
     `<header><h1>keysim compare</h1></header>`,

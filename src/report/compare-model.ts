@@ -71,6 +71,12 @@ export interface FigureComparison {
   p?: number;
   watched: boolean;
   note?: string;
+  /**
+   * One or two runs per side: the between-run standard deviation each side's replicates were
+   * widened by (log scale for relative figures, about the relative spread; share units for shares).
+   * 0: the runs showed no variation beyond sampling. Absent with the term off and run by run.
+   */
+  betweenRun?: { baseline: number; candidate: number };
 }
 
 /** A percentile spectrum for the overlaid chart: latency (ms) at x = log10(1 / (1 − p)). */
@@ -91,6 +97,8 @@ export interface Comparison {
     resamples?: number;
     /** Bootstrap only: block length, seconds, per side. */
     blockSeconds?: { baseline: number; candidate: number };
+    /** Bootstrap only: whether the between-run term widened the intervals (absent in comparisons written before it). */
+    betweenRuns?: boolean;
   };
   baseline: RunRef[];
   candidate: RunRef[];

@@ -78,7 +78,8 @@ function methodLine(c: Comparison): string {
   const noise = `noise ±${formatFixed(s.noise * 100, 1)} %`;
   if (c.method === 'bootstrap') {
     const block = s.blockSeconds === undefined ? '' : `, blocks of ${s.blockSeconds.baseline}/${s.blockSeconds.candidate} s`;
-    return `${runs}: block bootstrap over per-second histograms (${s.resamples ?? 0} resamples${block}, seed ${s.seed}), ${formatFixed(s.confidence * 100, 0)} % intervals, ${noise}.`;
+    const between = s.betweenRuns === true ? ', widened by the between-run term' : '';
+    return `${runs}: block bootstrap over per-second histograms (${s.resamples ?? 0} resamples${block}, seed ${s.seed})${between}, ${formatFixed(s.confidence * 100, 0)} % intervals, ${noise}.`;
   }
   return `${runs}: run by run (Mann–Whitney U, medians with order-statistic intervals, Hodges–Lehmann interval of the ratio), ${noise}.`;
 }

@@ -4,8 +4,8 @@
  * reads the files and prints.
  *
  * - Fewer than three runs on either side: the block bootstrap over per-second histograms
- *   (compare-bootstrap.ts). Two runs on a side are pooled, second by second; the interval then
- *   reflects the variation within those runs, not between deployments.
+ *   (compare-bootstrap.ts), each side's replicates widened by the variation between runs its own
+ *   parts show (compare-between.ts). Two runs on a side are pooled, second by second.
  * - Three or more runs on both sides: one figure per run, Mann–Whitney U over them, medians with
  *   order-statistic intervals, and the Hodges–Lehmann interval of the ratio (on log values).
  */
@@ -23,7 +23,8 @@ import {
   type SpectrumCurve,
   figureExpression,
 } from './compare-model.js';
-import { type BootstrapResult, type SideSample, bootstrapOperation, centralInterval } from './compare-bootstrap.js';
+import { type BootstrapResult, type BootstrapSide, type SideSample, bootstrapOperation, centralInterval } from './compare-bootstrap.js';
+import { type BetweenSpread, shiftReplicates, sideSpread } from './compare-between.js';
 import { hashString, mannWhitneyU, median, medianInterval, seededRandom, shiftInterval, verdictOf } from './compare-stats.js';
 import { type Watch, checkWatches, defaultWatches } from './compare-watch.js';
 import { decodeHistogram, mergeHistograms } from './histogram.js';
@@ -48,6 +49,11 @@ export interface CompareOptions {
   blockSeconds?: number;
   /** Default: p99 of every operation and the error share of all. */
   watches?: readonly Watch[];
+  /**
+   * One or two runs per side: widen the bootstrap by the between-run term (default true;
+   * docs/compare.md#the-between-run-term). False gives the bootstrap of the runs' seconds alone.
+   */
+  betweenRuns?: boolean;
 }
 
 export type CompareResult = { ok: true; comparison: Comparison } | { ok: false; error: string };
@@ -116,8 +122,19 @@ function shareNoise(noise: number, baseline: number): number {
   return Math.max(noise * baseline, COMPARE_DEFAULTS.minShareNoise);
 }
 
-/** Figures of one operation by the bootstrap. */
-function bootstrapFigures(operation: string, result: BootstrapResult, noise: number, confidence: number): FigureComparison[] {
+/** The figures' between-run spreads of both sides, and the replicates shifted by them (one draw per replicate from `random`). */
+function withBetweenRuns(result: BootstrapResult, random: () => number): { result: BootstrapResult; spread: { baseline: BetweenSpread; candidate: BetweenSpread } } {
+  const side = (s: BootstrapSide) => {
+    const spread = sideSpread(s.parts, s.resamples, s.runs);
+    return { side: { ...s, resamples: shiftReplicates(s.resamples, spread, random) }, spread };
+  };
+  const b = side(result.baseline);
+  const c = side(result.candidate);
+  return { result: { baseline: b.side, candidate: c.side }, spread: { baseline: b.spread, candidate: c.spread } };
+}
+
+/** Figures of one operation by the bootstrap (`spread`: the between-run term that widened it, when on). */
+function bootstrapFigures(operation: string, result: BootstrapResult, noise: number, confidence: number, spread?: { baseline: BetweenSpread; candidate: BetweenSpread }): FigureComparison[] {
   const b = result.baseline;
   const c = result.candidate;
   const side = (full: number, samples: number[]): SideFigure => {
@@ -147,6 +164,7 @@ function bootstrapFigures(operation: string, result: BootstrapResult, noise: num
       noise: threshold,
       verdict: ci === null ? 'inconclusive' : verdictOf(ci.low, ci.high, threshold, higherIsWorse),
       watched: false,
+      ...(spread === undefined ? {} : { betweenRun: { baseline: pick(spread.baseline), candidate: pick(spread.candidate) } }),
     };
   };
   return [
@@ -253,6 +271,7 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
   const seed = options.seed ?? COMPARE_DEFAULTS.seed;
   const resamples = options.resamples ?? COMPARE_DEFAULTS.resamples;
   const confidence = options.confidence ?? COMPARE_DEFAULTS.confidence;
+  const betweenRuns = options.betweenRuns ?? true;
   if (baseline.length === 0 || candidate.length === 0) return { ok: false, error: 'Give at least one baseline run and one candidate run.' };
   const all = [...baseline, ...candidate];
   const names = (i: CompareInput) => i.report.operations.filter((o) => o.requests > 0).map((o) => o.operation);
@@ -294,15 +313,28 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
         ...(options.blockSeconds === undefined ? {} : { blockSeconds: options.blockSeconds }),
       });
       blockSeconds ??= { baseline: result.baseline.blockSeconds, candidate: result.candidate.blockSeconds };
-      figures.push(...bootstrapFigures(operation, result, noise, confidence));
+      if (betweenRuns) {
+        // Drawn after the resamples from the same stream: with the term off, the resamples are as before.
+        const widened = withBetweenRuns(result, random);
+        figures.push(...bootstrapFigures(operation, widened.result, noise, confidence, widened.spread));
+      } else {
+        figures.push(...bootstrapFigures(operation, result, noise, confidence));
+      }
     }
     figures.push(lateNotJudged(base, cand, noise));
     const shortest = Math.min(...all.map((i) => i.report.timeline.length));
     if (shortest < SHORT_RUN_SECONDS) {
       notes.push(`A run of ${shortest} s leaves few seconds to resample: the intervals are rough (a single stalled second moves them). Runs of 30 s or more, or three runs per side, give firmer verdicts.`);
     }
+    if (betweenRuns && Math.min(baseline.length, candidate.length) === 1) {
+      notes.push('One run per side: the variation between runs is estimated from how much each run drifted between its halves, which is a lower bound (a run cannot show what stays constant within it, such as how its code was compiled). Three or more runs per side, interleaved, measure it.');
+    }
     if (baseline.length === 2 || candidate.length === 2) {
-      notes.push('Two runs on a side are pooled second by second: the interval reflects the variation within those runs, not between runs. Three or more runs per side are compared run by run.');
+      notes.push(
+        betweenRuns
+          ? 'Two runs on a side are pooled second by second; the variation between them widens the interval (one degree of freedom: a rough estimate). Three or more runs per side are compared run by run.'
+          : 'Two runs on a side are pooled second by second: the interval reflects the variation within those runs, not between runs. Three or more runs per side are compared run by run.',
+      );
     }
   } else {
     for (const operation of compared) figures.push(...runsFigures(operation, base, cand, noise, confidence));
@@ -336,7 +368,7 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
       schema: COMPARISON_SCHEMA,
       version: COMPARISON_VERSION,
       method,
-      settings: { noise, confidence, seed, ...(method === 'bootstrap' ? { resamples, ...(blockSeconds === undefined ? {} : { blockSeconds }) } : {}) },
+      settings: { noise, confidence, seed, ...(method === 'bootstrap' ? { resamples, ...(blockSeconds === undefined ? {} : { blockSeconds }), betweenRuns } : {}) },
       baseline: baseline.map(runRef),
       candidate: candidate.map(runRef),
       operations: compared,

@@ -5,6 +5,12 @@
  * encoded as compressed base64 so that runs can be merged.
  */
 
+import type { InvariantsSection } from './model-invariants.js';
+import type { MergeSection } from './model-merge.js';
+
+export type { InvariantResult, InvariantViolation, InvariantsSection, OracleDifference, OracleSection, WitnessOperation } from './model-invariants.js';
+export type { MergeSection } from './model-merge.js';
+
 export const REPORT_SCHEMA = 'keysim-run-report';
 /**
  * The version this keysim writes. Version 2 added the optional `invariants` section, and the
@@ -141,102 +147,6 @@ export interface PhaseReport {
   /** Service clock at the phase's start and end (simulator only). */
   serviceClockFrom?: string;
   serviceClockTo?: string;
-}
-
-/** One operation of a witness: what was asked, what came back, and when (Unix ms). */
-export interface WitnessOperation {
-  /** The operation's number in the history (invoke order). */
-  seq: number;
-  /** e.g. `keys.verifyKey`. */
-  op: string;
-  /** Wall clock when the request was sent and when the answer arrived or was given up, Unix ms. */
-  invokeMs: number;
-  completeMs: number;
-  /** Service clock bracket, Unix ms, when known. */
-  serviceInvokeMs?: number;
-  serviceCompleteMs?: number;
-  /** One-line summary of the request, e.g. `key_x cost 1`. */
-  request: string;
-  /** One-line summary of the answer, e.g. `VALID credits 3`, or `unknown (no answer)`. */
-  outcome: string;
-  /** In a verdict across segments: which history recorded it, under which number, e.g. `segment 1/4 #817`. */
-  origin?: string;
-}
-
-/** The verdict on one invariant. */
-export interface InvariantResult {
-  /** e.g. `credits.no-over-spend`. */
-  id: string;
-  /** What the invariant says, in a sentence. */
-  title: string;
-  passed: boolean;
-  /** Checks made (0: nothing in the history exercised it). */
-  checked: number;
-  /** Subjects (keys, rate-limit identifiers) that broke it. */
-  violations: number;
-}
-
-/** A broken invariant, with the few operations that prove it. */
-export interface InvariantViolation {
-  /** The invariant's id. */
-  invariant: string;
-  /** The key id, or the rate-limited identifier. */
-  subject: string;
-  message: string;
-  /** How many answers broke it for this subject; the witness is of the earliest. */
-  occurrences: number;
-  /** The operations that prove it (a handful), in seq order. */
-  witness: WitnessOperation[];
-}
-
-/** An operation whose answer differs from the oracle's. */
-export interface OracleDifference {
-  seq: number;
-  op: string;
-  /** The answer field that differs, e.g. `credits`. */
-  field: string;
-  /** What the oracle answered. */
-  expected: string;
-  /** What the service answered. */
-  received: string;
-}
-
-/** The oracle (simulator only): the realised order replayed through a fresh engine. */
-export interface OracleSection {
-  verdict: 'agrees' | 'differs' | 'not-run';
-  /** Operations whose answers were compared. */
-  compared: number;
-  /** Operations not compared (e.g. unknown outcomes). */
-  skipped: number;
-  /** Operations whose answers differ. */
-  differences: number;
-  /** A few differences, the earliest (lowest seq) first. */
-  examples: OracleDifference[];
-  /** Why the oracle did not run, or what a reader should know about its comparison. */
-  note?: string;
-}
-
-/** The verdict of the invariant checkers over the run's recorded history. */
-export interface InvariantsSection {
-  /** clean; violated; not-checked (e.g. an interrupted run: the history was saved but not checked). */
-  verdict: 'clean' | 'violated' | 'not-checked';
-  /** File name of the history beside the report, e.g. `history.jsonl.gz`. */
-  history: string;
-  /** Events in the history. */
-  operations: number;
-  checked: { keys: number; verifications: number; rateLimitChecks: number };
-  /** One entry per invariant (empty when not checked). */
-  invariants: InvariantResult[];
-  /**
-   * At most 20 violations, the earliest first (by when their witness ends); the earliest of every
-   * broken invariant is always among them. `violationsTotal` counts all.
-   */
-  violations: InvariantViolation[];
-  violationsTotal: number;
-  /** What could not be checked, and why. */
-  notes: string[];
-  /** The oracle (simulator only): the realised order replayed through a fresh engine. */
-  oracle?: OracleSection;
 }
 
 /** The load generator's own figures over one measured phase: did it keep its schedule? */
@@ -390,18 +300,4 @@ export interface RunReport {
   merge?: MergeSection;
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
-}
-
-/** Which partial reports a merged report was made from, and whether some were missing or incomplete. */
-export interface MergeSection {
-  /** N: the number of segments the plan was cut into. */
-  segments: number;
-  /** The segments whose reports were merged, as `i/N`, in order. */
-  merged: string[];
-  /** Segments of 0…N−1 with no report (a segment that never ran or whose report was lost). */
-  missing: string[];
-  /** Segments whose report is not `completed` (interrupted or failed), as `i/N (status)`. */
-  incomplete: string[];
-  /** True when a segment is missing or incomplete: the figures do not cover the whole plan. */
-  partial: boolean;
 }
