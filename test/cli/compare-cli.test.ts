@@ -97,6 +97,18 @@ test('hand-built runs, the candidate 20 % slower: exit 93, every format, files w
   expect(readFileSync(join(out, 'compare.html'), 'utf8')).toBe(html.stdout);
 });
 
+test('--no-between-runs judges one run per side on its seconds alone; by default the between-run term is on', async () => {
+  const base = writeReportFile(handBuilt(1, 1));
+  const cand = writeReportFile(handBuilt(2, 1));
+  const [on, off] = await Promise.all([
+    cli(['compare', base, cand, '--format', 'json', '--resamples', '300']),
+    cli(['compare', base, cand, '--format', 'json', '--resamples', '300', '--no-between-runs']),
+  ]);
+  const settings = (r: { stdout: string }) => (JSON.parse(r.stdout) as { settings: { betweenRuns?: boolean } }).settings;
+  expect(settings(on).betweenRuns, on.stderr).toBe(true);
+  expect(settings(off).betweenRuns, off.stderr).toBe(false);
+});
+
 test('--baseline a b c --candidate d e f: compared run by run (Mann–Whitney U), exit 93 for a 20 % slower candidate', async () => {
   const base = [1, 2, 3].map((seed) => writeReportFile(handBuilt(seed, 1)));
   const cand = [4, 5, 6].map((seed) => writeReportFile(handBuilt(seed, 1.2)));

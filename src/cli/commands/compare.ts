@@ -19,6 +19,8 @@ export interface CompareFlags {
   seed: number;
   resamples: number;
   block?: number;
+  /** false (`--no-between-runs`): one or two runs per side are judged on their seconds alone. */
+  betweenRuns?: boolean;
 }
 
 interface CompareArgs extends CompareFlags {
@@ -49,6 +51,7 @@ export function compareOptionsOf(flags: CompareFlags): CompareOptions {
     resamples: flags.resamples,
     ...(watches.length === 0 ? {} : { watches }),
     ...(flags.block === undefined ? {} : { blockSeconds: flags.block }),
+    ...(flags.betweenRuns === false ? { betweenRuns: false } : {}),
   };
 }
 
@@ -94,7 +97,12 @@ export function compareFlagOptions<T>(y: Argv<T>): Argv<T> {
       describe: 'A figure whose "worse" fails the comparison (exit 93), e.g. "p99(keys.verifyKey)", "errors", "throughput(ratelimit.limit)" (repeatable; default: p99 of every operation and errors)',
     })
     .option('resamples', { type: 'number', default: COMPARE_DEFAULTS.resamples, describe: 'Bootstrap resamples (one or two runs per side)' })
-    .option('block', { type: 'number', describe: 'Bootstrap block length in seconds (default: √ of the run\'s seconds, rounded up)' }) as unknown as Argv<T>;
+    .option('block', { type: 'number', describe: 'Bootstrap block length in seconds (default: √ of the run\'s seconds, rounded up)' })
+    .option('between-runs', {
+      type: 'boolean',
+      default: true,
+      describe: 'With one or two runs per side, widen each interval by the variation between runs, estimated from each side\'s halves or runs (--no-between-runs: the seconds alone)',
+    }) as unknown as Argv<T>;
 }
 
 export const compareCommandModule: CommandModule<object, CompareArgs> = {
