@@ -148,6 +148,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       url: target.url,
       log,
       warn,
+      ...(options.resourcesFile === undefined ? {} : { handoverPath: options.resourcesFile }),
     });
     return resources;
   };
@@ -194,7 +195,9 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
     if (options.setupOnly !== undefined) {
       const keyIds = history?.keys.entries();
-      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
+      const handedBack = await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
+      // What the segments' load created is deleted by this one teardown (resource-handover.ts).
+      for (const entry of handedBack ?? []) ledger.created(entry);
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();

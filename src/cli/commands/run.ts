@@ -7,6 +7,7 @@ import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
 import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { RESOURCES_FILE } from '../../load/resource-handover.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
@@ -298,6 +299,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
           warn: (line) => process.stderr.write(`keysim: ${line}\n`),
           resourcesDir: args.out,
+          // A segment of a shared set-up hands what its load created to the teardown after the last segment.
+          ...(sharedFixtures === undefined ? {} : { resourcesFile: join(folder, RESOURCES_FILE) }),
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,
