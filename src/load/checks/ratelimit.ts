@@ -49,7 +49,7 @@ import { ownCounter, ownKeys } from './segment-scope.js';
 export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOptions = {}): CheckerResult {
   const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
-  const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs);
+  const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs, options.segment !== undefined);
   const counters = new Map<string, Counter>();
   const counterOf = (p: Possibility): Counter => {
     let c = counters.get(p.counter);

@@ -6,7 +6,9 @@
  * subset only where the missing operations cannot change it:
  *
  * - ratelimit.no-over-admission: the admitted cost it counts per window is a lower bound of what
- *   the service counted; other segments' admissions only add to the service's count. Judged.
+ *   the service counted; other segments' admissions only add to the service's count. Judged,
+ *   against the higher of the replayed limit and the answer's (another segment may have raised an
+ *   override this history set).
  * - ratelimit.no-false-denial: needs an upper bound of what the service counted, so every
  *   admission on the counter. Judged only on counters no other process can spend: the inline
  *   limits of keys this segment created (only its process holds such a key's secret). A key's

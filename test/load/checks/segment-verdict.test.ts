@@ -26,9 +26,18 @@ class Segment {
     return event;
   }
 
-  /** ratelimit.limit on ns/`identifier`, 3 per minute, cost 1. */
-  limit(at: number, identifier: string, success: boolean): HistoryEvent {
-    return this.add('ratelimit.limit', at, { namespace: 'ns', identifier, limit: 3, duration: MINUTE }, { status: 200, limit: 3, remaining: 0, reset: T0 + MINUTE, success });
+  /** ratelimit.limit on ns/`identifier`, 3 per minute, cost 1; `effective`: the limit the answer reports (an override's). */
+  limit(at: number, identifier: string, success: boolean, effective?: { limit: number; overrideId: string }): HistoryEvent {
+    return this.add(
+      'ratelimit.limit',
+      at,
+      { namespace: 'ns', identifier, limit: 3, duration: MINUTE },
+      { status: 200, limit: effective?.limit ?? 3, remaining: 0, reset: T0 + MINUTE, success, ...(effective === undefined ? {} : { overrideId: effective.overrideId }) },
+    );
+  }
+
+  setOverride(at: number, identifier: string, limit: number): HistoryEvent {
+    return this.add('ratelimit.setOverride', at, { namespace: 'ns', identifier, limit, duration: MINUTE }, { status: 200, overrideId: 'rlor_1' });
   }
 
   create(at: number, keyId: string, credits: number): HistoryEvent {
@@ -117,6 +126,22 @@ describe("a segment's own verdict", () => {
     expect(own.passed).toBe(false);
     expect(own.violations.map((v) => `${v.invariant} ${v.subject}`)).toEqual(['ratelimit.no-over-admission ns/user-2']);
     expect(invariantsSection(own, { operations: seg0.events.length }).verdict).toBe('violated');
+  });
+
+  test('an override another segment raised is not an over-admission in this one', () => {
+    // Segment 0 sets ns/user-3 to 2 per minute; segment 1 (not in this history) raises the same
+    // override to 5; the answers report 5, and segment 0 is admitted four times.
+    const seg0 = new Segment();
+    seg0.setOverride(0, 'user-3', 2);
+    for (let i = 1; i <= 4; i++) seg0.limit(i * 10, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
+    expect(checkHistory(seg0.events).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
+    const own = checkHistory(seg0.events, { segment: {} });
+    expect(ids(own)).toEqual([]);
+    expect(verdictOf(own, 'ratelimit.no-over-admission')?.checked).toBeGreaterThan(0);
+    // Six admissions are more than even the reported 5: still found alone.
+    seg0.limit(50, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
+    seg0.limit(55, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
+    expect(checkHistory(seg0.events, { segment: {} }).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
   });
 
   test("a false denial on a key the segment created is still found by that segment alone", () => {
