@@ -174,7 +174,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   if ((args.setupOnly === true || args.fixtures !== undefined) && (names.length !== 1 || args.target === 'sim' || args.workers !== undefined)) {
     throw new UsageError('--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.');
   }
-  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, names[0] as string) : undefined;
+  // Matched by the scenario's name, as --setup-only wrote it (a scenario file is given by its path).
+  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, (scenarios[0] as Scenario<unknown>).name) : undefined;
   const segment = segmentFlag(args.segment);
   const startAt = startAtFlag(args.startAt, Date.now());
   if (segment !== undefined) {
