@@ -258,7 +258,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
       });
     try {
-      return await runWorkers({ workers: args.workers, scenario: names[0] as string, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
+      return await runWorkers({ workers: args.workers, scenario: scenario.name, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
     } finally {
       process.off('SIGINT', onSigint);
       await target.close();
