@@ -13,6 +13,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HISTORY_FILE } from '../load/history.js';
+import { RESOURCES_FILE, readOpenResources } from '../load/resource-handover.js';
+import { ResourceLedger, type ResourceEntry, ledgerPath } from '../load/resources.js';
 import { ScenarioFailedError, type SharedFixtures, TargetUnreachableError } from '../load/runner.js';
 import type { Target } from '../load/target.js';
 import type { RunReport } from '../report/model.js';
@@ -55,7 +57,7 @@ export function childArguments(argv: readonly string[]): string[] {
  * given), awaits `between` with the fixtures — the segments run in it — then the teardown, once.
  * Resolves to the set-up's report.
  */
-export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SharedFixtures) => Promise<void> }) => Promise<RunReport>;
+export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SharedFixtures) => Promise<readonly ResourceEntry[]> }) => Promise<RunReport>;
 
 export interface WorkersRun {
   workers: number;
@@ -102,6 +104,28 @@ async function runChildren(run: WorkersRun, segmentsOut: string, fixturesPath: s
 }
 
 /**
+ * What the workers' load created and left to the teardown: each worker's resources.json
+ * (resource-handover.ts), and the ledger they all appended to under `segmentsOut` as they went, for
+ * a worker killed before it wrote its file.
+ */
+export function handedBack(segmentsOut: string, tag: string, warn: (line: string) => void): ResourceEntry[] {
+  const entries: ResourceEntry[] = [];
+  const folders = existsSync(segmentsOut) ? readdirSync(segmentsOut).filter((name) => !name.startsWith('.')) : [];
+  for (const name of folders) {
+    const file = join(segmentsOut, name, RESOURCES_FILE);
+    if (!existsSync(file)) continue;
+    try {
+      entries.push(...readOpenResources(file, tag).open);
+    } catch (error) {
+      warn(`${error instanceof Error ? error.message : String(error)}: what that worker created is not torn down`);
+    }
+  }
+  const ledger = ledgerPath(segmentsOut, tag);
+  if (existsSync(ledger)) entries.push(...ResourceLedger.read(ledger, tag, false).open);
+  return entries;
+}
+
+/**
  * Runs the set-up once, the N segments as child processes sharing its fixtures, the teardown once,
  * then merges the partial reports into the run folder — the invariants judged over the union of
  * the set-up's and the segments' histories when they were recorded.
@@ -125,6 +149,8 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
       between: async ({ value, tag, keyIds }) => {
         writeFixturesFile(fixturesPath, { schema: FIXTURES_SCHEMA, version: 1, scenario: run.scenario, seed: run.seed, tag, target: run.target.url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
         codes = await runChildren(run, segmentsOut, fixturesPath);
+        // The keys the workers' load created are in their ledgers only: the teardown deletes them too.
+        return handedBack(segmentsOut, tag, (line) => process.stderr.write(`keysim: ${line}\n`));
       },
     });
   } catch (error) {
@@ -134,6 +160,8 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   } finally {
     rmSync(fixturesDir, { recursive: true, force: true });
   }
+  // The workers' shared ledger was handed to the teardown: once it left nothing, it is stale.
+  if (setUpReport.resources?.cleanupCommand === undefined) rmSync(join(segmentsOut, '.resources'), { recursive: true, force: true });
   setUpReport = { ...setUpReport, notes: [`The set-up of ${workers} workers: its fixtures were shared with every segment, and its teardown ran once, after them.`] };
   writeReport(setUpReport, setUpOut);
 

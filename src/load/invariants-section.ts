@@ -157,7 +157,7 @@ export function invariantsSection(check: CheckReport | undefined, options: Invar
           history: options.history ?? HISTORY_FILE,
           operations: options.operations,
           checked: { ...check.checked },
-          invariants: check.invariants.map((inv) => ({ id: inv.id, title: inv.title, passed: inv.passed, checked: inv.checked, violations: inv.violations })),
+          invariants: check.invariants.map((inv) => ({ id: inv.id, title: inv.title, passed: inv.passed, checked: inv.checked, violations: inv.violations, ...(inv.notJudged === undefined ? {} : { notJudged: inv.notJudged }) })),
           violations: selectViolations(check.violations, SECTION_VIOLATIONS_MAX).map(violationOf),
           violationsTotal: check.violations.length,
           notes,

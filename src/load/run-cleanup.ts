@@ -7,6 +7,7 @@
  */
 import type { ResourcesSection } from '../report/model.js';
 import { classifyTransportError } from './transport-error.js';
+import { writeOpenResources } from './resource-handover.js';
 import { cleanupCommandFor, deleteResources, describeResource, findLeftovers, resourcesSection, type SweepOptions } from './resource-sweep.js';
 
 export interface RunCleanupOptions {
@@ -22,6 +23,21 @@ export interface RunCleanupOptions {
   log: (line: string) => void;
   /** Lines shown even with --quiet: what was left behind. */
   warn: (line: string) => void;
+  /**
+   * A segment of a shared set-up: what it leaves open is written here (resource-handover.ts), so
+   * that the one teardown after the last segment deletes the keys its load created.
+   */
+  handoverPath?: string;
+}
+
+/** Writes what is left open for the teardown after the segments; a failure is said, never thrown. */
+function handOver(options: RunCleanupOptions): void {
+  if (options.handoverPath === undefined) return;
+  try {
+    writeOpenResources(options.handoverPath, options.sweep.ledger);
+  } catch (error) {
+    options.warn(`cannot write ${options.handoverPath} (${error instanceof Error ? error.message : String(error)}): the teardown after the segments will not know the keys this segment created; keysim cleanup --tag ${options.sweep.ledger.tag} --out with this run's reports folder reads its ledger`);
+  }
 }
 
 const MAX_NOTES = 10;
@@ -36,9 +52,12 @@ export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesS
     return resourcesSection(ledger, { disposal: 'discarded', url, notes: ['The embedded simulator is discarded with the run: nothing needed deleting.'] });
   }
   if (options.keep) {
+    handOver(options);
     const section = resourcesSection(ledger, { disposal: 'kept', url });
     const left = section.kinds.reduce((sum, k) => sum + k.left, 0);
-    if (left > 0) warn(`--keep: left ${left} resources on ${url}, named after the run's tag ${ledger.tag}; delete them with: ${cleanupCommandFor(url, ledger.tag)}`);
+    // A segment's ledger file may be its sibling segments' too (one reports folder): it stays.
+    if (options.handoverPath !== undefined) log(`left ${left} resources to the teardown after the last segment (listed in ${options.handoverPath})`);
+    else if (left > 0) warn(`--keep: left ${left} resources on ${url}, named after the run's tag ${ledger.tag}; delete them with: ${cleanupCommandFor(url, ledger.tag)}`);
     else ledger.discardFile();
     return section;
   }
@@ -74,6 +93,7 @@ export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesS
 
   const notes = problems.slice(0, MAX_NOTES);
   if (problems.length > MAX_NOTES) notes.push(`… and ${problems.length - MAX_NOTES} more problems.`);
+  handOver(options);
   const section = resourcesSection(ledger, { disposal: 'cleaned', url, notes });
   if (section.cleanupCommand === undefined) {
     ledger.discardFile();

@@ -15,10 +15,10 @@ import type { Target } from './target.js';
  * Reads the saved history back, checks every invariant over it and compares the oracle's replay
  * (simulator only) with the answers recorded: the report's invariants section.
  */
-async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[], wallSkewMs?: number): Promise<InvariantsSection> {
+async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[], wallSkewMs: number | undefined, segment: HistoryEnd['segment']): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
   const skew = wallSkewMs ?? header.wallSkewMs;
-  const verdict = checkHistory(events, skew === undefined ? {} : { wallSkewMs: skew });
+  const verdict = checkHistory(events, { ...(skew === undefined ? {} : { wallSkewMs: skew }), ...(segment === undefined ? {} : { segment }) });
   return invariantsSection(verdict, {
     operations: events.length,
     notes,
@@ -41,6 +41,11 @@ export interface HistoryEnd {
   skew: RunSkew | undefined;
   target: Target;
   timeoutMs: number;
+  /**
+   * Set when the run is one segment: its verdict judges only what is sound without the other
+   * segments' operations (checks/segment-scope.ts); `sharedKeyIds` are a shared set-up's keys.
+   */
+  segment?: { sharedKeyIds?: readonly string[] };
 }
 
 /** Closes the history and checks it; an interrupted run's history is saved, not checked. */
@@ -59,5 +64,5 @@ export async function historyInvariants(end: HistoryEnd): Promise<InvariantsSect
   const skew = end.skew === undefined ? undefined : await remeasuredRunSkew(target, end.skew, { timeoutMs: end.timeoutMs });
   if (skew !== undefined) sectionNotes.push(skew.note);
   if (oracle === undefined && target.kind === 'live') sectionNotes.push('No oracle on a live target: it replays the simulator\'s journal.');
-  return invariantsReport(end.path, oracle, sectionNotes, skew?.wallSkewMs);
+  return invariantsReport(end.path, oracle, sectionNotes, skew?.wallSkewMs, end.segment);
 }

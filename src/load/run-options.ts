@@ -7,6 +7,7 @@ import type { Target } from './target.js';
 import type { Threshold } from './thresholds.js';
 import type { GeneratorLimits } from './generator-monitor.js';
 import type { Segment } from './plan.js';
+import type { ResourceEntry } from './resources.js';
 
 /** A send that starts later than this after its intended time counts as late (the open model's figure). */
 export const LATE_THRESHOLD_MS = 10;
@@ -96,9 +97,15 @@ export interface RunOptions {
    * Set-up only (`keysim run --setup-only`): run the scenario's setup, hand its fixtures and the
    * run's tag to this function, and send no load. With keep, what the setup created is left for the
    * segments that use the fixtures, and deleted afterwards by tag; without, the function is awaited
-   * (`run --workers` runs the segments in it) and the teardown follows it, once.
+   * (`run --workers` runs the segments in it) and the teardown follows it, once; the resources it
+   * returns (what the segments' load created, handed back) are added to the ledger before it.
    */
-  setupOnly?: (fixtures: SharedFixtures) => void | Promise<void>;
+  setupOnly?: (fixtures: SharedFixtures) => void | readonly ResourceEntry[] | Promise<void | readonly ResourceEntry[]>;
+  /**
+   * A segment of a shared set-up: where it writes what it leaves open at its end (its run folder's
+   * resources.json, resource-handover.ts), for the one teardown after the last segment.
+   */
+  resourcesFile?: string;
 }
 
 /** What a set-up hands its segments. */

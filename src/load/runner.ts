@@ -148,6 +148,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       url: target.url,
       log,
       warn,
+      ...(options.resourcesFile === undefined ? {} : { handoverPath: options.resourcesFile }),
     });
     return resources;
   };
@@ -194,7 +195,9 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
     if (options.setupOnly !== undefined) {
       const keyIds = history?.keys.entries();
-      await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
+      const handedBack = await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
+      // What the segments' load created is deleted by this one teardown (resource-handover.ts).
+      for (const entry of handedBack ?? []) ledger.created(entry);
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();
@@ -269,10 +272,13 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
-      invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs });
-      // Other segments' calls on the same keys and limits are not in this history.
+      // Other segments' calls on the same keys and limits are not in a segment's history: it judges
+      // only what stays sound without them (docs/checking.md#one-segments-own-verdict), so that a
+      // segment never fails on a false alarm; the rest is judged across segments.
+      const segment = options.segment === undefined ? undefined : { sharedKeyIds: (options.fixtures?.keyIds ?? []).map(([, keyId]) => keyId) };
+      invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs, ...(segment === undefined ? {} : { segment }) });
       if (options.segment !== undefined) {
-        invariants.notes.unshift("This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation). keysim merge, or keysim check over the set-up's and every segment's history, judges the invariants across segments.");
+        invariants.notes.unshift("This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation), so it judges only what holds on part of the operations. keysim merge, or keysim check over the set-up's and every segment's history, judges every invariant across segments.");
       }
     }
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });

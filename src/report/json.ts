@@ -102,7 +102,7 @@ const invariantsShape = object<InvariantsSection>(
     history: str,
     operations: count,
     checked: object<InvariantsSection['checked']>({ keys: count, verifications: count, rateLimitChecks: count }),
-    invariants: arrayOf(object<InvariantResult>({ id: str, title: str, passed: bool, checked: count, violations: count })),
+    invariants: arrayOf(object<InvariantResult>({ id: str, title: str, passed: bool, checked: count, violations: count, notJudged: count }, ['notJudged'])),
     violations: arrayOf(object<InvariantViolation>({ invariant: str, subject: str, message: str, occurrences: count, witness: arrayOf(witnessShape) })),
     violationsTotal: count,
     notes: arrayOf(str),

@@ -50,6 +50,9 @@ function invariantsTable(section: InvariantsSection): string[] {
   ]);
   const out = [markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations'], rows, 'lllrr')];
   if (section.invariants.some((inv) => inv.passed && inv.checked === 0)) out.push('', '➖ nothing in the history exercised it.');
+  // A segment's own verdict (docs/checking.md#one-segments-own-verdict): what it could not judge alone.
+  const left = section.invariants.filter((inv) => (inv.notJudged ?? 0) > 0).map((inv) => `${escapeMarkdown(inv.id)} (${formatCount(inv.notJudged ?? 0)})`);
+  if (left.length > 0) out.push('', `Not judged in one segment, left to the verdict across segments (keysim merge / keysim check): ${left.join(', ')}.`);
   return out;
 }
 

@@ -130,7 +130,8 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
   for (const s of sections) {
     for (const inv of s.invariants) {
       const seen = byId.get(inv.id);
-      byId.set(inv.id, seen === undefined ? { ...inv } : { ...seen, passed: seen.passed && inv.passed, checked: seen.checked + inv.checked, violations: seen.violations + inv.violations });
+      const notJudged = seen?.notJudged === undefined && inv.notJudged === undefined ? {} : { notJudged: (seen?.notJudged ?? 0) + (inv.notJudged ?? 0) };
+      byId.set(inv.id, seen === undefined ? { ...inv } : { ...seen, passed: seen.passed && inv.passed, checked: seen.checked + inv.checked, violations: seen.violations + inv.violations, ...notJudged });
     }
   }
   const oracles = sections.map((s) => s.oracle).filter((o) => o !== undefined);

@@ -35,6 +35,8 @@ export interface InvariantResult {
   checked: number;
   /** Subjects (keys, rate-limit identifiers) that broke it. */
   violations: number;
+  /** A segment's own verdict: checks left to the verdict across segments (keysim merge / check); absent elsewhere. */
+  notJudged?: number;
 }
 
 /** A broken invariant, with the few operations that prove it. */

@@ -128,6 +128,8 @@ interface Judged {
   wallSkewMs: number;
   truncation: Truncation | undefined;
   notes: string[];
+  /** One segment's history alone: judged as the segment judged it (docs/checking.md#one-segments-own-verdict). */
+  segment?: boolean;
 }
 
 async function judgedHistories(files: readonly string[], args: CheckArgs): Promise<Judged> {
@@ -139,7 +141,7 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
     const segment = history.header.run?.segment;
     // One segment alone misses the others' calls on the same keys and limits.
     const notes = segment === undefined ? [] : [`This is segment ${segment.index}/${segment.count} alone: give the set-up's and every segment's history to judge the invariants across segments.`];
-    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes };
+    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes, segment: segment !== undefined };
   }
   const parts: HistoryPart[] = [];
   for (const file of files) parts.push({ name: file, ...(await readForCheck(file)) });
@@ -161,7 +163,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0)) throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
   const judged = await judgedHistories(files, args);
   const { events, truncation, wallSkewMs } = judged;
-  const report = checkHistory(events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace' });
+  const report = checkHistory(events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace', ...(judged.segment === true ? { segment: {} } : {}) });
   report.notes.push(...judged.notes);
   // Only wall-timed events depend on the skew: say which one judged them.
   if (events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {

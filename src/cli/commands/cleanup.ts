@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ResourceLedger, RESOURCE_KINDS, type ResourceEntry, ledgerPath } from '../../load/resources.js';
+import { RESOURCES_FILE, ResourcesFileError, readOpenResources } from '../../load/resource-handover.js';
 import { trackingAdmin, trackingServiceApi } from '../../load/resource-tracking.js';
 import { deleteResources, describeResource, findLeftovers, type SweepOptions } from '../../load/resource-sweep.js';
 import { type HttpJsonClient, ServiceCallError, detailOf, httpJsonClient, serviceApi, simulatorAdmin } from '../../load/service-api.js';
@@ -20,6 +21,8 @@ interface CleanupArgs {
   dryRun: boolean;
   out: string;
   namespace: string[];
+  /** Segments' resources.json files or run folders (docs/distributed.md#set-up-once). */
+  resources?: string[];
   rootKey?: string;
 }
 
@@ -58,13 +61,27 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 
+  // What segments run elsewhere created and handed to the teardown: read before anything is asked of the target.
+  const handedBack: ResourceEntry[] = [];
+  for (const path of args.resources ?? []) {
+    try {
+      handedBack.push(...readOpenResources(path, args.tag).open);
+    } catch (error) {
+      if (error instanceof ResourcesFileError) throw new UsageError(`--resources: ${error.message}`);
+      throw error;
+    }
+  }
+
   const { target, note } = await detectUrlTarget(args.target, rootKey);
   if (note !== undefined) process.stderr.write(`keysim: ${note}\n`);
   const path = ledgerPath(args.out, args.tag);
   const hasLedger = existsSync(path);
   // A dry run changes nothing, not even the ledger.
   const ledger = hasLedger ? ResourceLedger.read(path, args.tag, !args.dryRun) : new ResourceLedger(args.tag);
-  if (!hasLedger && target.clockControl) {
+  for (const entry of handedBack) ledger.created(entry);
+  if (!hasLedger && handedBack.length > 0) {
+    write(`No ledger of run ${args.tag} in ${path}: using the ${handedBack.length} resources the --resources files list, and looking for identities and overrides by the tag.\n`);
+  } else if (!hasLedger && target.clockControl) {
     write(`No ledger of run ${args.tag} in ${path}: looking for its resources by the tag in the simulator's snapshot.\n`);
   } else if (!hasLedger) {
     write(
@@ -124,9 +141,11 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be deleted; delete nothing' })
       .option('out', { type: 'string', default: 'reports', describe: 'The reports folder of the run: its ledger (.resources/<tag>.jsonl) lists the keys it made' })
       .option('namespace', { type: 'string', array: true, default: [], describe: 'Also look for the run\'s overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)' })
+      .option('resources', { type: 'string', array: true, describe: `Also delete what segments run elsewhere left: their ${RESOURCES_FILE} files or run folders (repeatable)` })
       .option('root-key', { type: 'string', describe: 'Root key of the target (prefer the KEYSIM_ROOT_KEY variable)' })
       .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left')
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)') as unknown as Argv<CleanupArgs>,
+      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)')
+      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created') as unknown as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
     process.exitCode = await cleanupCommand(args);
   },

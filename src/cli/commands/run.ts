@@ -7,6 +7,7 @@ import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
 import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { RESOURCES_FILE } from '../../load/resource-handover.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
@@ -173,7 +174,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   if ((args.setupOnly === true || args.fixtures !== undefined) && (names.length !== 1 || args.target === 'sim' || args.workers !== undefined)) {
     throw new UsageError('--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.');
   }
-  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, names[0] as string) : undefined;
+  // Matched by the scenario's name, as --setup-only wrote it (a scenario file is given by its path).
+  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, (scenarios[0] as Scenario<unknown>).name) : undefined;
   const segment = segmentFlag(args.segment);
   const startAt = startAtFlag(args.startAt, Date.now());
   if (segment !== undefined) {
@@ -256,7 +258,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
       });
     try {
-      return await runWorkers({ workers: args.workers, scenario: names[0] as string, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
+      return await runWorkers({ workers: args.workers, scenario: scenario.name, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
     } finally {
       process.off('SIGINT', onSigint);
       await target.close();
@@ -298,6 +300,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
           warn: (line) => process.stderr.write(`keysim: ${line}\n`),
           resourcesDir: args.out,
+          // A segment of a shared set-up hands what its load created to the teardown after the last segment.
+          ...(sharedFixtures === undefined ? {} : { resourcesFile: join(folder, RESOURCES_FILE) }),
           keysimVersion: keysimVersion(),
           ...(historyPath === undefined ? {} : { historyPath }),
           oracle: args.oracle,

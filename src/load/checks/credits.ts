@@ -54,6 +54,7 @@ import { collect } from './credits-collect.js';
 import { INF, type Read, type SetEvent, ServiceToWall, iso, refillSets, surelyAfter } from './credits-sets.js';
 import type { Amount } from './credits-sums.js';
 import { ViolationLog, witness } from './violation-log.js';
+import { ownKeys } from './segment-scope.js';
 
 const DEFAULT_MAX_CANDIDATES = 16;
 
@@ -78,7 +79,11 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
   const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
   const cap = options.maxCandidates ?? DEFAULT_MAX_CANDIDATES;
   const mode = options.refill ?? 'replace';
-  const collected = collect(events, wallSkewMs);
+  const history = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
+  const collected = collect(history, wallSkewMs);
+  // In a segment, only keys no other process can have used are judged (segment-scope.ts).
+  const ownedKeys = ownKeys(history, options.segment?.sharedKeyIds, options.segment !== undefined);
+  let keysLeftToMerge = 0;
   const map = new ServiceToWall(collected.brackets);
   const log = new ViolationLog();
   const counts = { 'credits.no-over-spend': 0, 'credits.no-under-serve': 0, 'credits.consistent': 0, 'credits.refill': 0 };
@@ -90,6 +95,10 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
   for (const key of collected.keys.values()) {
     if (key.sets.length === 0) {
       if (key.reads.length > 0) keysWithoutCreate++;
+      continue;
+    }
+    if (ownedKeys !== undefined && !ownedKeys.has(key.keyId)) {
+      keysLeftToMerge++;
       continue;
     }
     keysChecked++;
@@ -219,11 +228,15 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
   if (keysWithoutCreate > 0) notes.push(`${keysWithoutCreate} keys were used without their createKey in the history: their credits were not checked.`);
   if (collected.verificationsWithoutKeyId > 0) notes.push(`${collected.verificationsWithoutKeyId} verifications name no key id: not checked for credits.`);
   if (collected.createsWithoutKeyId > 0) notes.push(`${collected.createsWithoutKeyId} createKey calls have no answer (unknown outcome): the keys they may have made cannot be followed.`);
+  if (keysLeftToMerge > 0) notes.push(`${keysLeftToMerge} keys were changed by this segment but not created by it: other segments may change them too, so their credits are judged across segments, not here.`);
   if (skippedAmbiguous > 0) notes.push(`${skippedAmbiguous} answers came amid more than ${cap} possible credit changes: not checked.`);
   return {
     violations: log.violations(),
     checked: { keys: keysChecked, verifications: verificationsChecked, rateLimitChecks: 0 },
     counts,
     notes,
+    ...(ownedKeys === undefined
+      ? {}
+      : { notJudged: { 'credits.no-over-spend': keysLeftToMerge, 'credits.no-under-serve': keysLeftToMerge, 'credits.consistent': keysLeftToMerge, 'credits.refill': keysLeftToMerge } }),
   };
 }

@@ -14,6 +14,18 @@ export { checkRateLimits } from './ratelimit.js';
 export type { CheckOptions, CheckReport, CheckedCounts, CheckerResult, InvariantId, InvariantVerdict, Violation } from './types.js';
 export { INVARIANTS } from './types.js';
 
+/** Which invariants one segment judged and which it left to the verdict across segments. */
+function segmentNote(invariants: readonly InvariantVerdict[]): string {
+  const left = invariants.filter((i) => (i.notJudged ?? 0) > 0).map((i) => `${i.id} (${i.notJudged} ${i.id.startsWith('credits.') ? 'keys' : 'denials'})`);
+  const judged = invariants.filter((i) => i.checked > 0).map((i) => i.id);
+  return (
+    `Judged in this segment: ${judged.length === 0 ? 'nothing' : judged.join(', ')}. ` +
+    (left.length === 0
+      ? 'Nothing was left to the verdict across segments.'
+      : `Not judged in one segment (judged across segments by keysim merge / keysim check): ${left.join(', ')} — keys this segment did not create and limits other segments may also spend (docs/checking.md#one-segments-own-verdict).`)
+  );
+}
+
 /** Runs every checker over one history (an array, or any iterable: it is read once). */
 export function checkHistory(events: Iterable<HistoryEvent>, options: CheckOptions = {}): CheckReport {
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
@@ -22,7 +34,8 @@ export function checkHistory(events: Iterable<HistoryEvent>, options: CheckOptio
   const invariants = INVARIANTS.map(({ id, title }): InvariantVerdict => {
     const count = violations.filter((v) => v.invariant === id).length;
     const checked = results.reduce((n, r) => n + (r.counts[id] ?? 0), 0);
-    return { id, title, checked, violations: count, passed: count === 0 };
+    const notJudged = results.reduce((n, r) => n + (r.notJudged?.[id] ?? 0), 0);
+    return { id, title, checked, violations: count, passed: count === 0, ...(options.segment === undefined ? {} : { notJudged }) };
   });
   return {
     passed: violations.length === 0,
@@ -33,6 +46,6 @@ export function checkHistory(events: Iterable<HistoryEvent>, options: CheckOptio
       rateLimitChecks: results.reduce((n, r) => n + r.checked.rateLimitChecks, 0),
     },
     invariants,
-    notes: results.flatMap((r) => r.notes),
+    notes: [...(options.segment === undefined ? [] : [segmentNote(invariants)]), ...results.flatMap((r) => r.notes)],
   };
 }

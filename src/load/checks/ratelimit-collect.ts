@@ -50,6 +50,7 @@ function limitPossibilities(
   request: { limit: number; durationMs: number },
   t: TimeBracket,
   answer: { limit?: number | undefined; reset?: number | undefined; overrideId?: string | undefined } | undefined,
+  segment: boolean,
 ): Possibility[] {
   const subject = `${namespace}/${identifier}`;
   if (answer?.overrideId !== undefined && !overrides.knownIds.has(answer.overrideId) && answer.reset !== undefined) {
@@ -69,7 +70,9 @@ function limitPossibilities(
     counter: `ns:${namespace}\0${identifier}\0${c.durationMs}`,
     subject,
     durationMs: c.durationMs,
-    limit: c.limit,
+    // In a segment, another segment may have changed the override this history set: the limit the
+    // answer reports, when higher, keeps over-admission sound (checks/segment-scope.ts).
+    limit: segment && answer?.limit !== undefined ? Math.max(c.limit, answer.limit) : c.limit,
     ...windows(t, c.durationMs, answer?.reset),
     source: c.source,
   }));
@@ -87,7 +90,7 @@ export interface CollectedRateLimits {
   unjudgeable: (counter: string) => boolean;
 }
 
-export function collect(events: readonly HistoryEvent[], wallSkewMs: number): CollectedRateLimits {
+export function collect(events: readonly HistoryEvent[], wallSkewMs: number, segment = false): CollectedRateLimits {
   const overrides = new Overrides();
   const brackets = new Map<HistoryEvent, TimeBracket>();
   const bracket = (e: HistoryEvent) => {
@@ -129,7 +132,7 @@ export function collect(events: readonly HistoryEvent[], wallSkewMs: number): Co
       if (req.namespace === undefined || req.identifier === undefined || req.limit === undefined || req.duration === undefined) continue;
       if (ok !== undefined && ok.success === undefined) continue;
       noteForeign(req.namespace, req.identifier, ok);
-      const possibilities = limitPossibilities(overrides, req.namespace, req.identifier, { limit: req.limit, durationMs: req.duration }, t, ok);
+      const possibilities = limitPossibilities(overrides, req.namespace, req.identifier, { limit: req.limit, durationMs: req.duration }, t, ok, segment);
       decisions.push({
         event,
         t,
@@ -145,7 +148,7 @@ export function collect(events: readonly HistoryEvent[], wallSkewMs: number): Co
         noteForeign(l.namespace, l.identifier, answer);
         return {
           cost: l.cost ?? 1,
-          possibilities: limitPossibilities(overrides, l.namespace, l.identifier, { limit: l.limit, durationMs: l.duration }, t, answer),
+          possibilities: limitPossibilities(overrides, l.namespace, l.identifier, { limit: l.limit, durationMs: l.duration }, t, answer, segment),
           exceeded: answer?.passed === false,
         };
       });

@@ -44,6 +44,12 @@ export interface CheckOptions {
   refill?: 'replace' | 'production';
   /** An answer with more possible preceding credit changes than this is skipped (default 16). */
   maxCandidates?: number;
+  /**
+   * The history is one segment's: other segments may have used the same keys and limits, so only
+   * what is sound on a subset of the operations is judged (segment-scope.ts). `sharedKeyIds`: the
+   * ids of a shared set-up's keys (never this segment's own).
+   */
+  segment?: { sharedKeyIds?: readonly string[] };
 }
 
 export interface CheckedCounts {
@@ -63,6 +69,8 @@ export interface CheckerResult {
   counts: Partial<Record<InvariantId, number>>;
   /** What could not be checked, and why. */
   notes: string[];
+  /** In a segment: checks (credits: keys; rate limits: denials) left to the judgement across segments. */
+  notJudged?: Partial<Record<InvariantId, number>>;
 }
 
 export interface InvariantVerdict {
@@ -73,6 +81,8 @@ export interface InvariantVerdict {
   /** Subjects that broke it. */
   violations: number;
   passed: boolean;
+  /** In a segment: checks left to keysim merge / keysim check (not judged on this history alone). */
+  notJudged?: number;
 }
 
 export interface CheckReport {
