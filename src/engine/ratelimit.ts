@@ -9,7 +9,7 @@ import { type EngineError, type Result, fail, invalid, ok } from './errors.js';
 import { decideWindow, decideWindows, windowCounterKey, type WindowCheck } from './ratelimit-window.js';
 import { strikes } from './faults.js';
 import { byId, pageById, pageSize } from './pagination.js';
-import { type NamespaceRecord, type OverrideIndex, type OverrideRecord, namespaceNameKey } from './state.js';
+import { type EngineState, type NamespaceRecord, type OverrideIndex, type OverrideRecord, namespaceNameKey } from './state.js';
 
 export const MIN_LIMIT_DURATION_MS = 1_000;
 export const MAX_LIMIT_DURATION_MS = 2_592_000_000;
@@ -39,12 +39,27 @@ export function createNamespace(ctx: EngineContext, workspaceId: string, name: s
 }
 
 /**
+ * The namespace last found by name, per state: clients name the same namespace call after call,
+ * and this spares building and hashing its lookup key each time. A cache of the state, outside it
+ * (never in a snapshot; a new state after a reset or restore starts without one). It stays right
+ * as the state changes: a namespace found by name is in `namespacesByName` under that name until
+ * it is deleted (its `deletedAt` set), and a name is given to a new namespace only once the
+ * earlier one is deleted.
+ */
+const lastFoundByName = new WeakMap<EngineState, NamespaceRecord>();
+
+/**
  * A namespace of the workspace by id (`rlns_…`) or name: 404 when unknown (or of another
  * workspace), 410 when deleted.
  */
 export function findNamespace(ctx: EngineContext, workspaceId: string, ref: string): Result<NamespaceRecord> {
+  const last = lastFoundByName.get(ctx.state);
+  if (last !== undefined && last.deletedAt === null && last.name === ref && last.workspaceId === workspaceId) return ok(last);
   const byName = ctx.state.namespacesByName.get(namespaceNameKey(workspaceId, ref));
-  if (byName !== undefined) return ok(byName);
+  if (byName !== undefined) {
+    lastFoundByName.set(ctx.state, byName);
+    return ok(byName);
+  }
   const byIdRecord = ctx.state.namespaces.get(ref);
   if (byIdRecord !== undefined && byIdRecord.workspaceId === workspaceId) {
     if (byIdRecord.deletedAt === null) return ok(byIdRecord);
