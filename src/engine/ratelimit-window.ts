@@ -104,7 +104,10 @@ export function decideWindows(
   checks: readonly WindowCheck[],
   nowMs: EpochMs,
 ): { passed: boolean; decisions: WindowDecision[] } {
-  if (checks.length === 1) return decideOneWindow(counters, checks[0] as WindowCheck, nowMs);
+  if (checks.length === 1) {
+    const decision = decideWindow(counters, checks[0] as WindowCheck, nowMs);
+    return { passed: !decision.exceeded, decisions: [decision] };
+  }
   const pending = new Map<string, number>();
   const views: WindowView[] = [];
   const exceededFlags: boolean[] = [];
@@ -143,14 +146,14 @@ export function decideWindows(
 }
 
 /**
- * `decideWindows` for one check (ratelimit.limit, a verification with one limit): the same
- * decision without the bookkeeping that checks sharing a counter need.
+ * `decideWindows` for one check (ratelimit.limit, a verification with one limit, the API rate
+ * limit): the same decision — passed when not `exceeded` — without the arrays and the
+ * bookkeeping that checks sharing a counter need.
  */
-function decideOneWindow(counters: Map<string, WindowCounter>, check: WindowCheck, nowMs: EpochMs): { passed: boolean; decisions: WindowDecision[] } {
+export function decideWindow(counters: Map<string, WindowCounter>, check: WindowCheck, nowMs: EpochMs): WindowDecision {
   const view = readWindow(counters, check.key, nowMs, check.durationMs);
-  const exceeded = !fitsWindow(view.used, check.cost, check.limit);
-  if (exceeded) return { passed: false, decisions: [{ view, exceeded, remaining: 0 }] };
+  if (!fitsWindow(view.used, check.cost, check.limit)) return { view, exceeded: true, remaining: 0 };
   // Nothing was written since the read: the view is what a re-read would give.
   commitWindow(counters, view, check.cost);
-  return { passed: true, decisions: [{ view, exceeded, remaining: Math.max(0, check.limit - (view.used + check.cost)) }] };
+  return { view, exceeded: false, remaining: Math.max(0, check.limit - (view.used + check.cost)) };
 }

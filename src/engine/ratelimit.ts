@@ -5,11 +5,11 @@
 import type { EngineContext } from './context.js';
 import { newId } from './context.js';
 import { type Caller, authenticate, requirePermission } from './auth.js';
-import { type Result, fail, invalid, ok } from './errors.js';
-import { decideWindows, windowCounterKey, type WindowCheck } from './ratelimit-window.js';
+import { type EngineError, type Result, fail, invalid, ok } from './errors.js';
+import { decideWindow, decideWindows, windowCounterKey, type WindowCheck } from './ratelimit-window.js';
 import { strikes } from './faults.js';
 import { byId, pageById, pageSize } from './pagination.js';
-import { type NamespaceRecord, type OverrideIndex, type OverrideRecord, namespaceNameKey } from './state.js';
+import { type EngineState, type NamespaceRecord, type OverrideIndex, type OverrideRecord, namespaceNameKey } from './state.js';
 
 export const MIN_LIMIT_DURATION_MS = 1_000;
 export const MAX_LIMIT_DURATION_MS = 2_592_000_000;
@@ -39,12 +39,27 @@ export function createNamespace(ctx: EngineContext, workspaceId: string, name: s
 }
 
 /**
+ * The namespace last found by name, per state: clients name the same namespace call after call,
+ * and this spares building and hashing its lookup key each time. A cache of the state, outside it
+ * (never in a snapshot; a new state after a reset or restore starts without one). It stays right
+ * as the state changes: a namespace found by name is in `namespacesByName` under that name until
+ * it is deleted (its `deletedAt` set), and a name is given to a new namespace only once the
+ * earlier one is deleted.
+ */
+const lastFoundByName = new WeakMap<EngineState, NamespaceRecord>();
+
+/**
  * A namespace of the workspace by id (`rlns_…`) or name: 404 when unknown (or of another
  * workspace), 410 when deleted.
  */
 export function findNamespace(ctx: EngineContext, workspaceId: string, ref: string): Result<NamespaceRecord> {
+  const last = lastFoundByName.get(ctx.state);
+  if (last !== undefined && last.deletedAt === null && last.name === ref && last.workspaceId === workspaceId) return ok(last);
   const byName = ctx.state.namespacesByName.get(namespaceNameKey(workspaceId, ref));
-  if (byName !== undefined) return ok(byName);
+  if (byName !== undefined) {
+    lastFoundByName.set(ctx.state, byName);
+    return ok(byName);
+  }
   const byIdRecord = ctx.state.namespaces.get(ref);
   if (byIdRecord !== undefined && byIdRecord.workspaceId === workspaceId) {
     if (byIdRecord.deletedAt === null) return ok(byIdRecord);
@@ -262,45 +277,57 @@ export interface LimitOutput {
   overrideId?: string;
 }
 
-function checkLimitInput(input: LimitInput, at: string): Result<void> {
-  // In order, the first failure decides; locations are built only for a failure.
-  const identifier = checkIdentifier(input.identifier, `${at}.identifier`);
-  if (!identifier.ok) return identifier;
+const DURATION_RULE = `The duration is in milliseconds: an integer from ${MIN_LIMIT_DURATION_MS} to ${MAX_LIMIT_DURATION_MS}.`;
+
+/**
+ * The first problem of one limit request, in order, or undefined. `at` is the request's location
+ * (`body`, `body[2]`); a field's location is built only for a failure, never on the hot path.
+ */
+function limitInputProblem(input: LimitInput, at: string): { ok: false; error: EngineError } | undefined {
+  const length = input.identifier.length;
+  if (length < 1 || length > 255) return invalid(`${at}.identifier`, 'An identifier must be 1 to 255 characters.');
   if (!(Number.isInteger(input.limit) && input.limit >= 1)) return invalid(`${at}.limit`, 'The limit must be an integer ≥ 1.');
-  const duration = checkDuration(input.duration, `${at}.duration`);
-  if (!duration.ok) return duration;
-  if (!(input.cost === undefined || (Number.isInteger(input.cost) && input.cost >= 0))) return invalid(`${at}.cost`, 'The cost must be an integer ≥ 0.');
-  return ok(undefined);
+  const duration = input.duration;
+  if (!Number.isInteger(duration) || duration < MIN_LIMIT_DURATION_MS || duration > MAX_LIMIT_DURATION_MS) return invalid(`${at}.duration`, DURATION_RULE);
+  const cost = input.cost;
+  if (!(cost === undefined || (Number.isInteger(cost) && cost >= 0))) return invalid(`${at}.cost`, 'The cost must be an integer ≥ 0.');
+  return undefined;
 }
 
 interface PlannedLimit {
   check: WindowCheck;
-  namespace: NamespaceRecord;
   override: OverrideRecord | undefined;
 }
 
-/** Validates, authorises and resolves every request before anything is consumed. */
-function planLimits(ctx: EngineContext, caller: Caller, inputs: readonly LimitInput[], at: (i: number) => string): Result<PlannedLimit[]> {
+/** Authorises and resolves one checked request: its namespace, the override that applies, its window. */
+function planLimit(ctx: EngineContext, caller: Caller, input: LimitInput): Result<PlannedLimit> {
+  const namespace = namespaceForUse(ctx, caller, input.namespace, 'limit');
+  if (!namespace.ok) return namespace;
+  const id = namespace.value.id;
+  const override = matchOverride(ctx, id, input.identifier);
+  const durationMs = override === undefined ? input.duration : override.durationMs;
+  return ok({
+    override,
+    check: {
+      key: windowCounterKey(`ns:${id}`, input.identifier, durationMs),
+      limit: override === undefined ? input.limit : override.limit,
+      durationMs,
+      cost: input.cost ?? 1,
+    },
+  });
+}
+
+/** Checks every request, then authorises and resolves each, before anything is consumed. */
+function planLimits(ctx: EngineContext, caller: Caller, inputs: readonly LimitInput[]): Result<PlannedLimit[]> {
   for (let i = 0; i < inputs.length; i++) {
-    const checked = checkLimitInput(inputs[i] as LimitInput, at(i));
-    if (!checked.ok) return checked;
+    const problem = limitInputProblem(inputs[i] as LimitInput, `body[${i}]`);
+    if (problem !== undefined) return problem;
   }
   const planned: PlannedLimit[] = [];
   for (const input of inputs) {
-    const namespace = namespaceForUse(ctx, caller, input.namespace, 'limit');
-    if (!namespace.ok) return namespace;
-    const override = matchOverride(ctx, namespace.value.id, input.identifier);
-    const durationMs = override?.durationMs ?? input.duration;
-    planned.push({
-      namespace: namespace.value,
-      override,
-      check: {
-        key: windowCounterKey(`ns:${namespace.value.id}`, input.identifier, durationMs),
-        limit: override?.limit ?? input.limit,
-        durationMs,
-        cost: input.cost ?? 1,
-      },
-    });
+    const one = planLimit(ctx, caller, input);
+    if (!one.ok) return one;
+    planned.push(one.value);
   }
   return ok(planned);
 }
@@ -317,13 +344,15 @@ function overAdmits(ctx: EngineContext, operation: string): boolean {
 export function limit(ctx: EngineContext, rootKey: string | undefined, input: LimitInput): Result<LimitOutput> {
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
-  const planned = planLimits(ctx, caller.value, [input], () => 'body');
+  const problem = limitInputProblem(input, 'body');
+  if (problem !== undefined) return problem;
+  const planned = planLimit(ctx, caller.value, input);
   if (!planned.ok) return planned;
-  const only = planned.value[0] as PlannedLimit;
-  const { passed, decisions } = decideWindows(ctx.state.windows, [only.check], ctx.clock.now());
-  const decision = decisions[0] as (typeof decisions)[number];
-  const out: LimitOutput = { limit: only.check.limit, remaining: decision.remaining, reset: decision.view.resetAtMs, success: passed || overAdmits(ctx, 'ratelimit.limit') };
-  if (only.override !== undefined) out.overrideId = only.override.id;
+  const { check, override } = planned.value;
+  // One window: decided without the arrays and bookkeeping of several (ratelimit-window.ts).
+  const decision = decideWindow(ctx.state.windows, check, ctx.clock.now());
+  const out: LimitOutput = { limit: check.limit, remaining: decision.remaining, reset: decision.view.resetAtMs, success: !decision.exceeded || overAdmits(ctx, 'ratelimit.limit') };
+  if (override !== undefined) out.overrideId = override.id;
   return ok(out);
 }
 
@@ -346,7 +375,7 @@ export function multiLimit(
   const caller = authenticate(ctx, rootKey);
   if (!caller.ok) return caller;
   if (inputs.length === 0) return invalid('body', 'Send at least one limit request.');
-  const planned = planLimits(ctx, caller.value, inputs, (i) => `body[${i}]`);
+  const planned = planLimits(ctx, caller.value, inputs);
   if (!planned.ok) return planned;
   const decided = decideWindows(ctx.state.windows, planned.value.map((p) => p.check), ctx.clock.now());
   const { decisions } = decided;

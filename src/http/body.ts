@@ -11,48 +11,120 @@ const LINGER_MS = 2_000;
 
 export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
 
-/** Reads the body as a promise (see `collectBody`). */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
-  return new Promise((resolve) => collectBody(req, maxBytes, resolve));
+/**
+ * What a body read under a byte limit (`readLimited`) is handed. Nothing is called after `end`
+ * or `refuse`, and each at most once.
+ */
+export interface BodySink {
+  /** The next piece of the body, while the total is within the limit. */
+  chunk(chunk: Buffer): void;
+  /** The whole body arrived within the limit. */
+  end(): void;
+  /** No body: it is over the limit (declared or counted), or the request was cut short. */
+  refuse(reason: 'too_large' | 'aborted'): void;
+}
+
+/** Per request, kept on the request itself, so that the listeners are shared functions (no closure per request). */
+interface LimitedRead {
+  sink: BodySink;
+  maxBytes: number;
+  size: number;
+  done: boolean;
+}
+
+const READ = Symbol('keysim body read');
+type ReadingMessage = IncomingMessage & { [READ]?: LimitedRead };
+
+function onData(this: ReadingMessage, chunk: Buffer): void {
+  const read = this[READ] as LimitedRead;
+  if (read.done) return;
+  read.size += chunk.length;
+  if (read.size > read.maxBytes) {
+    // Keep draining (discarding) so the client can read the 413 instead of a reset.
+    read.done = true;
+    read.sink.refuse('too_large');
+    return;
+  }
+  read.sink.chunk(chunk);
+}
+
+function onEnd(this: ReadingMessage): void {
+  const read = this[READ] as LimitedRead;
+  if (read.done) return;
+  read.done = true;
+  read.sink.end();
+}
+
+// A request cut short is destroyed with an error, after its 'aborted' event: either one ends the read.
+function onAborted(this: ReadingMessage): void {
+  const read = this[READ] as LimitedRead;
+  if (read.done) return;
+  read.done = true;
+  read.sink.refuse('aborted');
 }
 
 /**
- * Reads the body up to `maxBytes` and calls `done` once with the text or why there is none. A
- * callback rather than a promise: the server's per-request path stays synchronous around it.
+ * Reads a request body up to `maxBytes`, handing it to `sink` as it arrives, without buffering
+ * anything itself. A body declared (Content-Length) or counted over the limit is refused at once;
+ * the rest is left flowing, for the caller to discard (`discardRest`) after its 413. The one
+ * step under both ways of reading a body: whole (`collectBody`) and as a stream (restore-body.ts).
  */
-export function collectBody(req: IncomingMessage, maxBytes: number, done: (result: BodyRead) => void): void {
+export function readLimited(req: IncomingMessage, maxBytes: number, sink: BodySink): void {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume();
-    done({ ok: false, reason: 'too_large' });
+    sink.refuse('too_large');
     return;
   }
-  // Most bodies arrive in one chunk: keep it as is, and gather a list only from the second.
-  let first: Buffer | undefined;
-  let chunks: Buffer[] | undefined;
-  let size = 0;
-  let finished = false;
-  const finish = (result: BodyRead) => {
-    if (finished) return;
-    finished = true;
-    done(result);
-  };
-  req.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    size += chunk.length;
-    if (size > maxBytes) {
-      first = undefined;
-      chunks = undefined;
-      // Keep draining (discarding) so the client can read the 413 instead of a reset.
-      finish({ ok: false, reason: 'too_large' });
-      return;
-    }
-    if (first === undefined) first = chunk;
-    else (chunks ??= [first]).push(chunk);
-  });
-  req.on('end', () => finish({ ok: true, text: chunks !== undefined ? Buffer.concat(chunks).toString('utf8') : first === undefined ? '' : first.toString('utf8') }));
-  // A request cut short is destroyed with an error ('aborted' comes with it): one listener covers both.
-  req.on('error', () => finish({ ok: false, reason: 'aborted' }));
+  (req as ReadingMessage)[READ] = { sink, maxBytes, size: 0, done: false };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onAborted);
+  req.on('aborted', onAborted);
+}
+
+/** Reads the body as a promise (see `collectBody`). */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
+  return new Promise((resolve) => collectBody(req, maxBytes, resolve, undefined));
+}
+
+/** Gathers a body whole: most bodies arrive in one chunk, kept as it is; a list only from the second. */
+class Collector<C> implements BodySink {
+  #first: Buffer | undefined;
+  #chunks: Buffer[] | undefined;
+  readonly #done: (result: BodyRead, context: C) => void;
+  readonly #context: C;
+
+  constructor(done: (result: BodyRead, context: C) => void, context: C) {
+    this.#done = done;
+    this.#context = context;
+  }
+
+  chunk(chunk: Buffer): void {
+    if (this.#first === undefined) this.#first = chunk;
+    else (this.#chunks ??= [this.#first]).push(chunk);
+  }
+
+  end(): void {
+    const first = this.#first;
+    const text = this.#chunks !== undefined ? Buffer.concat(this.#chunks).toString('utf8') : first === undefined ? '' : first.toString('utf8');
+    this.#done({ ok: true, text }, this.#context);
+  }
+
+  refuse(reason: 'too_large' | 'aborted'): void {
+    this.#first = undefined;
+    this.#chunks = undefined;
+    this.#done({ ok: false, reason }, this.#context);
+  }
+}
+
+/**
+ * Reads the body up to `maxBytes` and calls `done` once with the text or why there is none, and
+ * `context` (so that a caller needs no closure per request). A callback rather than a promise:
+ * the server's per-request path stays synchronous around it.
+ */
+export function collectBody<C>(req: IncomingMessage, maxBytes: number, done: (result: BodyRead, context: C) => void, context: C): void {
+  readLimited(req, maxBytes, new Collector(done, context));
 }
 
 /**

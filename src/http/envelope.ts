@@ -61,7 +61,7 @@ export function replyText(route: Route, requestId: string, reply: Reply): string
   if (route.style === 'v1') return JSON.stringify(reply.data ?? {});
   let text = `{"meta":{"requestId":"${requestId}"}`;
   if (reply.data !== undefined) {
-    const data = JSON.stringify(reply.data) as string | undefined;
+    const data = route.dataText === undefined ? (JSON.stringify(reply.data) as string | undefined) : route.dataText(reply.data);
     // Values JSON has no text for (a function, a symbol) are left out, as in an object.
     if (data !== undefined) text += `,"data":${data}`;
   }

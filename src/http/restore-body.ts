@@ -24,6 +24,7 @@ import {
   SnapshotBuilder,
   snapshotMode,
 } from '../engine/index.js';
+import { type BodySink, readLimited } from './body.js';
 import { restoreRequest } from './schemas/admin.js';
 import { validate } from './schema.js';
 
@@ -138,6 +139,37 @@ function schemaErrors(value: unknown): { ok: false; errors: FieldError[] } {
   return { ok: false, errors: checked.ok ? [{ location: 'body', message: 'must be an object with a snapshot' }] : checked.errors };
 }
 
+/** Feeds the body to the JSON reader as it arrives, and answers once it has all arrived. */
+class RestoreReading implements BodySink {
+  readonly #sink = new RestoreBodySink();
+  readonly #reader = new JsonReader(this.#sink);
+  readonly #decoder = new StringDecoder('utf8');
+  readonly #sha256: (text: string) => string;
+  readonly #resolve: (body: StreamedBody) => void;
+  /** The first syntax error: from there the body is only read to its end, not parsed. */
+  #problem: string | undefined;
+
+  constructor(sha256: (text: string) => string, resolve: (body: StreamedBody) => void) {
+    this.#sha256 = sha256;
+    this.#resolve = resolve;
+  }
+
+  chunk(chunk: Buffer): void {
+    if (this.#problem === undefined) this.#problem = this.#reader.write(this.#decoder.write(chunk));
+  }
+
+  end(): void {
+    if (this.#problem === undefined) this.#problem = this.#reader.write(this.#decoder.end());
+    if (this.#problem === undefined) this.#problem = this.#reader.end();
+    if (this.#problem !== undefined) this.#resolve({ ok: false, reason: 'syntax', problem: this.#problem });
+    else this.#resolve({ ok: true, checked: this.#sink.verdict(this.#reader.empty, this.#sha256) });
+  }
+
+  refuse(reason: 'too_large' | 'aborted'): void {
+    this.#resolve({ ok: false, reason });
+  }
+}
+
 /**
  * Reads a restore body from the request up to `maxBytes`, checking and building the snapshot as
  * it arrives. A body over the limit stops being read at once (the caller answers 413 and discards
@@ -145,40 +177,5 @@ function schemaErrors(value: unknown): { ok: false; errors: FieldError[] } {
  * read whole would be, before the 400.
  */
 export function readRestoreBody(req: IncomingMessage, maxBytes: number, sha256: (text: string) => string): Promise<StreamedBody> {
-  return new Promise((resolve) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      resolve({ ok: false, reason: 'too_large' });
-      return;
-    }
-    const sink = new RestoreBodySink();
-    const reader = new JsonReader(sink);
-    const decoder = new StringDecoder('utf8');
-    let problem: string | undefined;
-    let size = 0;
-    let done = false;
-    const finish = (result: StreamedBody) => {
-      if (done) return;
-      done = true;
-      resolve(result);
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > maxBytes) {
-        finish({ ok: false, reason: 'too_large' });
-        return;
-      }
-      if (problem === undefined) problem = reader.write(decoder.write(chunk));
-    });
-    req.on('end', () => {
-      if (done) return;
-      if (problem === undefined) problem = reader.write(decoder.end());
-      if (problem === undefined) problem = reader.end();
-      if (problem !== undefined) finish({ ok: false, reason: 'syntax', problem });
-      else finish({ ok: true, checked: sink.verdict(reader.empty, sha256) });
-    });
-    req.on('error', () => finish({ ok: false, reason: 'aborted' }));
-    req.on('aborted', () => finish({ ok: false, reason: 'aborted' }));
-  });
+  return new Promise((resolve) => readLimited(req, maxBytes, new RestoreReading(sha256, resolve)));
 }

@@ -18,8 +18,7 @@ import { seqHeader } from './journal.js';
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
-import { SERVICE_ROUTES, operationName } from './operations.js';
-import { type FaultDecision, faultDelay } from './faults.js';
+import { faultPath } from './fault-path.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
@@ -86,8 +85,6 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   const openApi = openApiDocument(ROUTES, options.version ?? '0.0.0');
   const openApiText = JSON.stringify(openApi);
   const nextRequestId = requestIdSource();
-  // Only the service's own routes can be faulted; the admin surface never is.
-  const faultable = new Map<Route, string>(SERVICE_ROUTES.map((route) => [route, operationName(route.path)]));
 
   function sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers?: Record<string, string>, route?: Route): void {
     send(res, requestId, problem.status, problemBody(style, requestId, problem, errorsUrl), headers, style === 'v2' && route?.problemJsonErrors === true);
@@ -115,8 +112,8 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
 
   /**
    * One request on its way through the pipeline. The path is synchronous from the request to the
-   * answer when the state answers at once (one process): no promise or closure per step, only the
-   * body's listeners. Where a step may wait (a worker's IPC, an injected delay) it continues in a
+   * answer when the state answers at once (one process): no promise or closure per step (the
+   * body's listeners are shared functions, body.ts). Where a step may wait (a worker's IPC, an injected delay) it continues in a
    * promise, whose failure `fail` answers like a synchronous throw.
    */
   interface Exchange {
@@ -134,6 +131,13 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   function reject(x: Exchange, problem: Problem, headers?: Record<string, string>): void {
     sendProblem(x.res, x.style, x.requestId, problem, headers, x.route);
   }
+
+  /** Injected faults (fault-path.ts), then execute. */
+  const received = faultPath<Exchange>(backend, {
+    execute,
+    reject,
+    fail: (x, error) => fail(x.req, x.res, x.requestId, error),
+  });
 
   function handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
     const rawUrl = req.url ?? '/';
@@ -246,20 +250,22 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       receiveStreamed(x, route.streamBody);
       return;
     }
-    const bodyLimit = Math.max(route.maxBodyBytes ?? 0, maxBodyBytes);
-    collectBody(req, bodyLimit, (body: BodyRead) => {
-      try {
-        if (!body.ok) {
-          if (body.reason === 'aborted') return;
-          discardRest(req, x.res);
-          reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${bodyLimit} bytes.` }));
-          return;
-        }
-        received(x, body.text);
-      } catch (error) {
-        fail(req, x.res, x.requestId, error);
+    collectBody(req, Math.max(route.maxBodyBytes ?? 0, maxBodyBytes), bodyRead, x);
+  }
+
+  /** The body read whole (one function for every request: the exchange comes as the context). */
+  function bodyRead(body: BodyRead, x: Exchange): void {
+    try {
+      if (!body.ok) {
+        if (body.reason === 'aborted') return;
+        discardRest(x.req, x.res);
+        reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${Math.max(x.route.maxBodyBytes ?? 0, maxBodyBytes)} bytes.` }));
+        return;
       }
-    });
+      received(x, body.text);
+    } catch (error) {
+      fail(x.req, x.res, x.requestId, error);
+    }
   }
 
   /**
@@ -279,39 +285,6 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         }
       })
       .catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
-  }
-
-  /** Injected faults (faults.ts): wait, then drop the connection or answer 500 without executing. */
-  function received(x: Exchange, bodyText: string): void {
-    const operation = backend.faultsActive ? faultable.get(x.route) : undefined;
-    if (operation === undefined) {
-      execute(x, bodyText);
-      return;
-    }
-    const decided = backend.decideFault(operation);
-    if (decided === null) {
-      execute(x, bodyText);
-      return;
-    }
-    void faulted(x, bodyText, decided).catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
-  }
-
-  async function faulted(x: Exchange, bodyText: string, decided: Promise<FaultDecision | null> | FaultDecision): Promise<void> {
-    const decision = decided instanceof Promise ? await decided : decided;
-    if (decision === null) {
-      execute(x, bodyText);
-      return;
-    }
-    if (decision.delayMs > 0) await faultDelay(decision.delayMs);
-    if (decision.outcome === 'drop') {
-      x.res.destroy();
-      return;
-    }
-    if (decision.outcome === 'error') {
-      reject(x, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.' }));
-      return;
-    }
-    execute(x, bodyText);
   }
 
   /** Content type, JSON, Authorization, schema; then the state runs it (or refuses it). */

@@ -100,6 +100,21 @@ describe('namespaces', () => {
     expect(unwrap(fx.limit())).toMatchObject({ success: true, remaining: 2 });
     expect(errorCode(fx.limit({ namespace: fx.namespaceId }))).toBe('err:service:data:ratelimit_namespace_gone');
   });
+
+  it('the namespace last found by name is remembered per state: after a restore the name finds the restored namespace', () => {
+    const fx = setup();
+    unwrap(fx.limit());
+    const snapshot = fx.engine.snapshot();
+    unwrap(fx.engine.admin.deleteNamespace(fx.workspaceId, 'api-calls'));
+    const again = unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'api-calls'));
+    // Found by name in the current state: the new namespace, fresh counters.
+    expect(unwrap(fx.limit())).toMatchObject({ success: true, remaining: 2 });
+    unwrap(fx.engine.restore(snapshot));
+    // The restored state's own namespace of that name (one use before the snapshot), not the one just created.
+    expect(unwrap(fx.limit())).toMatchObject({ success: true, remaining: 1 });
+    expect(unwrap(fx.limit({ namespace: fx.namespaceId }))).toMatchObject({ success: true, remaining: 0 });
+    expect(again.namespaceId).not.toBe(fx.namespaceId);
+  });
 });
 
 describe('ratelimit.limit', () => {

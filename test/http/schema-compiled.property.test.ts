@@ -151,7 +151,8 @@ describe('compiled schema predicates', () => {
 });
 
 describe('answer text', () => {
-  const routes = ROUTES.filter((r) => r.streamReply !== true);
+  // A route with its own data writer (dataText) answers one shape only: tested with that shape below.
+  const routes = ROUTES.filter((r) => r.streamReply !== true && r.dataText === undefined);
   test('replyText writes the bytes JSON.stringify(replyBody(...)) gives, for any data and pagination', () => {
     assertProperty(
       fc.property(
@@ -166,6 +167,28 @@ describe('answer text', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  test('ratelimit.limit: its data writer gives the bytes JSON.stringify gives, for every answer the engine can make', () => {
+    const route = ROUTES.find((r) => r.path === '/v2/ratelimit.limit');
+    if (route?.dataText === undefined) throw new Error('ratelimit.limit has no data writer');
+    const count = fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.constantFrom(0, 1, 2 ** 31, 2 ** 53 - 1, 1e21));
+    const output = fc.record(
+      {
+        limit: count,
+        remaining: count,
+        reset: fc.oneof(fc.integer({ min: 0, max: 8.64e15 }), fc.constant(1795629660000)),
+        success: fc.boolean(),
+        overrideId: fc.oneof(fc.stringMatching(/^rlor_[1-9A-HJ-NP-Za-km-z]{10,20}$/), fc.string({ unit: 'binary' })),
+      },
+      { requiredKeys: ['limit', 'remaining', 'reset', 'success'] },
+    );
+    assertProperty(
+      fc.property(output, fc.stringMatching(/^req_[0-9a-f]{16}[0-9a-z]{6,8}$/), (data, requestId) => {
+        expect(replyText(route, requestId, { data })).toBe(JSON.stringify(replyBody(route, requestId, { data })));
+      }),
+      { numRuns: 500 },
     );
   });
 });
