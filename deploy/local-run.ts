@@ -1,12 +1,14 @@
 /**
  * Runs what a cluster would run, on this machine: the exact command lines of the pods of rendered
- * manifests (deploy/kubernetes/render.ts) as local processes — every segment pod's, its completion
- * index filled in, then the merge Job's — with the shared volume `/reports` mapped to a local folder.
+ * manifests (deploy/kubernetes/render.ts) as local processes — the set-up Job's, then every segment
+ * pod's, its completion index filled in, then the merge Job's (merge and cleanup) — with the shared
+ * volume `/reports` mapped to a local folder. The init containers only wait for what the order
+ * of these steps already ensures, so they are not run.
  *
  *   npx tsx deploy/kubernetes/render.ts --segments 4 --target http://127.0.0.1:8080 --start-in 30s > run.yaml
  *   npx tsx deploy/local-run.ts run.yaml reports/cluster
  *
- * Exits with the merge's exit code (93 when a segment is missing).
+ * Exits with the merge Job's exit code (92 when a segment is missing), or the set-up's when it failed.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -50,12 +52,15 @@ function run(words: readonly string[], path: string): Promise<number | null> {
 
 export async function localRun(manifests: string, reportsDir: string): Promise<number> {
   const jobs = parseAllDocuments(manifests).map((d) => d.toJS() as JobDoc).filter((d) => d.kind === 'Job');
+  const setup = jobs.find((j) => j.metadata.name === 'keysim-setup');
   const segments = jobs.find((j) => j.metadata.name === 'keysim-segments');
   const merge = jobs.find((j) => j.metadata.name === 'keysim-merge');
-  if (segments === undefined || merge === undefined) throw new Error('the manifests have no keysim-segments and keysim-merge Jobs: render them with deploy/kubernetes/render.ts.');
+  if (setup === undefined || segments === undefined || merge === undefined) throw new Error('the manifests have no keysim-setup, keysim-segments and keysim-merge Jobs: render them with deploy/kubernetes/render.ts.');
   const reports = resolve(reportsDir);
   mkdirSync(reports, { recursive: true });
   const path = keysimShim();
+  const setUp = await run(commandLine(setup.spec.template.spec.containers[0] as Container, reports), path);
+  if (setUp !== 0) return setUp ?? 1;
   const pod = segments.spec.template.spec.containers[0] as Container;
   const n = segments.spec.completions ?? 1;
   await Promise.all(Array.from({ length: n }, (_, i) => run(commandLine(pod, reports, i), path)));

@@ -5,7 +5,8 @@
  *     [--scenario mixed] [--rate 400] [--duration 60s] [--image keysim:latest] [--start-in 60s] > run.yaml
  *   kubectl apply -f run.yaml
  *
- * `--start-in` must cover the time for the pods to be scheduled, pull the image and set up.
+ * `--start-in` must cover the time for the pods to be scheduled, pull the image, and for the set-up
+ * Job to run the scenario's setup once (the segments wait for its fixtures until then).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,7 @@ export function renderManifests(options: RenderOptions): string {
     __DURATION__: options.duration,
     __IMAGE__: options.image,
     __START_AT__: options.startAt.toISOString(),
+    __START_EPOCH__: String(Math.floor(options.startAt.getTime() / 1000)),
     __MERGE_DEADLINE__: String(deadline),
   };
   return readFileSync(TEMPLATE, 'utf8').replace(/__[A-Z_]+__/g, (name) => {

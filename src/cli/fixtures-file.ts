@@ -65,11 +65,26 @@ export function readFixturesFile(path: string, scenario: string): FixturesFile {
   return file as FixturesFile;
 }
 
+/** The set-up's tag in a fixtures file, whatever its scenario (`keysim cleanup --fixtures FILE`). */
+export function readFixturesTag(path: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`--fixtures ${path} cannot be read as JSON (${error instanceof Error ? error.message : String(error)}): give the file keysim run --setup-only --fixtures wrote.`);
+  }
+  const file = parsed as Partial<FixturesFile> | null;
+  if (file === null || typeof file !== 'object' || file.schema !== FIXTURES_SCHEMA || typeof file.tag !== 'string') {
+    throw new UsageError(`--fixtures ${path} is not a keysim fixtures file: give the file keysim run --setup-only --fixtures wrote.`);
+  }
+  return file.tag;
+}
+
 /** The --setup-only callback: writes the fixtures file and says how to delete what the set-up made. */
 export function fixturesWriter(path: string, scenario: string, seed: number, url: string): (fixtures: SharedFixtures) => void {
   return ({ value, tag, keyIds }) => {
     writeFixturesFile(path, { schema: FIXTURES_SCHEMA, version: 1, scenario, seed, tag, target: url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
-    process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --tag ${tag}\n`);
+    process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --fixtures ${path}\n`);
   };
 }
 

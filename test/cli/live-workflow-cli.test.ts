@@ -7,7 +7,7 @@
  *   it holds (the real simulator behind a proxy that hides its admin surface);
  * - `keysim cleanup` refuses what is not a run tag, and documents its dry run.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
@@ -102,5 +102,29 @@ describe('a run killed mid-way, then keysim cleanup --tag', () => {
     const bad = await start(['cleanup', '--target', 'http://127.0.0.1:9', '--tag', 'keysim'], { KEYSIM_ROOT_KEY: 'root_x_12345678' }).exited;
     expect(bad.code).toBe(EXIT.usage);
     expect(bad.stderr).toContain('is not a run tag');
+  });
+
+  test('keysim cleanup --fixtures takes the shared set-up\'s tag from its file; no tag at all, a file that is not one, or a tag that disagrees exit 2', { timeout: 120_000 }, async () => {
+    const env = { KEYSIM_ROOT_KEY: 'root_x_12345678' };
+    const dir = tempDir();
+    const fixtures = join(dir, 'fixtures.json');
+    writeFileSync(fixtures, JSON.stringify({ schema: 'keysim-fixtures', version: 1, scenario: 'mixed', seed: 1, tag: 'not a tag', target: 'http://127.0.0.1:9', fixtures: {} }));
+    const notFile = join(dir, 'other.json');
+    writeFileSync(notFile, '{"hello": 1}');
+    const [fromFile, none, wrongFile, disagree] = await Promise.all([
+      // The file's tag is what is checked (and refused here), so it was read.
+      start(['cleanup', '--target', 'http://127.0.0.1:9', '--fixtures', fixtures], env).exited,
+      start(['cleanup', '--target', 'http://127.0.0.1:9'], env).exited,
+      start(['cleanup', '--target', 'http://127.0.0.1:9', '--fixtures', notFile], env).exited,
+      start(['cleanup', '--target', 'http://127.0.0.1:9', '--fixtures', fixtures, '--tag', 'keysim-20260101T120000-1'], env).exited,
+    ]);
+    expect(fromFile.code, fromFile.stderr).toBe(EXIT.usage);
+    expect(fromFile.stderr).toContain('--tag "not a tag" is not a run tag');
+    expect(none.code).toBe(EXIT.usage);
+    expect(none.stderr).toContain('Name the run to clean up: --tag <run tag>');
+    expect(wrongFile.code).toBe(EXIT.usage);
+    expect(wrongFile.stderr).toContain('is not a keysim fixtures file');
+    expect(disagree.code).toBe(EXIT.usage);
+    expect(disagree.stderr).toContain('name different runs');
   });
 });

@@ -26,7 +26,7 @@ const documents = (text: string) => parseAllDocuments(text).map((d) => d.toJS() 
 describe('deploy/kubernetes', () => {
   test('every rendered object validates against the Kubernetes API schemas', () => {
     const docs = documents(render());
-    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['PersistentVolumeClaim/keysim-reports', 'Job/keysim-segments', 'Job/keysim-merge']);
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['PersistentVolumeClaim/keysim-reports', 'Job/keysim-setup', 'Job/keysim-segments', 'Job/keysim-merge']);
     for (const doc of docs) {
       const model = doc.kind === 'Job' ? new Job(doc as never) : new PersistentVolumeClaim(doc as never);
       expect(() => model.validate()).not.toThrow();
@@ -47,10 +47,22 @@ describe('deploy/kubernetes', () => {
     const container = job.spec.template.spec.containers[0];
     expect(container?.args).toEqual(expect.arrayContaining(['--segment', '$(JOB_COMPLETION_INDEX)/6', '--start-at', '2030-01-01T00:01:00.000Z']));
     expect(container?.env.map((e) => e.name)).toContain('JOB_COMPLETION_INDEX');
+    // Set-up once: every pod takes the set-up Job's fixtures, and waits for them only until the start instant.
+    expect(container?.args).toEqual(expect.arrayContaining(['--fixtures', '/reports/fixtures.json']));
+    const wait = (job.spec.template.spec as unknown as { initContainers: Array<{ args: string[] }> }).initContainers[0];
+    expect(wait?.args.join(' ')).toContain(String(Date.parse('2030-01-01T00:01:00Z') / 1000));
     expect(() => render({ duration: 'soon' })).toThrow(/not a duration/);
   });
 
-  test('local-run: the pods\' exact command lines as local processes give one merged report of the whole plan', { timeout: 180_000 }, async () => {
+  test('the set-up runs once, and the merge Job judges across the set-up\'s and the segments\' histories, then cleans up once', () => {
+    const docs = documents(render()) as unknown as Array<{ metadata: { name: string }; spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>;
+    const args = (name: string) => (docs.find((d) => d.metadata.name === name)?.spec.template.spec.containers[0]?.args ?? []).join(' ');
+    expect(args('keysim-setup')).toContain('--setup-only --fixtures /reports/fixtures.json --history');
+    expect(args('keysim-merge')).toContain('keysim merge /reports/parts/* --history /reports/setup/*');
+    expect(args('keysim-merge')).toContain('keysim cleanup --target http://keysim-target:8080 --fixtures /reports/fixtures.json --out /reports/setup --resources /reports/parts/*');
+  });
+
+  test('local-run: the pods\' exact command lines as local processes give one merged report of the whole plan, and leave nothing on the target', { timeout: 180_000 }, async () => {
     const env = cleanEnv({ KEYSIM_ROOT_KEY: 'root_deploy_local_run_0123456789' });
     const server = startCli(['serve', '--port', '0'], env);
     await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
@@ -70,6 +82,10 @@ describe('deploy/kubernetes', () => {
     const merged = JSON.parse(readFileSync(join(reports, 'merged', 'report.json'), 'utf8')) as RunReport;
     expect(merged.totals.requests).toBe(40);
     expect(merged.merge).toMatchObject({ segments: 2, partial: false });
+    // One set-up (its history judged with the segments'), one cleanup after the merge: no key left.
+    expect(merged.invariants?.notes.join(' ')).not.toMatch(/Not judged across segments/);
+    const snapshot = await fetch(`${url}/_sim/snapshot`, { method: 'POST', headers: { authorization: 'Bearer root_deploy_local_run_0123456789', 'content-type': 'application/json' }, body: '{}' });
+    expect(((await snapshot.json()) as { data: { keys: unknown[] } }).data.keys).toHaveLength(0);
     server.child.kill('SIGTERM');
     await server.exited;
   });

@@ -14,10 +14,13 @@ import { detectUrlTarget, liveTarget } from '../../load/target.js';
 import { classifyTransportError } from '../../load/transport-error.js';
 import { kindLabel } from '../../report/resources-text.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { readFixturesTag } from '../fixtures-file.js';
 
 interface CleanupArgs {
   target: string;
-  tag: string;
+  /** The run's tag; or --fixtures, whose file names the shared set-up's. */
+  tag?: string;
+  fixtures?: string;
   dryRun: boolean;
   out: string;
   namespace: string[];
@@ -43,9 +46,21 @@ async function simulatorCall(client: HttpJsonClient, op: string): Promise<unknow
   return (res.body as { data?: unknown }).data;
 }
 
+/** The tag to clean up: --tag, or the one in the shared set-up's --fixtures file (they must agree when both are given). */
+function runTag(args: Pick<CleanupArgs, 'tag' | 'fixtures'>): string {
+  const fromFile = args.fixtures === undefined ? undefined : readFixturesTag(args.fixtures);
+  if (args.tag !== undefined && fromFile !== undefined && args.tag !== fromFile) {
+    throw new UsageError(`--tag ${args.tag} and --fixtures ${args.fixtures as string} name different runs (the file's set-up is ${fromFile}): give one of them.`);
+  }
+  const tag = args.tag ?? fromFile;
+  if (tag === undefined) throw new UsageError('Name the run to clean up: --tag <run tag> (its summary names it), or --fixtures FILE for a shared set-up (keysim run --setup-only --fixtures FILE).');
+  return tag;
+}
+
 export async function cleanupCommand(args: CleanupArgs, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<ExitCode> {
-  if (!TAG_PATTERN.test(args.tag)) {
-    throw new UsageError(`--tag "${args.tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run's summary and --keep name it, and so does its ledger file, <reports>/.resources/<tag>.jsonl).`);
+  const tag = runTag(args);
+  if (!TAG_PATTERN.test(tag)) {
+    throw new UsageError(`--tag "${tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run's summary and --keep name it, and so does its ledger file, <reports>/.resources/<tag>.jsonl).`);
   }
   try {
     new URL(args.target);
@@ -65,7 +80,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
   const handedBack: ResourceEntry[] = [];
   for (const path of args.resources ?? []) {
     try {
-      handedBack.push(...readOpenResources(path, args.tag).open);
+      handedBack.push(...readOpenResources(path, tag).open);
     } catch (error) {
       if (error instanceof ResourcesFileError) throw new UsageError(`--resources: ${error.message}`);
       throw error;
@@ -74,18 +89,18 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
 
   const { target, note } = await detectUrlTarget(args.target, rootKey);
   if (note !== undefined) process.stderr.write(`keysim: ${note}\n`);
-  const path = ledgerPath(args.out, args.tag);
+  const path = ledgerPath(args.out, tag);
   const hasLedger = existsSync(path);
   // A dry run changes nothing, not even the ledger.
-  const ledger = hasLedger ? ResourceLedger.read(path, args.tag, !args.dryRun) : new ResourceLedger(args.tag);
+  const ledger = hasLedger ? ResourceLedger.read(path, tag, !args.dryRun) : new ResourceLedger(tag);
   for (const entry of handedBack) ledger.created(entry);
   if (!hasLedger && handedBack.length > 0) {
-    write(`No ledger of run ${args.tag} in ${path}: using the ${handedBack.length} resources the --resources files list, and looking for identities and overrides by the tag.\n`);
+    write(`No ledger of run ${tag} in ${path}: using the ${handedBack.length} resources the --resources files list, and looking for identities and overrides by the tag.\n`);
   } else if (!hasLedger && target.clockControl) {
-    write(`No ledger of run ${args.tag} in ${path}: looking for its resources by the tag in the simulator's snapshot.\n`);
+    write(`No ledger of run ${tag} in ${path}: looking for its resources by the tag in the simulator's snapshot.\n`);
   } else if (!hasLedger) {
     write(
-      `No ledger of run ${args.tag} in ${path}: keys (and APIs) cannot be found without it, as the API does not list them. ` +
+      `No ledger of run ${tag} in ${path}: keys (and APIs) cannot be found without it, as the API does not list them. ` +
         'Looking for identities and overrides by the tag only (overrides in the namespaces named with --namespace or KEYSIM_NAMESPACE). ' +
         'Pass --out with the reports folder of the run to use its ledger.\n',
     );
@@ -104,7 +119,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     try {
       leftovers = await findLeftovers(sweep);
     } catch (error) {
-      process.stderr.write(`keysim: could not look for the resources of ${args.tag} on ${target.url}: ${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})\n`);
+      process.stderr.write(`keysim: could not look for the resources of ${tag} on ${target.url}: ${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})\n`);
       return EXIT.targetUnreachable;
     }
     const apis = leftovers.filter((e) => e.kind === 'apis');
@@ -137,7 +152,8 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
   builder: (y: Argv) =>
     y
       .option('target', { type: 'string', demandOption: true, describe: 'The base URL the run went to' })
-      .option('tag', { type: 'string', demandOption: true, describe: 'The run\'s tag, e.g. keysim-20260101T120000-1 (the names of what it created start with it)' })
+      .option('tag', { type: 'string', describe: 'The run\'s tag, e.g. keysim-20260101T120000-1 (the names of what it created start with it)' })
+      .option('fixtures', { type: 'string', describe: 'A shared set-up\'s fixtures file (keysim run --setup-only --fixtures FILE): its tag, instead of --tag' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be deleted; delete nothing' })
       .option('out', { type: 'string', default: 'reports', describe: 'The reports folder of the run: its ledger (.resources/<tag>.jsonl) lists the keys it made' })
       .option('namespace', { type: 'string', array: true, default: [], describe: 'Also look for the run\'s overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)' })
@@ -145,7 +161,8 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
       .option('root-key', { type: 'string', describe: 'Root key of the target (prefer the KEYSIM_ROOT_KEY variable)' })
       .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left')
       .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)')
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created') as unknown as Argv<CleanupArgs>,
+      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created')
+      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --fixtures fixtures.json --out reports/setup --resources reports/*-segment-*', 'after segments that shared a set-up: its tag from the fixtures file') as unknown as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
     process.exitCode = await cleanupCommand(args);
   },
