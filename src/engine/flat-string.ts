@@ -6,8 +6,9 @@
  * `flatString` copies through JSON: JSON.stringify writes a new string and JSON.parse reads it
  * back into a new sequential one (lone surrogates round-trip as escapes), whatever `text` was.
  * It touches no typed array: one over 64 bytes (a SHA-256 hash of 43 characters as UTF-16 is
- * 86) gets a backing store allocated outside the JavaScript heap, and a restore that made one per
- * key left the process tens of MB larger than the same keys created (docs/benchmarks.md, memory).
+ * 86) gets a backing store allocated outside the JavaScript heap, so a restore that copied each
+ * key's hash that way made a million allocations of the C heap, and took 2.5 times as long to
+ * copy (docs/benchmarks.md, "Memory: a million keys").
  */
 const CHUNK = 8192;
 
