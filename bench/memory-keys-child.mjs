@@ -1,11 +1,16 @@
 // Child of bench/memory-keys.ts (see there). Plain JavaScript on the compiled engine (dist/), so
 // that the process holds what a `keysim serve` process holds and no TypeScript loader.
 // Usage: node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file>
-//        node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file> --http <root key>
+//        node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file> --file
+//        node --expose-gc --max-old-space-size=<MB> bench/memory-keys-child.mjs <keys> <snapshot file> --http <root key> [inline]
 // The first creates the keys, writes their snapshot to the file and restores it from there; the
-// second restores that file into a simulator over HTTP (POST /_sim/restore, streamed from disk).
+// second restores that file in a fresh process, as `keysim serve --restore` does; the third
+// restores that file into a simulator over HTTP (POST /_sim/restore, streamed from disk)
+// by a client in a process of its own, or with `inline` in the simulator's process itself (as
+// before 2026-11-27: the client's 1 MB read buffers then count in the simulator's memory).
 import { hash } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { Engine, ManualClock } from '../dist/src/engine/index.js';
 import { jsonPieces } from '../dist/src/http/json-stream.js';
@@ -15,6 +20,8 @@ const count = Number(process.argv[2]);
 const file = process.argv[3];
 if (file === undefined) throw new Error('expected the snapshot file path');
 const httpRootKey = process.argv[4] === '--http' ? process.argv[5] : undefined;
+const inlineClient = process.argv[6] === 'inline';
+const freshFile = process.argv[4] === '--file';
 if (!Number.isSafeInteger(count) || count < 1) throw new Error(`expected a key count, got ${process.argv[2]}`);
 const START_MS = Date.UTC(2027, 0, 15, 12);
 const sha256 = (text) => hash('sha256', text, 'base64url');
@@ -23,10 +30,11 @@ function collect() {
   if (typeof globalThis.gc !== 'function') throw new Error('the memory benchmark needs node --expose-gc');
   for (let i = 0; i < 3; i++) globalThis.gc();
 }
+/** RSS and the heap's live bytes, plus where the rest sits: the heap's committed pages, memory outside it. */
 function usage() {
   collect();
-  const { rss, heapUsed } = process.memoryUsage();
-  return { rss, heapUsed };
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heapUsed, heapTotal, external, arrayBuffers };
 }
 
 /**
@@ -109,13 +117,64 @@ function postFile(url, rootKey) {
   });
 }
 
+/**
+ * The same POST from a client process of its own, so that the simulator's process holds only
+ * what a simulator holds: the client's read buffers (1 MB each) are no part of it.
+ */
+function postFileFromProcess(url, rootKey) {
+  const client = `
+    const { createReadStream } = require('node:fs');
+    const { request } = require('node:http');
+    const [url, file, rootKey] = process.argv.slice(1);
+    const req = request(url + '/_sim/restore', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + rootKey } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (piece) => (text += piece));
+      res.on('end', () => process.stdout.write(JSON.stringify({ status: res.statusCode, text })));
+    });
+    req.on('error', (error) => { process.stderr.write(String(error)); process.exit(1); });
+    const input = createReadStream(file, { highWaterMark: 1 << 20 });
+    req.write('{"snapshot":');
+    input.on('end', () => req.end('}'));
+    input.pipe(req, { end: false });
+  `;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', client, url, file, rootKey], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (piece) => (out += piece));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`the restore client exited with ${code}`));
+      else resolve(JSON.parse(out));
+    });
+  });
+}
+
+if (freshFile) {
+  // A fresh process restoring the file, as `keysim serve --restore` starts: no history of its own.
+  const before = usage();
+  const exactPeak = resetPeak();
+  const start = process.hrtime.bigint();
+  const engine = new Engine({ clock: new ManualClock(START_MS), sha256 });
+  const restored = await restoreFromFile(engine);
+  const restoreSeconds = seconds(start);
+  const restorePeakRss = peakRss();
+  if (restored.keys !== count) throw new Error(`expected ${count} keys after the restore, got ${restored.keys}`);
+  const afterNow = usage();
+  const after = await settledUsage();
+  if (engine.stats().keys !== count) throw new Error('keys lost');
+  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, before, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
+  process.exit(0);
+}
+
 if (httpRootKey !== undefined) {
   const before = usage();
   const sim = await createSimulator({ rootKey: httpRootKey, clock: 'manual', startMs: START_MS, seed: 1, log: () => {} });
   const serverBefore = usage();
   const exactPeak = resetPeak();
   const start = process.hrtime.bigint();
-  const answer = await postFile(sim.url, httpRootKey);
+  const answer = inlineClient ? await postFile(sim.url, httpRootKey) : await postFileFromProcess(sim.url, httpRootKey);
   const restoreSeconds = seconds(start);
   const restorePeakRss = peakRss();
   if (answer.status !== 200) throw new Error(`POST /_sim/restore answered ${answer.status}: ${answer.text.slice(0, 300)}`);
@@ -124,7 +183,7 @@ if (httpRootKey !== undefined) {
   const after = await settledUsage();
   if (sim.engine.stats().keys !== count) throw new Error('keys lost');
   await sim.close();
-  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, before, serverBefore, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
+  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, inlineClient, before, serverBefore, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
   process.exit(0);
 }
 

@@ -12,9 +12,17 @@
  *    does (readSnapshotFile: 64 KiB at a time into one reused buffer, then restoreChecked) — time; the peak RSS of this phase from the
  *    kernel's high-water mark, reset just before it on Linux; collect, read RSS and heap right
  *    away and once idle, as after creating.
- * A second fresh child restores the same file into a simulator over HTTP: `POST /_sim/restore`
- * with the file streamed from disk as the body, client and server in that one process (the
- * client holds a pipe's buffers only) — time, peak, and RSS once idle.
+ * A second fresh child restores the same file the same way, a process with no history of its own
+ * as `keysim serve --restore` starts (the first child's restore follows the keys, their snapshot
+ * and its writing in one process: what a simulator that snapshotted its keys then restores holds).
+ * A third fresh child restores the same file into a simulator over HTTP: `POST /_sim/restore`
+ * with the file streamed from disk as the body by a client in a process of its own (its 1 MB
+ * read buffers are no part of the simulator; KEYSIM_MEMORY_HTTP_CLIENT=inline runs it in the
+ * simulator's process, as until 2026-11-27) — time, peak, and RSS once idle.
+ *
+ * Every reading also gives the heap's committed size and the memory outside the heap
+ * (`external`, of which `arrayBuffers`): what RSS holds beyond the live heap is those, the heap's
+ * committed but free pages, the C heap's free chunks and node itself (the process before any key).
  *
  * The child runs the compiled engine (dist/, built by `npm run bench`) on plain node, as a
  * `keysim serve` process does: no TypeScript loader, whose ~35 MB would otherwise count. It uses
@@ -40,6 +48,9 @@ const SRC_ENGINE = fileURLToPath(new URL('../src/engine/', import.meta.url));
 interface Usage {
   rss: number;
   heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
 }
 
 export interface MemoryKeysResult {
@@ -65,9 +76,11 @@ export interface MemoryKeysResult {
   after: Usage;
 }
 
-/** A restore over HTTP into a simulator (the second child). */
+/** A restore from the file in a fresh process (`--file`), or over HTTP into a simulator (`--http`). */
 export interface HttpRestoreResult {
   keys: number;
+  /** The client ran in the simulator's process (KEYSIM_MEMORY_HTTP_CLIENT=inline). */
+  inlineClient?: boolean;
   before: Usage;
   restoreSeconds: number;
   restorePeakRss: number;
@@ -92,6 +105,7 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
   checkBuild();
   const results: MemoryKeysResult[] = [];
   const overHttp: HttpRestoreResult[] = [];
+  const fresh: HttpRestoreResult[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'keysim-memory-'));
   const file = join(dir, 'snapshot.json');
   const child = { entry: CHILD, plainNode: true, exposeGc: true, nodeArgs: [`--max-old-space-size=${MAX_OLD_SPACE_MB}`], timeoutMs: 900_000 };
@@ -100,13 +114,17 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
     for (let i = 0; i < runs; i++) {
       const result = await runChild<MemoryKeysResult>('', [String(MEMORY_KEYS), file], child);
       results.push(result);
-      overHttp.push(await runChild<HttpRestoreResult>('', [String(MEMORY_KEYS), file, '--http', result.rootKey], child));
+      fresh.push(await runChild<HttpRestoreResult>('', [String(MEMORY_KEYS), file, '--file'], child));
+      const inline = process.env.KEYSIM_MEMORY_HTTP_CLIENT === 'inline' ? ['inline'] : [];
+      overHttp.push(await runChild<HttpRestoreResult>('', [String(MEMORY_KEYS), file, '--http', result.rootKey, ...inline], child));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const mh = (f: (r: HttpRestoreResult) => number) => median(overHttp.map(f));
   const httpRss = mh((r) => r.after.rss);
+  const mf = (f: (r: HttpRestoreResult) => number) => median(fresh.map(f));
+  const freshRss = mf((r) => r.after.rss);
   const m = (f: (r: MemoryKeysResult) => number) => median(results.map(f));
   const perKey = (f: (r: MemoryKeysResult) => number) => `${fmtInt(m(f))} B`;
   const perKey2 = <R>(list: R[], f: (r: R) => number) => `${fmtInt(median(list.map(f)))} B`;
@@ -117,9 +135,13 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
   const rows = [
     ['created', fmtMB(createdRss), fmtMB(m((r) => r.created.heapUsed)), perKey((r) => (r.created.rss - r.before.rss) / r.keys), perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.createSeconds).toFixed(1)} s`, '', target, yesNo(createdRss <= MEMORY_TARGET_BYTES)],
     ['restored (file)', fmtMB(restoredRss), fmtMB(m((r) => r.after.heapUsed)), perKey((r) => (r.after.rss - r.before.rss) / r.keys), perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(m((r) => r.restorePeakRss)), target, yesNo(restoredRss <= MEMORY_TARGET_BYTES)],
+    ['restored (file, fresh process)', fmtMB(freshRss), fmtMB(mf((r) => r.after.heapUsed)), perKey2(fresh, (r) => (r.after.rss - r.before.rss) / r.keys), perKey2(fresh, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${mf((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(mf((r) => r.restorePeakRss)), target, yesNo(freshRss <= MEMORY_TARGET_BYTES)],
     ['restored (HTTP)', fmtMB(httpRss), fmtMB(mh((r) => r.after.heapUsed)), perKey2(overHttp, (r) => (r.after.rss - r.before.rss) / r.keys), perKey2(overHttp, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${mh((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(mh((r) => r.restorePeakRss)), target, yesNo(httpRss <= MEMORY_TARGET_BYTES)],
   ];
-  const exact = results.every((r) => r.exactPeak) && overHttp.every((r) => r.exactPeak);
+  const exact = results.every((r) => r.exactPeak) && overHttp.every((r) => r.exactPeak) && fresh.every((r) => r.exactPeak);
+  const inlineClient = overHttp.some((r) => r.inlineClient === true);
+  const parts = <R>(list: R[], f: (r: R) => Usage) =>
+    `heap committed ${fmtMB(median(list.map((r) => f(r).heapTotal)))}, outside the heap ${fmtMB(median(list.map((r) => f(r).external)))} (array buffers ${fmtMB(median(list.map((r) => f(r).arrayBuffers)))})`;
   const text = [
     `2. Memory for ${fmtInt(MEMORY_KEYS)} keys with credits and monthly refill, created and restored from a snapshot (fresh process per run on the compiled engine, --expose-gc and gc before each reading, --max-old-space-size=${MAX_OLD_SPACE_MB}; median of ${results.length} run(s); 1 MB = 10^6 bytes)`,
     '',
@@ -127,11 +149,13 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
     '',
     `   Right after the garbage collection, before the process went idle (RSS / heap): created ${nowRss((r) => r.createdNow)}, restored ${nowRss((r) => r.afterNow)}.`,
     `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON written to a file in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + the text in pieces).`,
-    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), the first engine dropped before. Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), in the process that created the keys and wrote their snapshot, the first engine dropped before; fresh process = the same in a new process (as keysim serve --restore starts). Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore by a client ${inlineClient ? 'in the same process' : 'in a process of its own'} (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+    `   Beyond the live heap (idle): created ${parts(results, (r) => r.created)}; restored (file) ${parts(results, (r) => r.after)}; restored (file, fresh process) ${parts(fresh, (r) => r.after)}; restored (HTTP) ${parts(overHttp, (r) => r.after)}.`,
   ].join('\n');
   const summary: SummaryRow[] = [
     { figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`, median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`, target },
     { figure: `… after a snapshot restore of them from a file (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`, median: fmtMB(restoredRss), target },
+    { figure: `… after a restore of them from the file in a fresh process, as keysim serve --restore (restore ${mf((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mf((r) => r.restorePeakRss))})`, median: fmtMB(freshRss), target },
     { figure: `… after restoring them over HTTP, POST /_sim/restore (restore ${mh((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mh((r) => r.restorePeakRss))})`, median: fmtMB(httpRss), target },
   ];
   return { text, summary };

@@ -2,12 +2,16 @@
  * How a key is held in memory: compact, because a simulator may hold millions of them.
  *
  * A key is an instance of `StoredKey`, which has the fields of `KeyRecord` but stores only what
- * most keys need in the object itself (ids, hash, start, creation time, credits and refill).
+ * most keys need in the object itself (id, owner, hash, start, creation time, credits and refill).
  * The fields most keys leave at their default (name, meta, permissions, roles, expiry, identity,
  * rate limits, recoverable plaintext, enabled) live on the prototype: reading one on a key that
  * never set it reads the shared default, and setting one gives that key its own field. That
  * saves a pointer per default field and key, and every key built here (by createKey or by a
  * restore) has the same hidden class and shares the same empty lists and refill settings.
+ *
+ * The API and workspace ids are one field, `owner`: an object per API (keyOwner), shared by its
+ * keys, read through `apiId` and `workspaceId` on the prototype (a pointer less per key, 8 MB at
+ * a million keys, and one copy of each id string however the keys were made).
  *
  * Two fields are stored as small integers, which V8 keeps inside the object, instead of a
  * string or a number object of their own per key:
@@ -57,10 +61,36 @@ export function unpackStart(packed: string | number): string {
 /** The empty list shared by every key without permissions or roles (never mutated: records replace their lists). */
 export const NO_NAMES: string[] = [];
 
+/** The API a key belongs to and that API's workspace: one frozen object shared by the API's keys. */
+export interface KeyOwner {
+  readonly apiId: string;
+  readonly workspaceId: string;
+}
+
+/**
+ * Owners by API id. Bounded: when full it starts again, so keys made after that share new owners
+ * (keys already made keep theirs), and ids of APIs long gone are not kept for the process's life.
+ */
+const OWNERS = new Map<string, KeyOwner>();
+const MAX_OWNERS = 4096;
+
+/** The shared owner of the keys of `apiId` in `workspaceId` (its id strings flat copies, see flat-string.ts). */
+export function keyOwner(apiId: string, workspaceId: string): KeyOwner {
+  const known = OWNERS.get(apiId);
+  if (known !== undefined && known.workspaceId === workspaceId) return known;
+  const owner: KeyOwner = Object.freeze({ apiId: flatString(apiId), workspaceId: flatString(workspaceId) });
+  // An API id is in one workspace; a snapshot naming it in another gets an owner of its own.
+  if (known === undefined) {
+    if (OWNERS.size >= MAX_OWNERS) OWNERS.clear();
+    OWNERS.set(owner.apiId, owner);
+  }
+  return owner;
+}
+
 export class StoredKey implements KeyRecord {
   id: string;
-  apiId: string;
-  workspaceId: string;
+  /** `apiId` and `workspaceId`, shared with the API's other keys (keyOwner). */
+  owner: KeyOwner;
   hash: string;
   /** `start`, packed (packStart). */
   startCode: string | number;
@@ -83,14 +113,29 @@ export class StoredKey implements KeyRecord {
 
   constructor(id: string, apiId: string, workspaceId: string, hash: string, start: string, createdAt: EpochMs) {
     this.id = id;
-    this.apiId = apiId;
-    this.workspaceId = workspaceId;
+    this.owner = keyOwner(apiId, workspaceId);
     this.hash = hash;
     this.startCode = packStart(start);
     this.createdAt = createdAt;
     this.remaining = null;
     this.refill = null;
     this.nextRefill = null;
+  }
+
+  get apiId(): string {
+    return this.owner.apiId;
+  }
+
+  set apiId(value: string) {
+    this.owner = keyOwner(value, this.owner.workspaceId);
+  }
+
+  get workspaceId(): string {
+    return this.owner.workspaceId;
+  }
+
+  set workspaceId(value: string) {
+    this.owner = keyOwner(this.owner.apiId, value);
   }
 
   get start(): string {

@@ -14,7 +14,6 @@ import { type Result, invalid } from './errors.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 import { restoredKey } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
-import { flatString } from './flat-string.js';
 import type { KeyRecord } from './state.js';
 import {
   type Fields,
@@ -36,8 +35,8 @@ type ListName = RecordList | 'windows';
 /** The lists of a snapshot, which may be read record by record. */
 export const SNAPSHOT_LISTS: readonly string[] = [...RECORD_LISTS, 'windows'];
 const HEADER_FIELDS = new Set(['format', 'version', 'compat', 'seed', 'randomState', 'takenAtMs']);
-/** Distinct API and workspace ids shared among keys (beyond it, keys keep their own strings). */
-const MAX_SHARED_IDS = 4096;
+/** Distinct creation instants remembered for sharing (#instant): beyond it, it starts again. */
+const MAX_SHARED_INSTANTS = 4096;
 
 interface ListState {
   /** The field was present and an array. */
@@ -49,8 +48,6 @@ interface ListState {
 export class SnapshotBuilder {
   readonly #header = new Map<string, unknown>();
   readonly #lists = new Map<ListName, ListState>();
-  /** One string per distinct API or workspace id, shared by the keys that name it. */
-  readonly #shared = new Map<string, string>();
   /** Creation instants met recently, shared by the keys created at them (#instant). */
   readonly #instants = new Map<number, number>();
   /** The hashes of the root keys as given (before any check), for the operator check of a restore. */
@@ -167,11 +164,10 @@ export class SnapshotBuilder {
   #stored(name: RecordList, r: Fields): unknown {
     switch (name) {
       case 'keys': {
-        // Keys are rebuilt as createKey builds them (key-record.ts), straight from the checked fields.
+        // Keys are rebuilt as createKey builds them (key-record.ts), straight from the checked fields;
+        // keys of one API share its owner (API and workspace ids) there, as created keys do.
         const key = r as unknown as KeyRecord;
         const stored = restoredKey(key, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
-        stored.apiId = this.#share(stored.apiId);
-        stored.workspaceId = this.#share(stored.workspaceId);
         stored.createdAt = this.#instant(stored.createdAt);
         return stored;
       }
@@ -194,21 +190,8 @@ export class SnapshotBuilder {
   #instant(ms: number): number {
     const shared = this.#instants.get(ms);
     if (shared !== undefined) return shared;
-    if (this.#instants.size >= MAX_SHARED_IDS) this.#instants.clear();
+    if (this.#instants.size >= MAX_SHARED_INSTANTS) this.#instants.clear();
     this.#instants.set(ms, ms);
     return ms;
-  }
-
-  /**
-   * One string for every key of an API (and of a workspace) instead of a copy per key made by
-   * parsing: two strings of 40 bytes per key, 80 MB at a million keys.
-   */
-  #share(id: string): string {
-    const shared = this.#shared.get(id);
-    if (shared !== undefined) return shared;
-    if (this.#shared.size >= MAX_SHARED_IDS) return id;
-    const flat = flatString(id);
-    this.#shared.set(flat, flat);
-    return flat;
   }
 }

@@ -5,7 +5,8 @@ import { emptyState } from '../../src/engine/state.js';
 import { createKey, updateKey } from '../../src/engine/keys.js';
 import { createApi, createWorkspace } from '../../src/engine/workspace.js';
 import { stateFromSnapshot, takeSnapshot } from '../../src/engine/snapshot.js';
-import { NO_NAMES, StoredKey, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { NO_NAMES, StoredKey, keyOwner, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { flatString } from '../../src/engine/flat-string.js';
 import { BASE58_ALPHABET } from '../../src/engine/base58.js';
 import fc from 'fast-check';
 import { assertProperty } from '../helpers/property.js';
@@ -128,5 +129,52 @@ describe('restored keys lose shared lists and interned refill settings', () => {
     const [first, second] = ids.map((id) => restored.keys.get(id));
     expect(first?.refill).not.toBeNull();
     expect(first?.refill).toBe(second?.refill);
+  });
+});
+
+describe('keys of one API share one owner (API and workspace ids)', () => {
+  it('created and restored keys of an API hold the same owner object, and read their ids through it', () => {
+    const { ctx, rootKey, apiId } = context();
+    const otherApi = unwrap(createApi(ctx, rootKey, { name: 'other-api' })).apiId;
+    const ids = [apiId, apiId, otherApi].map((api) => unwrap(createKey(ctx, rootKey, { apiId: api })).keyId);
+    const [a, b, c] = ids.map((id) => storedKey(ctx, id));
+    expect(a?.owner).toBe(b?.owner);
+    expect(a?.owner).not.toBe(c?.owner);
+    expect([a?.apiId, c?.apiId]).toEqual([apiId, otherApi]);
+    expect(a?.workspaceId).toBe(c?.workspaceId);
+    expect(Object.hasOwn(a as object, 'apiId')).toBe(false);
+    const restored = unwrap(stateFromSnapshot(JSON.parse(JSON.stringify(takeSnapshot(ctx, 5))), sha256Base64Url)).state;
+    const [ra, rb, rc] = ids.map((id) => restored.keys.get(id) as StoredKey);
+    expect(ra?.owner).toBe(rb?.owner);
+    expect([ra?.apiId, ra?.workspaceId, rc?.apiId]).toEqual([apiId, a?.workspaceId, otherApi]);
+    expect(keyToJson(rc as StoredKey)).toEqual(keyToJson(c as StoredKey));
+  });
+
+  it('setting apiId or workspaceId changes that key alone', () => {
+    const a = new StoredKey('key_a', 'api_shared', 'ws_1', 'hash_a', 'abcd', START_MS);
+    const b = new StoredKey('key_b', 'api_shared', 'ws_1', 'hash_b', 'abcd', START_MS);
+    expect(a.owner).toBe(b.owner);
+    a.workspaceId = 'ws_2';
+    a.apiId = 'api_moved';
+    expect([a.apiId, a.workspaceId]).toEqual(['api_moved', 'ws_2']);
+    expect([b.apiId, b.workspaceId]).toEqual(['api_shared', 'ws_1']);
+    // The same API id named in another workspace (a snapshot may say so) gets an owner of its own.
+    const c = new StoredKey('key_c', 'api_shared', 'ws_3', 'hash_c', 'abcd', START_MS);
+    expect([c.apiId, c.workspaceId]).toEqual(['api_shared', 'ws_3']);
+    expect(keyOwner('api_shared', 'ws_1')).toBe(b.owner);
+  });
+});
+
+describe('flatString', () => {
+  it('gives back an equal string for any text, lone surrogates included', () => {
+    assertProperty(
+      fc.property(fc.string({ unit: 'binary' }), fc.nat(20), (text, cut) => {
+        // A slice and a rope, the two kinds of string it exists to copy.
+        expect(flatString(text)).toBe(text);
+        expect(flatString(text.slice(Math.min(cut, text.length)))).toBe(text.slice(Math.min(cut, text.length)));
+        expect(flatString(`${text}${cut}`)).toBe(`${text}${cut}`);
+      }),
+    );
+    for (const text of ['', '"', '\\', '\u2028', '\ud800', 'x'.repeat(100_000)]) expect(flatString(text)).toBe(text);
   });
 });
