@@ -1,7 +1,7 @@
 /**
  * The HTTP benchmark's requests and one autocannon run against a server process: what
- * http-throughput.ts, http-profile.ts, serve-workers.ts and oracle-overhead.ts share. autocannon runs in this
- * process (the parent), never in a server's.
+ * http-throughput.ts, http-profile.ts and serve-workers.ts share (oracle-overhead.ts shares
+ * fromAutocannon). autocannon runs in this process (the parent), never in a server's.
  */
 import autocannon from 'autocannon';
 import type { ServerKind, ServerProcess, ServerReady } from './http-server.js';
