@@ -227,10 +227,13 @@ export class Recorder {
   #closeSecond(second: number): void {
     const bucket = this.#seconds.get(second);
     if (bucket === undefined) return;
-    const p = percentilesMs(bucket.latency);
     const operations = [...bucket.operations]
       .sort((a, b) => a[0].localeCompare(b[0]))
       .map(([operation, o]) => ({ operation, requests: o.requests, errors: o.errors, latency: percentilesMs(o.latency), histogram: encodeHistogram(o.latency) }));
+    // One operation in the second: its histogram holds the same samples as the second's, and
+    // the percentiles (about a millisecond of work each) need not be read twice.
+    const only = operations.length === 1 ? operations[0] : undefined;
+    const p = only !== undefined ? only.latency : percentilesMs(bucket.latency);
     this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99, operations });
     this.#seconds.delete(second);
     // Nothing refers to the second's histograms any more: what the timeline keeps was computed from them.
