@@ -94,8 +94,8 @@ export class Recorder {
   readonly #operations = new Map<string, OperationAccumulator>();
   readonly #seconds = new Map<number, SecondAccumulator>();
   /**
-   * Histograms of closed seconds, emptied for the next ones: building one costs about as much as
-   * a millisecond of requests at 1,000/s (docs/benchmarks.md#load-runner), resetting it far less.
+   * Histograms of closed seconds, emptied for the next ones: a histogram is some 94 KB of counts,
+   * and zeroing one costs less than allocating a new one every second (docs/benchmarks.md#load-runner).
    */
   readonly #spare: Histogram[] = [];
   readonly #timeline: TimelinePoint[] = [];
@@ -230,8 +230,8 @@ export class Recorder {
     const operations = [...bucket.operations]
       .sort((a, b) => a[0].localeCompare(b[0]))
       .map(([operation, o]) => ({ operation, requests: o.requests, errors: o.errors, latency: percentilesMs(o.latency), histogram: encodeHistogram(o.latency) }));
-    // One operation in the second: its histogram holds the same samples as the second's, and
-    // the percentiles (about a millisecond of work each) need not be read twice.
+    // One operation in the second: its histogram holds the same samples as the second's, so the
+    // percentiles (a walk over the counts) need not be read twice.
     const only = operations.length === 1 ? operations[0] : undefined;
     const p = only !== undefined ? only.latency : percentilesMs(bucket.latency);
     this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99, operations });
