@@ -1,7 +1,7 @@
 /**
  * The HTTP benchmark's requests and one autocannon run against a server process: what
- * http-throughput.ts, http-profile.ts and serve-workers.ts share. autocannon runs in this
- * process (the parent), never in a server's.
+ * http-throughput.ts, http-profile.ts and serve-workers.ts share (oracle-overhead.ts shares
+ * fromAutocannon). autocannon runs in this process (the parent), never in a server's.
  */
 import autocannon from 'autocannon';
 import type { ServerKind, ServerProcess, ServerReady } from './http-server.js';
@@ -97,6 +97,39 @@ export function checksPassed(r: RunResult): boolean {
   return r.completed > 0 && r.ok2xx === r.completed && r.non2xx === 0 && r.errors === 0 && r.timeouts === 0 && r.mismatches === 0;
 }
 
+/** A process's CPU time (µs) between two readings of `ServerProcess.cpu()`. */
+export function cpuUsBetween(start: { userUs: number; systemUs: number }, end: { userUs: number; systemUs: number }): number {
+  return end.userUs + end.systemUs - start.userUs - start.systemUs;
+}
+
+/** The counts and CPU figures every autocannon run reports, the same way in every benchmark. */
+export type AutocannonFigures = Pick<
+  RunResult,
+  'rate' | 'completed' | 'sent' | 'ok2xx' | 'non2xx' | 'errors' | 'timeouts' | 'mismatches' | 'serverCpuShare' | 'generatorCpuShare' | 'serverCpuUsPerRequest'
+>;
+
+/**
+ * autocannon's result as RunResult's fields. `cpu`: the wall seconds of the measured window and
+ * the CPU time (µs) the generator (this process) and the server used in it. The rate is over
+ * autocannon's own duration (the wall window adds its start-up and the CPU readings).
+ */
+export function fromAutocannon(result: autocannon.Result, cpu: { seconds: number; generatorUs: number; serverUs: number }): AutocannonFigures {
+  const completed = result.requests.total;
+  return {
+    rate: completed / result.duration,
+    completed,
+    sent: result.requests.sent,
+    ok2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    mismatches: result.mismatches,
+    serverCpuShare: cpu.serverUs / 1e6 / cpu.seconds,
+    generatorCpuShare: cpu.generatorUs / 1e6 / cpu.seconds,
+    serverCpuUsPerRequest: completed > 0 ? cpu.serverUs / completed : Number.NaN,
+  };
+}
+
 export async function runLoad(server: ServerProcess, endpoint: Endpoint, workload: Workload, settings: RunSettings): Promise<RunResult> {
   const expected = expectedText(endpoint);
   const latencies: number[] = [];
@@ -128,23 +161,11 @@ export async function runLoad(server: ServerProcess, endpoint: Endpoint, workloa
   const cpu = process.cpuUsage(cpuStart);
   const serverCpuEnd = await server.cpu();
   const sorted = Float64Array.from(latencies).sort();
-  const completed = result.requests.total;
-  const serverCpuUs = serverCpuEnd.userUs + serverCpuEnd.systemUs - serverCpuStart.userUs - serverCpuStart.systemUs;
   return {
     kind: server.ready.kind,
     generator: 'autocannon',
-    rate: completed / result.duration,
-    completed,
-    sent: result.requests.sent,
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    mismatches: result.mismatches,
+    ...fromAutocannon(result, { seconds, generatorUs: cpu.user + cpu.system, serverUs: cpuUsBetween(serverCpuStart, serverCpuEnd) }),
     seconds: result.duration,
-    serverCpuShare: serverCpuUs / 1e6 / seconds,
-    serverCpuUsPerRequest: completed > 0 ? serverCpuUs / completed : Number.NaN,
-    generatorCpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
     acP50Ms: result.latency.p50,
     acP99Ms: result.latency.p99,
     ...(sorted.length > 0 ? { p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) } : {}),

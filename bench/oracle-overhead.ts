@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
-import type { RunResult } from './http-load.js';
+import { type AutocannonFigures, cpuUsBetween, fromAutocannon } from './http-load.js';
 import type { HistoryResult, ReplayResult } from './oracle-child.js';
 import { progress, runChild } from './subprocess.js';
 import { type SummaryRow, fmtInt, fmtPercent, fmtRate, fmtRatio, max, median, min, secondsSince, textTable, yesNo } from './stats.js';
@@ -50,10 +50,7 @@ interface DrainStats {
 }
 
 /** One autocannon run, with the fields the HTTP benchmark's runs have (same meaning; "on": the final drain's CPU included). */
-type JournalRun = Pick<
-  RunResult,
-  'rate' | 'completed' | 'sent' | 'ok2xx' | 'non2xx' | 'errors' | 'timeouts' | 'mismatches' | 'serverCpuShare' | 'generatorCpuShare' | 'serverCpuUsPerRequest'
-> & { mode: Mode; drain?: DrainStats };
+type JournalRun = AutocannonFigures & { mode: Mode; drain?: DrainStats };
 
 // --- the simulator's journal -------------------------------------------------------------------
 
@@ -154,21 +151,9 @@ async function runOnce(server: ServerProcess, mode: Mode, reqs: autocannon.Reque
   const cpu = process.cpuUsage(cpuStart);
   const serverCpuEnd = await server.cpu();
   if (mode === 'on') await admin(sim, 'journal.stop', {});
-  const completed = result.requests.total;
-  const serverCpuUs = serverCpuEnd.userUs + serverCpuEnd.systemUs - serverCpuStart.userUs - serverCpuStart.systemUs;
   return {
     mode,
-    rate: completed / result.duration,
-    completed,
-    sent: result.requests.sent,
-    ok2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    mismatches: result.mismatches,
-    serverCpuShare: serverCpuUs / 1e6 / seconds,
-    generatorCpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
-    serverCpuUsPerRequest: completed > 0 ? serverCpuUs / completed : Number.NaN,
+    ...fromAutocannon(result, { seconds, generatorUs: cpu.user + cpu.system, serverUs: cpuUsBetween(serverCpuStart, serverCpuEnd) }),
     ...(drainStats === undefined ? {} : { drain: drainStats }),
   };
 }

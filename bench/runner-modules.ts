@@ -1,8 +1,10 @@
 /**
  * keysim's load layer as users run it: the compiled `dist/` (built by `npm run bench`) when it
  * exists, else the sources through tsx, whose per-closure wrappers cost a little CPU per request.
+ * runner-ab.ts loads two builds side by side (`distDir`: another build's `dist/`).
  */
 import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import type * as OpenModel from '../src/load/open-model.js';
 import type * as Plan from '../src/load/plan.js';
 import type * as RecorderModule from '../src/load/recorder.js';
@@ -16,8 +18,9 @@ export interface RunnerModules {
   source: 'dist' | 'src';
 }
 
-export async function loadRunnerModules(): Promise<RunnerModules> {
-  const built = (file: string) => new URL(`../dist/src/load/${file}.js`, import.meta.url);
+export async function loadRunnerModules(distDir?: string): Promise<RunnerModules> {
+  const built = (file: string) => (distDir === undefined ? new URL(`../dist/src/load/${file}.js`, import.meta.url) : pathToFileURL(`${distDir}/src/load/${file}.js`));
+  if (distDir !== undefined && !existsSync(built('open-model'))) throw new Error(`no build in ${distDir} (tsc -p tsconfig.build.json --outDir ${distDir})`);
   if (existsSync(built('open-model')) && existsSync(built('recorder')) && existsSync(built('plan'))) {
     const [open, recorder, plan] = (await Promise.all([import(built('open-model').href), import(built('recorder').href), import(built('plan').href)])) as [
       typeof OpenModel,

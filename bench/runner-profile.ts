@@ -1,8 +1,9 @@
 /**
- * Where the load generator's time goes at its ceiling: `tsx bench/runner-profile.ts [pipelining]
- * [seconds]`. Starts the bare server in its own process, then runs the generator in a child
- * process under `node --cpu-prof`: a warm-up and one measured run of keysim's open model (asked
- * for 2× what autocannon managed in its warm-up), and, in a second child, of autocannon alone;
+ * Where the load generator's time goes at its ceiling or at a fixed rate:
+ * `tsx bench/runner-profile.ts [pipelining] [seconds] [rate]`. Starts the bare server in its own
+ * process, then runs the generator in a child process under `node --cpu-prof`: a warm-up and one
+ * measured run of keysim's open model (asked for `rate`, or without it for 2× what autocannon
+ * managed in its warm-up), and, in a second child, of autocannon alone (at `rate` when given);
  * prints each profile's CPU time per completed request by layer and the functions with the most
  * self and inclusive time. Not part of `npm run bench`: a tool for when the runner ceiling is low.
  *
@@ -35,10 +36,11 @@ interface GeneratorResult {
   planned?: number;
 }
 
-async function autocannonRun(url: string, pipelining: number, seconds: number): Promise<{ completed: number; rate: number }> {
+/** autocannon as fast as it goes, or at `rate` requests per second over all connections when rate > 0. */
+async function autocannonRun(url: string, pipelining: number, seconds: number, rate: number): Promise<{ completed: number; rate: number }> {
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     autocannon(
-      { url: `${url}${PATH}`, method: 'POST', connections: CONNECTIONS, pipelining, duration: seconds, headers: HEADERS, body: JSON.stringify(BODY) },
+      { url: `${url}${PATH}`, method: 'POST', connections: CONNECTIONS, pipelining, duration: seconds, headers: HEADERS, body: JSON.stringify(BODY), ...(rate > 0 ? { overallRate: rate } : {}) },
       (error, res) => (error === null || error === undefined ? resolve(res) : reject(error instanceof Error ? error : new Error(String(error)))),
     );
   });
@@ -48,9 +50,9 @@ async function autocannonRun(url: string, pipelining: number, seconds: number): 
 /** Child side: runs under --cpu-prof and exits, which writes the profile. */
 async function generate(tool: 'keysim' | 'autocannon', url: string, pipelining: number, rate: number, seconds: number): Promise<GeneratorResult> {
   if (tool === 'autocannon') {
-    const warm = await autocannonRun(url, pipelining, 2);
+    const warm = await autocannonRun(url, pipelining, 2, rate);
     const cpu = process.cpuUsage();
-    const run = await autocannonRun(url, pipelining, seconds);
+    const run = await autocannonRun(url, pipelining, seconds, rate);
     const used = process.cpuUsage(cpu);
     return { tool, completedAll: warm.completed + run.completed, rate: run.rate, cpuUsPerRequest: (used.user + used.system) / run.completed };
   }
@@ -197,10 +199,11 @@ if (process.argv[2] === 'generate') {
 } else {
   const pipelining = Number(process.argv[2] ?? 1);
   const seconds = Number(process.argv[3] ?? 5);
+  const fixedRate = Number(process.argv[4] ?? 0);
   const server = await startServer('bare');
   try {
-    const ac = await profileChild('autocannon', server.ready.url, pipelining, 0, seconds);
-    const rate = Math.ceil((2 * ac.result.rate) / 1000) * 1000;
+    const ac = await profileChild('autocannon', server.ready.url, pipelining, fixedRate, seconds);
+    const rate = fixedRate > 0 ? fixedRate : Math.ceil((2 * ac.result.rate) / 1000) * 1000;
     const ks = await profileChild('keysim', server.ready.url, pipelining, rate, seconds);
     console.log(`pipelining ${pipelining}, ${CONNECTIONS} connections, ${seconds} s measured after a 2 s warm-up; keysim asked for ${fmtRate(rate)}`);
     print(ac.result, ac.profile);

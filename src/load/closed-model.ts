@@ -46,14 +46,14 @@ import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { type PhaseHistory, type PlannedRequest, serviceCompleteBound, serviceInvokeBound } from './open-model.js';
+import type { PlannedRequest } from './open-model.js';
 import type { PlannedPhase } from './plan.js';
 import type { TransportErrorKind } from '../report/model.js';
 import type { Recorder } from './recorder.js';
 import type { LoadSettings } from './scenario.js';
 import type { Target } from './target.js';
 import { classifyTransportError } from './transport-error.js';
-import { SEQ_HEADER } from './history-recording.js';
+import { type PhaseHistory, SEQ_HEADER, recordLoadCall, serviceInvokeBound } from './history-recording.js';
 
 /** How often autocannon looks at its stop flag, in ms: about the most a phase runs past its duration. */
 const STOP_CHECK_MS = 10;
@@ -107,26 +107,6 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
   const slots = new Set<Slot>();
   let lastBuilt: Slot | undefined;
   let finished = false;
-  const wallNow = () => performance.timeOrigin + performance.now();
-
-  const recordHistory = (sent: InFlight, response: { status: number; body: unknown } | 'unknown') => {
-    if (history === undefined || sent.seq === undefined) return;
-    try {
-      history.writer.recordCall({
-        seq: sent.seq,
-        op: sent.request.spec.op,
-        body: sent.request.spec.body,
-        invokeMs: performance.timeOrigin + sent.sentMs,
-        completeMs: wallNow(),
-        ...(sent.serviceInvokeMs === undefined ? {} : { serviceInvokeMs: sent.serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? sent.serviceInvokeMs }),
-        response,
-      });
-    } catch (error) {
-      // A write error (a full disk) is kept by the writer; the run ends with it when the history is closed.
-      if (!history.writer.failed) throw error;
-    }
-  };
-
   const recordLoss = (sent: InFlight, doneMs: number, kind: TransportErrorKind) => {
     recorder.record({
       operation: sent.request.operation,
@@ -182,7 +162,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
               slots.add(slot);
               lastBuilt = slot;
               const lost = slot.inFlight;
-              if (lost !== undefined) recordHistory(lost, 'unknown');
+              if (lost !== undefined) recordLoadCall(history, lost, 'unknown');
               const connError = slot.connError;
               slot.connError = undefined;
               if (lost !== undefined) {
@@ -221,7 +201,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
                 parses = false;
               }
               // autocannon's parser is not reset on reconnect: a body that is not JSON may be two answers spliced.
-              recordHistory(sent, status >= 500 || !parses || slot.untrusted ? 'unknown' : { status, body: parsed });
+              recordLoadCall(history, sent, status >= 500 || !parses || slot.untrusted ? 'unknown' : { status, body: parsed });
               const failure = sent.request.check?.({ status, body: parsed });
               if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${sent.request.label}: ${failure}`);
               recorder.record({
@@ -245,7 +225,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
         for (const slot of slots) {
           settleLoss(slot);
           if (slot.inFlight !== undefined) {
-            recordHistory(slot.inFlight, 'unknown');
+            recordLoadCall(history, slot.inFlight, 'unknown');
             recorder.recordCutOff(slot.inFlight.request.operation, phase.warmup);
           }
           slot.inFlight = undefined;

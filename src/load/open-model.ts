@@ -16,9 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import { type PlannedPhase, phaseOffsetMs } from './plan.js';
 import { type Recorder, recordsBodyOf } from './recorder.js';
-import type { ServiceClockBounds } from './clock-driver.js';
-import type { HistoryWriter } from './history.js';
-import { SEQ_HEADER } from './history-recording.js';
+import { type PhaseHistory, SEQ_HEADER, recordLoadCall, serviceInvokeBound } from './history-recording.js';
 import type { ApiResponse, RequestSpec } from './scenario.js';
 import { classifyTransportError } from './transport-error.js';
 import { Http1Connection } from './http1/connection.js';
@@ -47,34 +45,14 @@ export interface PlannedRequest {
   check: ((response: ApiResponse) => string | undefined) | undefined;
 }
 
-/** Where a phase's requests are recorded, and the service clock during the phase. */
-export interface PhaseHistory {
-  writer: HistoryWriter;
-  /** The simulator's clock while the phase runs, when it stands still; undefined otherwise. */
-  serviceMs: number | undefined;
-  /**
-   * A phase on simulated time (clock-driver.ts): each request is bracketed by `lowerMs` read when
-   * it is sent and `upperMs` read when it completes. Takes the place of `serviceMs`.
-   */
-  clock?: ServiceClockBounds | undefined;
-}
-
-/** The service clock's lower bound for a request sent now (read just before it leaves). */
-export function serviceInvokeBound(history: PhaseHistory | undefined): number | undefined {
-  return history?.clock?.lowerMs ?? history?.serviceMs;
-}
-
-/** The service clock's upper bound for a request answered (or given up) now. */
-export function serviceCompleteBound(history: PhaseHistory): number | undefined {
-  return history.clock?.upperMs ?? history.serviceMs;
-}
-
 export interface PhaseOutcome {
   sent: number;
   late: number;
   dropped: number;
 }
 
+/** The longest the timer sleeps, so a stop is noticed soon even between sparse sends. */
+const MAX_WAIT_MS = 50;
 /** How long requests in flight may finish after a stop. */
 const STOP_GRACE_MS = 1_000;
 /** The most a connection waits to be established (less when the request timeout is shorter). */
@@ -90,6 +68,8 @@ interface Pending {
   serviceInvokeMs: number | undefined;
   /** The phase it belongs to (the connections outlive phases). */
   run: PhaseRun;
+  /** The connection it was sent on. */
+  connection: Http1Connection<Pending> | undefined;
 }
 
 /** What a running phase does with its requests' ends. */
@@ -168,30 +148,9 @@ export class OpenModelExecutor {
         }
       };
 
-      const remember = (pending: Pending, response: { status: number; body: unknown } | 'unknown') => {
-        if (history === undefined || pending.seq === undefined) return;
-        const serviceCompleteMs = serviceCompleteBound(history);
-        const { serviceInvokeMs } = pending;
-        try {
-          history.writer.recordCall({
-            seq: pending.seq,
-            op: pending.request.spec.op,
-            body: pending.request.spec.body,
-            invokeMs: performance.timeOrigin + pending.sentMs,
-            completeMs: performance.timeOrigin + performance.now(),
-            ...(serviceInvokeMs === undefined || serviceCompleteMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs }),
-            response,
-          });
-        } catch (error) {
-          // A write error (a full disk) must not count as the request's failure: the writer keeps
-          // it, and the run ends with it when the history is closed.
-          if (!history.writer.failed) throw error;
-        }
-      };
-
-      const ended = () => {
+      const ended = (freed: Http1Connection<Pending> | undefined) => {
         inFlightTotal--;
-        dispatch();
+        dispatch(freed, false);
         finishIfDone();
       };
 
@@ -210,7 +169,7 @@ export class OpenModelExecutor {
             }
           }
           try {
-            remember(pending, status >= 500 ? 'unknown' : { status, body });
+            recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
             const failure = request.check?.({ status, body });
             if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
             recorder.record({
@@ -225,12 +184,12 @@ export class OpenModelExecutor {
               warmup: phase.warmup,
             });
           } finally {
-            ended();
+            ended(pending.connection);
           }
         },
         failed: (pending, error) => {
           try {
-            remember(pending, 'unknown');
+            recordLoadCall(history, pending, 'unknown');
             recorder.record({
               operation: pending.request.operation,
               intendedMs: pending.intendedMs,
@@ -243,7 +202,7 @@ export class OpenModelExecutor {
               warmup: phase.warmup,
             });
           } finally {
-            ended();
+            ended(undefined);
           }
         },
       };
@@ -257,32 +216,62 @@ export class OpenModelExecutor {
         const seq = history?.writer.begin();
         pending.sentMs = sentMs;
         pending.seq = seq;
+        pending.connection = connection;
         // Read just before the request leaves: the simulator executes it at or after this.
         pending.serviceInvokeMs = serviceInvokeBound(history);
         // The simulator journals the sequence number, so its realised order can be matched to the history.
-        connection.send(pending, text.post(spec.op, spec.auth === 'none', SEQ_HEADER, seq, JSON.stringify(spec.body)), sentMs);
+        connection.enqueue(pending, text.post(spec.op, spec.auth === 'none', SEQ_HEADER, seq, JSON.stringify(spec.body)), sentMs);
       };
 
-      const dispatch = () => {
+      /** Connections holding requests not yet written: each writes its own in one go (flush). */
+      const unwritten: Http1Connection<Pending>[] = [];
+      let writeQueued = false;
+      const write = () => {
+        writeQueued = false;
+        for (const connection of unwritten) connection.flush();
+        unwritten.length = 0;
+      };
+
+      /** Gives a connection queued requests up to its pipelining. */
+      const fill = (connection: Http1Connection<Pending>) => {
+        if (connection.inFlight >= pipelining) return;
+        const from = head;
+        while (connection.inFlight < pipelining && head < queue.length) {
+          const pending = queue[head] as Pending;
+          queue[head] = undefined as never;
+          head++;
+          send(connection, pending);
+        }
+        if (head > from) unwritten.push(connection);
+      };
+
+      /**
+       * Hands queued requests to connections with a free slot: `freed` first (the connection an
+       * answer just came on: at the ceiling it is the only one, and the others need not be looked
+       * at). From the timer (`writeNow`) they are written at once; from an answer, once the
+       * answers read together are all handled (a microtask), so a connection's pipelined requests
+       * still leave in one write.
+       */
+      const dispatch = (freed: Http1Connection<Pending> | undefined, writeNow: boolean) => {
         if ((this.#stopped || this.#closed) && head < queue.length) {
           outcome.dropped += queue.length - head;
           queue.length = 0;
           head = 0;
         }
         if (head >= queue.length) return;
-        for (let slot = 0; slot < connections.length && head < queue.length; slot++) {
-          const connection = connections[slot] as Http1Connection<Pending>;
-          while (connection.inFlight < pipelining && head < queue.length) {
-            const pending = queue[head] as Pending;
-            queue[head] = undefined as never;
-            head++;
-            send(connection, pending);
-          }
-        }
+        if (freed !== undefined) fill(freed);
+        for (let slot = 0; slot < connections.length && head < queue.length; slot++) fill(connections[slot] as Http1Connection<Pending>);
         // Compact the consumed front of the queue now and then.
         if (head > 4096 && head * 2 > queue.length) {
           queue.splice(0, head);
           head = 0;
+        }
+        if (unwritten.length === 0) return;
+        if (writeNow) {
+          write();
+        } else if (!writeQueued) {
+          writeQueued = true;
+          queueMicrotask(write);
         }
       };
 
@@ -307,12 +296,14 @@ export class OpenModelExecutor {
             continue;
           }
           const request = next();
-          queue.push({ intendedMs, request, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run });
+          queue.push({ intendedMs, request, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run, connection: undefined });
         }
-        dispatch();
+        dispatch(undefined, true);
         if (index < phase.count) {
+          // Whole milliseconds: node:timers fires on the event loop's millisecond clock, and a
+          // fractional delay above 1 ms makes it wake once more inside to reach the fraction.
           const wait = phaseStartMs + phaseOffsetMs(phase, index) - performance.now();
-          timer = setTimeout(tick, Math.max(0, Math.min(wait, 50)));
+          timer = setTimeout(tick, Math.min(Math.max(1, Math.ceil(wait)), MAX_WAIT_MS));
         }
         finishIfDone();
       };

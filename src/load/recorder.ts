@@ -93,6 +93,11 @@ function outcomeOf(operation: string, body: unknown): { code?: string; allowed?:
 export class Recorder {
   readonly #operations = new Map<string, OperationAccumulator>();
   readonly #seconds = new Map<number, SecondAccumulator>();
+  /**
+   * Histograms of closed seconds, emptied for the next ones: a histogram is some 94 KB of counts,
+   * and zeroing one costs less than allocating a new one every second (docs/benchmarks.md#load-runner).
+   */
+  readonly #spare: Histogram[] = [];
   readonly #timeline: TimelinePoint[] = [];
   /** Monotonic ms at which the measured part began: second 0 of the timeline. */
   #measuredFromMs = 0;
@@ -197,14 +202,14 @@ export class Recorder {
     const second = Math.max(0, Math.floor((sample.doneMs - this.#measuredFromMs) / 1000));
     let bucket = this.#seconds.get(second);
     if (bucket === undefined) {
-      bucket = { requests: 0, errors: 0, latency: newHistogram(), operations: new Map() };
+      bucket = { requests: 0, errors: 0, latency: this.#histogram(), operations: new Map() };
       this.#seconds.set(second, bucket);
       // Seconds two behind the newest can no longer change much: close them to keep memory flat.
       for (const [s] of this.#seconds) if (s < second - 2) this.#closeSecond(s);
     }
     let opBucket = bucket.operations.get(sample.operation);
     if (opBucket === undefined) {
-      opBucket = { requests: 0, errors: 0, latency: newHistogram() };
+      opBucket = { requests: 0, errors: 0, latency: this.#histogram() };
       bucket.operations.set(sample.operation, opBucket);
     }
     bucket.requests++;
@@ -222,12 +227,25 @@ export class Recorder {
   #closeSecond(second: number): void {
     const bucket = this.#seconds.get(second);
     if (bucket === undefined) return;
-    const p = percentilesMs(bucket.latency);
     const operations = [...bucket.operations]
       .sort((a, b) => a[0].localeCompare(b[0]))
       .map(([operation, o]) => ({ operation, requests: o.requests, errors: o.errors, latency: percentilesMs(o.latency), histogram: encodeHistogram(o.latency) }));
+    // One operation in the second: its histogram holds the same samples as the second's, so the
+    // percentiles (a walk over the counts) need not be read twice.
+    const only = operations.length === 1 ? operations[0] : undefined;
+    const p = only !== undefined ? only.latency : percentilesMs(bucket.latency);
     this.#timeline.push({ second, requests: bucket.requests, errors: bucket.errors, p50Ms: p.p50, p99Ms: p.p99, operations });
     this.#seconds.delete(second);
+    // Nothing refers to the second's histograms any more: what the timeline keeps was computed from them.
+    for (const histogram of [bucket.latency, ...[...bucket.operations.values()].map((o) => o.latency)]) {
+      histogram.reset();
+      this.#spare.push(histogram);
+    }
+  }
+
+  /** An empty histogram for a new second, reused from a closed one when there is one. */
+  #histogram(): Histogram {
+    return this.#spare.pop() ?? newHistogram();
   }
 
   /** The latency so far over all operations (for progress lines). */

@@ -58,3 +58,24 @@ test('each second of the timeline carries its operations, with counts and a merg
     expect(encodeHistogram(merged)).toBe(stats.histograms.corrected);
   }
 });
+
+test('a second closed during the run lends its histograms to later seconds without leaking samples into them', () => {
+  const recorder = new Recorder();
+  recorder.startMeasuring(0);
+  // Twelve seconds, each with its own latency (second s: s + 1 ms, five samples), so that the
+  // seconds closed while the run goes on hand their histograms to the later ones.
+  for (let second = 0; second < 12; second++) {
+    for (let i = 0; i < 5; i++) recorder.record(sample('keys.verifyKey', second * 1000 + 100 + i * 100, second + 1, 200));
+  }
+  const { timeline, operations } = recorder.finish(12_000);
+  expect(timeline.map((p) => p.second)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  for (const point of timeline) {
+    const expected = point.second + 1;
+    expect([point.second, point.requests, point.p50Ms, point.p99Ms]).toEqual([point.second, 5, expected, expected]);
+    const op = point.operations?.[0];
+    expect([point.second, op?.latency.count, op?.latency.max, decodeHistogram(op?.histogram ?? '').totalCount]).toEqual([point.second, 5, expected, 5]);
+  }
+  // And the seconds still add up to the run.
+  const merged = mergeHistograms(timeline.map((p) => decodeHistogram(p.operations?.[0]?.histogram ?? '')));
+  expect(encodeHistogram(merged)).toBe(operations[0]?.histograms.corrected);
+});

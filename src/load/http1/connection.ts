@@ -3,7 +3,8 @@
  * the way autocannon and wrk do: requests are ready-made text, appended to one buffer and written
  * in one go per turn of the event loop (several pipelined requests due at once leave in one
  * write), and answers come back through a callback — no promise, stream or header object per
- * request. Outstanding requests wait in a FIFO: HTTP/1.1 answers come in request order.
+ * request; over plain TCP the bytes are read into one shared buffer (`onread`), not as a stream.
+ * Outstanding requests wait in a FIFO: HTTP/1.1 answers come in request order.
  *
  * The connection opens on the first send and again on the first send after it closed. What ends
  * a connection ends every request outstanding on it, each reported failed once:
@@ -43,7 +44,10 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
 }
 
-/** Where answers and failures go; `tag` is what the caller gave send(). Called once per request. */
+/**
+ * Where answers and failures go; `tag` is what the caller gave send(). Called once per request.
+ * An answer's body may lie in the shared read buffer: read it in the call, copy it to keep it.
+ */
 export interface ExchangeHandlers<T> {
   answered(tag: T, response: ParsedResponse): void;
   failed(tag: T, error: Error): void;
@@ -55,6 +59,12 @@ const MAX_IDLE_MS = 30_000;
 const IDLE_MARGIN_MS = 1_000;
 /** Compact the FIFO's consumed front past this many entries. */
 const FIFO_COMPACT = 64;
+/**
+ * The one buffer every plain-TCP connection reads into (node:net's `onread`): each read is parsed
+ * before the next one lands, and what the parser keeps it copies, so the stream machinery and a
+ * Buffer per read are skipped (docs/benchmarks.md#load-runner). TLS sockets read as streams.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 export class Http1Connection<T> {
   readonly #options: ConnectionOptions;
@@ -90,6 +100,18 @@ export class Http1Connection<T> {
    * in the same turn of the event loop. Never calls a handler synchronously.
    */
   send(tag: T, text: string, nowMs: number): void {
+    this.enqueue(tag, text, nowMs);
+    if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  /**
+   * Like send(), but the request waits until the caller calls flush() (in the same turn): a caller
+   * that sends several requests at once writes them together without a microtask per connection.
+   */
+  enqueue(tag: T, text: string, nowMs: number): void {
     if (this.#socket !== undefined && this.inFlight === 0 && this.#connected && nowMs - this.#lastDataMs > this.#idleLimitMs) {
       // Idle past the server's keep-alive: it may be closing it right now. Nothing is outstanding.
       this.#teardown(this.#socket, undefined);
@@ -98,11 +120,15 @@ export class Http1Connection<T> {
     this.#tags.push(tag);
     this.#sentMs.push(nowMs);
     this.#out += text;
-    if (!this.#flushQueued) {
-      this.#flushQueued = true;
-      queueMicrotask(this.#flush);
-    }
     if (this.#timer === undefined) this.#arm(this.#connected ? this.#options.timeoutMs : Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
+  }
+
+  /** Writes what was sent or enqueued and not yet written, in one write. */
+  flush(): void {
+    const text = this.#out;
+    if (text === '') return;
+    this.#out = '';
+    if (this.#socket !== undefined) this.#socket.write(text);
   }
 
   /** Closes the connection now; every outstanding request fails as abandoned. */
@@ -112,17 +138,33 @@ export class Http1Connection<T> {
 
   readonly #flush = (): void => {
     this.#flushQueued = false;
-    const text = this.#out;
-    this.#out = '';
-    if (text !== '' && this.#socket !== undefined) this.#socket.write(text);
+    this.flush();
   };
 
   #open(nowMs: number): void {
     const { endpoint } = this.#options;
-    const socket =
-      endpoint.tls
-        ? tlsConnect({ host: endpoint.host, port: endpoint.port, ALPNProtocols: ['http/1.1'], ...(isIP(endpoint.host) === 0 ? { servername: endpoint.host } : {}), ...endpoint.tlsOptions })
-        : netConnect({ host: endpoint.host, port: endpoint.port });
+    const received = (chunk: Buffer, borrowed: boolean): void => {
+      if (this.#socket !== socket) return;
+      this.#lastDataMs = performance.now();
+      try {
+        parser.push(chunk, borrowed);
+      } catch (error) {
+        this.#teardown(socket, error instanceof Error ? error : new HttpProtocolError(String(error)));
+      }
+    };
+    const socket: Socket = endpoint.tls
+      ? tlsConnect({ host: endpoint.host, port: endpoint.port, ALPNProtocols: ['http/1.1'], ...(isIP(endpoint.host) === 0 ? { servername: endpoint.host } : {}), ...endpoint.tlsOptions })
+      : netConnect({
+          host: endpoint.host,
+          port: endpoint.port,
+          onread: {
+            buffer: READ_BUFFER,
+            callback: (bytes: number, buffer: Uint8Array): boolean => {
+              received((buffer as Buffer).subarray(0, bytes), true);
+              return true;
+            },
+          },
+        });
     socket.setNoDelay(true);
     this.#socket = socket;
     this.#connected = false;
@@ -134,15 +176,7 @@ export class Http1Connection<T> {
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
       if (this.#socket === socket) this.#connected = true;
     });
-    socket.on('data', (chunk: Buffer) => {
-      if (this.#socket !== socket) return;
-      this.#lastDataMs = performance.now();
-      try {
-        parser.push(chunk);
-      } catch (error) {
-        this.#teardown(socket, error instanceof Error ? error : new HttpProtocolError(String(error)));
-      }
-    });
+    if (endpoint.tls) socket.on('data', (chunk: Buffer) => received(chunk, false));
     socket.on('end', () => {
       // A body that runs until the close is complete now.
       if (this.#socket === socket) parser.end();

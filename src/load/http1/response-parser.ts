@@ -13,7 +13,10 @@ import { HttpProtocolError } from './errors.js';
 /** What the parser found in one complete response. */
 export interface ParsedResponse {
   status: number;
-  /** The body bytes (chunked coding removed); empty when there is none. */
+  /**
+   * The body bytes (chunked coding removed); empty when there is none. After a `push(chunk, true)`
+   * it may lie in the caller's read buffer, which is reused: read it during the call, copy it to keep it.
+   */
   body: Buffer;
   /** The server said `Connection: close` (or spoke HTTP/1.0 without keep-alive): no more answers come. */
   close: boolean;
@@ -85,6 +88,8 @@ export class ResponseParser {
   #pos = 0;
   /** Body pieces of the response being read (several when it arrives split). */
   #pieces: Buffer[] = [];
+  /** How many of #pieces, from the front, are copies of their own (the rest may lie in a borrowed chunk). */
+  #ownedPieces = 0;
   #remaining = 0;
   #status = 0;
   #close = false;
@@ -105,8 +110,13 @@ export class ResponseParser {
     return this.#state !== State.Head || this.#pos < this.#buf.length;
   }
 
-  /** Feeds bytes; throws HttpProtocolError for bytes that are not an HTTP/1.x response. */
-  push(chunk: Buffer): void {
+  /**
+   * Feeds bytes; throws HttpProtocolError for bytes that are not an HTTP/1.x response. `borrowed`:
+   * the chunk lies in a read buffer the caller reuses once this returns (the connection reads
+   * into one buffer, docs/benchmarks.md#load-runner), so what the parser keeps of it for the next
+   * push (a partial head or line, the pieces of a body not yet complete) is copied.
+   */
+  push(chunk: Buffer, borrowed = false): void {
     if (this.#failed) return;
     if (this.#pos < this.#buf.length) {
       this.#buf = Buffer.concat([this.#buf.subarray(this.#pos), chunk]);
@@ -120,6 +130,21 @@ export class ResponseParser {
       this.#failed = true;
       throw error;
     }
+    if (borrowed) this.#own();
+  }
+
+  /** Copies what is left of a borrowed chunk, and the body pieces taken from it. */
+  #own(): void {
+    if (this.#failed) return;
+    if (this.#pos < this.#buf.length) {
+      this.#buf = Buffer.from(this.#buf.subarray(this.#pos));
+    } else {
+      this.#buf = EMPTY;
+    }
+    this.#pos = 0;
+    const pieces = this.#pieces;
+    for (let i = this.#ownedPieces; i < pieces.length; i++) pieces[i] = Buffer.from(pieces[i] as Buffer);
+    this.#ownedPieces = pieces.length;
   }
 
   /**
@@ -153,12 +178,7 @@ export class ResponseParser {
           break;
         }
         case State.Body: {
-          if (available === 0) return;
-          const take = Math.min(available, this.#remaining);
-          this.#pieces.push(buf.subarray(this.#pos, this.#pos + take));
-          this.#pos += take;
-          this.#remaining -= take;
-          if (this.#remaining > 0) return;
+          if (!this.#take(buf, available)) return;
           if (!this.#emit()) return;
           break;
         }
@@ -190,12 +210,7 @@ export class ResponseParser {
           break;
         }
         case State.ChunkData: {
-          if (available === 0) return;
-          const take = Math.min(available, this.#remaining);
-          this.#pieces.push(buf.subarray(this.#pos, this.#pos + take));
-          this.#pos += take;
-          this.#remaining -= take;
-          if (this.#remaining > 0) return;
+          if (!this.#take(buf, available)) return;
           this.#state = State.ChunkDataEnd;
           break;
         }
@@ -223,6 +238,19 @@ export class ResponseParser {
         }
       }
     }
+  }
+
+  /**
+   * Takes what is here of the `#remaining` bytes of a body or chunk (without a copy) and tells
+   * whether they are all in now.
+   */
+  #take(buf: Buffer, available: number): boolean {
+    if (available === 0) return false;
+    const take = Math.min(available, this.#remaining);
+    this.#pieces.push(buf.subarray(this.#pos, this.#pos + take));
+    this.#pos += take;
+    this.#remaining -= take;
+    return this.#remaining === 0;
   }
 
   /** The index of the CRLF ending the line at #pos, or -1 when it has not all arrived. */
@@ -335,6 +363,7 @@ export class ResponseParser {
     const pieces = this.#pieces;
     const body = pieces.length === 0 ? EMPTY : pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
     pieces.length = 0;
+    this.#ownedPieces = 0;
     this.#state = State.Head;
     const response: ParsedResponse = { status: this.#status, body, close: this.#close, keepAliveMs: this.#keepAliveMs };
     const go = this.#onResponse(response);

@@ -1,0 +1,61 @@
+/**
+ * The open model's pacing: however it batches its wake-ups and writes, no request leaves before
+ * its intended send time, every planned request is sent once and answered, and each request's
+ * corrected latency is measured from its intended time. Asserts order, never pace: a busy machine
+ * makes sends late (which is allowed and counted), never early.
+ */
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
+import { phaseOffsetMs, planPhases } from '../../src/load/plan.js';
+import { Recorder, type Sample } from '../../src/load/recorder.js';
+import { type StubServer, startStubServer } from '../helpers/load.js';
+
+/** Keeps every sample (the real Recorder keeps histograms only). */
+class SampleKeeper extends Recorder {
+  readonly samples: Sample[] = [];
+  override record(sample: Sample): void {
+    this.samples.push(sample);
+    super.record(sample);
+  }
+}
+
+let server: StubServer;
+beforeAll(async () => {
+  server = await startStubServer();
+});
+afterAll(async () => {
+  await server.kill();
+});
+
+const request: PlannedRequest = { operation: 'keys.verifyKey', label: 'verify', spec: { op: 'keys.verifyKey', body: { key: 'k' } }, check: undefined };
+
+for (const pipelining of [1, 4]) {
+  test(`pipelining ${pipelining}: no request is sent before its intended time, and each is sent once`, async () => {
+    // 1,000/s for 0.8 s: requests 1 ms apart, finer than the timer's resolution.
+    const [phase] = planPhases([{ name: 'load', durationMs: 800, rate: 1_000, warmup: false }]);
+    if (phase === undefined) throw new Error('no phase');
+    const executor = new OpenModelExecutor({ url: server.url, rootKey: 'root_x_12345678', connections: 8, pipelining, timeoutMs: 30_000 });
+    const recorder = new SampleKeeper();
+    let outcome: Awaited<ReturnType<OpenModelExecutor['runPhase']>>;
+    const phaseStartMs = performance.now() + 20;
+    try {
+      recorder.startMeasuring(phaseStartMs);
+      outcome = await executor.runPhase(phase, phaseStartMs, () => request, recorder);
+    } finally {
+      await executor.close();
+    }
+    expect(outcome).toMatchObject({ sent: phase.count, dropped: 0 });
+    const samples = recorder.samples;
+    expect(samples).toHaveLength(phase.count);
+    expect(samples.every((s) => s.status === 200)).toBe(true);
+    const early = samples.filter((s) => s.sentMs < s.intendedMs);
+    expect(early.map((s) => `${s.intendedMs} sent at ${s.sentMs}`)).toEqual([]);
+    // The intended times are the plan's, one per planned request.
+    const intended = samples.map((s) => s.intendedMs).sort((a, b) => a - b);
+    expect(intended).toEqual(Array.from({ length: phase.count }, (_, i) => phaseStartMs + phaseOffsetMs(phase, i)));
+    // Measured from the intended time: the corrected latency holds any wait before the send.
+    const figures = recorder.finish(1_000);
+    expect(figures.overall.latency.corrected.max).toBeGreaterThanOrEqual(figures.overall.latency.uncorrected.max);
+  });
+}
