@@ -92,3 +92,47 @@ export function judgeTriples(triples: readonly RunTriple[], options: JudgeOption
   ];
   return { pairs: n, falseWorse, detected, same, faulty, lines };
 }
+
+/** Several runs per side: compared run by run (docs/compare.md: three or more, Mann–Whitney U). */
+export function compareGroups(base: readonly RunReport[], cand: readonly RunReport[], label: string, noise: number): Comparison {
+  const result = compareRuns(
+    base.map((report, i) => ({ source: `${label} baseline ${i + 1}`, report })),
+    cand.map((report, i) => ({ source: `${label} candidate ${i + 1}`, report })),
+    { watches: WATCHES, noise },
+  );
+  if (!result.ok) throw new Error(result.error);
+  return result.comparison;
+}
+
+/**
+ * Figure 7 with `k` runs per side, from pooled runs: the fault-free runs in their order are cut
+ * into groups of k, and groups 2j and 2j + 1 make identical comparison j; the runs with the fault,
+ * cut the same way, make fault comparison j against group 2j. Nothing is chosen: the order is the
+ * order the runs were made in.
+ */
+export function judgeGroups(fine: readonly RunReport[], faulty: readonly RunReport[], k: number, noise = 0.05): { lines: string[]; falseWorse: number; detected: number; comparisons: number } {
+  const groups = (runs: readonly RunReport[]) => Array.from({ length: Math.floor(runs.length / k) }, (_, g) => runs.slice(g * k, g * k + k));
+  const fineGroups = groups(fine);
+  const faultGroups = groups(faulty);
+  const n = Math.min(Math.floor(fineGroups.length / 2), faultGroups.length);
+  const same: Comparison[] = [];
+  const fault: Comparison[] = [];
+  for (let j = 0; j < n; j++) {
+    const base = fineGroups[2 * j] as RunReport[];
+    same.push(compareGroups(base, fineGroups[2 * j + 1] as RunReport[], `same ${j + 1}`, noise));
+    fault.push(compareGroups(base, faultGroups[j] as RunReport[], `fault ${j + 1}`, noise));
+  }
+  const falseWorse = same.filter((c) => c.worse.length > 0).length;
+  const detected = fault.filter((c) => c.worse.length > 0).length;
+  const tally = (cs: Comparison[]) => ['worse', 'same', 'inconclusive', 'better'].map((v) => `${v} ${cs.filter((c) => p50Of(c).verdict === v).length}`).join(', ');
+  const lines = [
+    textTable(
+      ['comparisons', 'result', 'p50(keys.verifyKey) verdicts', 'median p50 change'],
+      [
+        [`identical set-ups, ${k} runs per side: "worse"`, `${falseWorse} of ${n}`, tally(same), `${median(same.map(p50Change)).toFixed(1)} %`],
+        [`latency fault, ${k} runs per side: "worse"`, `${detected} of ${n}`, tally(fault), `${median(fault.map(p50Change)).toFixed(1)} %`],
+      ],
+    ),
+  ];
+  return { lines, falseWorse, detected, comparisons: n };
+}
