@@ -12,34 +12,14 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { HISTORY_FILE, type HistoryEvent, type HistoryHeader, HistoryWriter, readHistory } from '../../src/load/history.js';
 import type { RunReport } from '../../src/report/model.js';
-import { cleanEnv, cleanUpCli, cli, runFolders, startCli, tempDir, waitUntil } from '../helpers/cli.js';
+import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
+import { keysOn, serveCli } from '../helpers/serve-cli.js';
 
 afterAll(cleanUpCli);
 
 const readReport = (folder: string) => JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
 const judged: number[] = [EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed];
 
-async function serve(rootKey: string): Promise<{ url: string; env: NodeJS.ProcessEnv; stop: () => Promise<void> }> {
-  const env = cleanEnv({ KEYSIM_ROOT_KEY: rootKey });
-  const server = startCli(['serve', '--port', '0'], env);
-  await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
-  const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
-  return {
-    url,
-    env,
-    stop: async () => {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    },
-  };
-}
-
-/** The keys the simulator holds now (its snapshot). */
-async function keysOn(url: string, rootKey: string): Promise<number> {
-  const res = await fetch(`${url}/_sim/snapshot`, { method: 'POST', headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' }, body: '{}' });
-  const body = (await res.json()) as { data: { keys: unknown[] } };
-  return body.data.keys.length;
-}
 
 /** Key ids granted (VALID) in a history. */
 async function grantedKeys(file: string): Promise<Set<string>> {
@@ -50,7 +30,7 @@ async function grantedKeys(file: string): Promise<Set<string>> {
 describe('keysim check across segments', () => {
   test('two segments spending the same keys of one shared set-up are clean across segments; another set-up is refused', { timeout: 300_000 }, async () => {
     const rootKey = 'root_segments_check_0123456789';
-    const { url, env, stop } = await serve(rootKey);
+    const { url, env, stop } = await serveCli(rootKey);
     const dir = tempDir();
     const fixtures = join(dir, 'fixtures.json');
     const setup = await cli(['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', fixtures, '--history', '--quiet', '--out', join(dir, 'setup')], env);
@@ -125,7 +105,7 @@ describe('keysim check across segments', () => {
 
   test('run --workers runs the setup once and the teardown once, after the segments', { timeout: 300_000 }, async () => {
     const rootKey = 'root_workers_setup_once_0123456789';
-    const { url, env, stop } = await serve(rootKey);
+    const { url, env, stop } = await serveCli(rootKey);
     expect(await keysOn(url, rootKey)).toBe(0);
     const out = tempDir();
     const result = await cli(['run', 'verify-hot-keys', '--workers', '2', '--target', url, '--history', '--rate', '20', '--duration', '1s', '--warmup', '0', '--quiet', '--yes', '--out', out], env);

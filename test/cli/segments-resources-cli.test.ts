@@ -13,7 +13,8 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { RESOURCES_FILE, type ResourcesFile } from '../../src/load/resource-handover.js';
 import type { RunReport } from '../../src/report/model.js';
-import { cleanEnv, cleanUpCli, cli, runFolders, startCli, tempDir, waitUntil } from '../helpers/cli.js';
+import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
+import { keysOn, serveCli } from '../helpers/serve-cli.js';
 
 afterAll(cleanUpCli);
 
@@ -42,34 +43,13 @@ export default defineScenario({
   return file;
 }
 
-async function serve(rootKey: string): Promise<{ url: string; env: NodeJS.ProcessEnv; stop: () => Promise<void> }> {
-  const env = cleanEnv({ KEYSIM_ROOT_KEY: rootKey });
-  const server = startCli(['serve', '--port', '0'], env);
-  await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
-  const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
-  return {
-    url,
-    env,
-    stop: async () => {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    },
-  };
-}
-
-/** The keys the simulator holds now (its snapshot). */
-async function keysOn(url: string, rootKey: string): Promise<number> {
-  const res = await fetch(`${url}/_sim/snapshot`, { method: 'POST', headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' }, body: '{}' });
-  const body = (await res.json()) as { data: { keys: unknown[] } };
-  return body.data.keys.length;
-}
 
 const readResources = (folder: string) => JSON.parse(readFileSync(join(folder, RESOURCES_FILE), 'utf8')) as ResourcesFile;
 
 describe("what the segments' load creates", () => {
   test('run --workers 2: the teardown deletes the keys the workers created', { timeout: 300_000 }, async () => {
     const rootKey = 'root_workers_resources_0123456789';
-    const { url, env, stop } = await serve(rootKey);
+    const { url, env, stop } = await serveCli(rootKey);
     const dir = tempDir();
     const scenario = loadCreatesKeys(dir);
     const out = join(dir, 'reports');
@@ -96,7 +76,7 @@ describe("what the segments' load creates", () => {
 
   test('segments on several machines: keysim cleanup --resources deletes the keys their load created', { timeout: 300_000 }, async () => {
     const rootKey = 'root_cleanup_resources_0123456789';
-    const { url, env, stop } = await serve(rootKey);
+    const { url, env, stop } = await serveCli(rootKey);
     const dir = tempDir();
     const scenario = loadCreatesKeys(dir);
     const fixtures = join(dir, 'fixtures.json');
