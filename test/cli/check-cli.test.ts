@@ -193,10 +193,15 @@ describe('keysim check', () => {
     writeFileSync(bad, gzipSync(`${JSON.stringify({ format: HISTORY_FORMAT, version: HISTORY_VERSION })}\n{"seq":0,"op":"keys.getKey"}\nnot json\n`));
     const emptyFolder = join(dir, 'no-history');
     mkdirSync(emptyFolder);
-    const [badLine, missing, noHistory] = await Promise.all([
+    // An --out folder given instead of its run folder (the set-up's `reports/setup`, say).
+    const outFolder = join(dir, 'out-folder');
+    mkdirSync(join(outFolder, 'run-1'), { recursive: true });
+    writeFileSync(join(outFolder, 'run-1', HISTORY_FILE), '');
+    const [badLine, missing, noHistory, parent] = await Promise.all([
       keysim(['check', bad]),
       keysim(['check', join(dir, 'nowhere')]),
       keysim(['check', emptyFolder]),
+      keysim(['check', outFolder]),
     ]);
     expect(badLine.code).toBe(EXIT.usage);
     expect(badLine.stderr).toContain(`${bad}: line 2: invokeMs and completeMs are required`);
@@ -205,5 +210,8 @@ describe('keysim check', () => {
     expect(missing.stderr).toMatch(/nowhere does not exist: give a run folder/);
     expect(noHistory.code).toBe(EXIT.usage);
     expect(noHistory.stderr).toContain(`has no ${HISTORY_FILE}`);
+    expect(noHistory.stderr).toContain('the run did not record a history');
+    expect(parent.code).toBe(EXIT.usage);
+    expect(parent.stderr).toContain(`but its run folder ${join(outFolder, 'run-1')} has one: give the run folder`);
   });
 });

@@ -7,7 +7,7 @@
  * be judged is clean, 2 when the file is missing or not a history. Prints no secret: a history
  * holds none, and only its known fields are shown.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
@@ -106,7 +106,12 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
 export function historyFileOf(path: string): string {
   if (!existsSync(path)) throw new UsageError(`${path} does not exist: give a run folder (reports/<run>) or its ${HISTORY_FILE}.`);
   const file = statSync(path).isDirectory() ? join(path, HISTORY_FILE) : path;
-  if (!existsSync(file)) throw new UsageError(`${path} has no ${HISTORY_FILE}: the run did not record a history.`);
+  if (!existsSync(file)) {
+    // An --out folder holds its run folders: name the ones with a history, the usual slip.
+    const inside = statSync(path).isDirectory() ? readdirSync(path).filter((name) => existsSync(join(path, name, HISTORY_FILE))) : [];
+    if (inside.length > 0) throw new UsageError(`${path} has no ${HISTORY_FILE}, but its run folder${inside.length === 1 ? '' : 's'} ${inside.map((n) => join(path, n)).join(', ')} ${inside.length === 1 ? 'has one' : 'have one'}: give the run folder (e.g. ${join(path, '*')}).`);
+    throw new UsageError(`${path} has no ${HISTORY_FILE}: the run did not record a history.`);
+  }
   return file;
 }
 
@@ -192,7 +197,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
       .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short')
-      .example('$0 check reports/setup reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls') as unknown as Argv<CheckArgs>,
+      .example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
   },
