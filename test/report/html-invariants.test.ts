@@ -128,6 +128,20 @@ describe('renderHtml: invariants', () => {
     expect(part).not.toMatch(/class="panel violation"|<table class="witness"|<table class="oracle"/);
   });
 
+  it("a segment's own verdict names what it left to the verdict across segments; a whole run's names nothing", () => {
+    const whole = invariantsPart(renderHtml(invariantsCleanReport()));
+    expect(whole).not.toMatch(/Not judged in one segment/);
+    const report = invariantsCleanReport();
+    const section = sectionOf(report);
+    section.invariants = section.invariants.map((inv) =>
+      inv.id === 'ratelimit.no-false-denial' ? { ...inv, notJudged: 1234 } : inv.id === 'credits.no-over-spend' ? { ...inv, notJudged: 7 } : { ...inv, notJudged: 0 },
+    );
+    const part = invariantsPart(renderHtml(report));
+    expect(part).toContain(
+      '<p class="muted not-judged">Not judged in one segment, left to the verdict across segments (<code>keysim merge</code> / <code>keysim check</code>): <code>credits.no-over-spend</code> (7), <code>ratelimit.no-false-denial</code> (1,234).</p>',
+    );
+  });
+
   it('not checked: an amber badge and how to check it, no invariants table', () => {
     const html = renderHtml(interruptedReport());
     expect(html).toContain('<div class="card tone-warn"><div class="card-label">Invariants</div><div class="card-value">not checked</div>');

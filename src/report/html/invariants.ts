@@ -90,8 +90,19 @@ function invariantsTable(section: InvariantsSection): string {
     .join('');
   return (
     `<div class="table-wrap"><table class="invariants"><caption>Invariants</caption><thead><tr>${head('Result')}${head('Invariant')}${head('Checks', 'num')}${head('Violations', 'num')}</tr></thead>` +
-    `<tbody>${rows}</tbody></table></div>`
+    `<tbody>${rows}</tbody></table></div>${notJudgedParagraph(section)}`
   );
+}
+
+/**
+ * A segment's own verdict (docs/checking.md#one-segments-own-verdict): what it could not judge
+ * alone and left to the verdict across segments; nothing outside a segment.
+ */
+function notJudgedParagraph(section: InvariantsSection): string {
+  const left = section.invariants.filter((inv) => (inv.notJudged ?? 0) > 0);
+  if (left.length === 0) return '';
+  const items = left.map((inv) => `<code>${esc(inv.id)}</code> (${esc(formatCount(inv.notJudged ?? 0))})`).join(', ');
+  return `<p class="muted not-judged">Not judged in one segment, left to the verdict across segments (<code>keysim merge</code> / <code>keysim check</code>): ${items}.</p>`;
 }
 
 /** A clock bracket as HTML; a line may break at the arrow only. */
