@@ -155,8 +155,8 @@ export class OpenModelExecutor {
 
       /**
        * An answer or a failure: its slot is free. A request already due leaves now, on this wake,
-       * instead of waiting for the timer's (docs/benchmarks.md#load-runner): with answers slower
-       * than the gap between sends, every send rides on an answer's wake-up.
+       * instead of waiting for the timer's (docs/benchmarks.md#load-runner): when answers come
+       * later than the gap between sends, sends ride on the answers' wake-ups.
        */
       const ended = (freed: Http1Connection<Pending> | undefined, nowMs: number) => {
         inFlightTotal--;
