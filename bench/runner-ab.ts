@@ -1,7 +1,8 @@
 /**
  * Two builds of the open model, A and B, against each other and against autocannon, interleaved:
- * `tsx bench/runner-ab.ts <distA> <distB> [pipelining] [rate|ceiling] [seconds] [repeats]`, each
- * dist built with `tsc -p tsconfig.build.json --outDir <dir>`. For a change to the generator's hot
+ * `tsx bench/runner-ab.ts <distA> <distB> [pipelining] [rate|ceiling] [seconds] [repeats] [arrivalA] [arrivalB]`,
+ * each dist built with `tsc -p tsconfig.build.json --outDir <dir>` (the same dist twice with
+ * arrivals `even` and `burst` compares the schedules: runner-generators.ts). For a change to the generator's hot
  * path: each repetition runs A, B and autocannon in a rotating order against the same bare server
  * (bare-server.ts, its own process), and the ratios are taken within a repetition (B / A, and each
  * / autocannon), then summarised as min / median / max, so a busy moment of the shared machine
@@ -11,16 +12,21 @@
  */
 import { loadavg } from 'node:os';
 import { startServer } from './http-server.js';
-import { type GeneratorRun, runAutocannon, runKeysim } from './runner-generators.js';
+import { type Arrival, type GeneratorRun, runAutocannon, runKeysim } from './runner-generators.js';
 import { loadRunnerModules } from './runner-modules.js';
 import { fmtRatio, max, median, min } from './stats.js';
 
-const [distA, distB, pipeliningArg = '1', rateArg = '1000', secondsArg = '4', repeatsArg = '5'] = process.argv.slice(2);
+const [distA, distB, pipeliningArg = '1', rateArg = '1000', secondsArg = '4', repeatsArg = '5', arrivalAArg = 'even', arrivalBArg = 'even'] = process.argv.slice(2);
 if (distA === undefined || distB === undefined) throw new Error('usage: runner-ab.ts <distA> <distB> [pipelining] [rate|ceiling] [seconds] [repeats]');
 const pipelining = Number(pipeliningArg);
 const ceiling = rateArg === 'ceiling';
 const seconds = Number(secondsArg);
 const repeats = Number(repeatsArg);
+const arrivalOf = (text: string): Arrival => {
+  if (text !== 'even' && text !== 'burst') throw new Error(`arrival must be even or burst, got ${text}`);
+  return text;
+};
+const arrivals = { A: arrivalOf(arrivalAArg), B: arrivalOf(arrivalBArg) };
 
 type Arm = 'A' | 'B' | 'autocannon';
 const ARMS: readonly Arm[] = ['A', 'B', 'autocannon'];
@@ -29,20 +35,20 @@ const load = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
 const figure = (run: GeneratorRun) => (ceiling ? run.rate : run.generatorCpuUsPerRequest);
 const spread = (xs: readonly number[]) => `${fmtRatio(min(xs))} / ${fmtRatio(median(xs))} / ${fmtRatio(max(xs))}`;
 
-console.log(`pipelining ${pipelining}, ${ceiling ? 'ceiling (completed/s)' : `${rateArg}/s (CPU µs per request)`}, ${seconds} s runs, ${repeats} repetitions; load ${load()}`);
+console.log(`pipelining ${pipelining}, ${ceiling ? 'ceiling (completed/s)' : `${rateArg}/s (CPU µs per request)`}, ${seconds} s runs, ${repeats} repetitions; arrivals A ${arrivals.A}, B ${arrivals.B}; load ${load()}`);
 const server = await startServer('bare');
 const runs: Record<Arm, GeneratorRun[]> = { A: [], B: [], autocannon: [] };
 try {
   let best = (await runAutocannon(server, pipelining, 2)).rate;
   const asked = () => (ceiling ? Math.ceil((2 * best) / 1000) * 1000 : Number(rateArg));
   // Warm-up of both builds (JIT, connections).
-  await runKeysim(mods.A, server, pipelining, asked(), 2);
-  await runKeysim(mods.B, server, pipelining, asked(), 2);
+  await runKeysim(mods.A, server, pipelining, asked(), 2, arrivals.A);
+  await runKeysim(mods.B, server, pipelining, asked(), 2, arrivals.B);
   for (let rep = 0; rep < repeats; rep++) {
     const order = ARMS.map((_, i) => ARMS[(i + rep) % ARMS.length] as Arm);
     for (const arm of order) {
       const run =
-        arm === 'autocannon' ? await runAutocannon(server, pipelining, seconds, ceiling ? undefined : Number(rateArg)) : await runKeysim(mods[arm], server, pipelining, asked(), seconds);
+        arm === 'autocannon' ? await runAutocannon(server, pipelining, seconds, ceiling ? undefined : Number(rateArg)) : await runKeysim(mods[arm], server, pipelining, asked(), seconds, arrivals[arm]);
       if (arm === 'autocannon') best = Math.max(best, run.rate);
       if (!run.answersRight) throw new Error(`${arm}: ${run.problems}`);
       runs[arm].push(run);

@@ -11,7 +11,10 @@
  *   for more than it can do and counting what it completes per second gives its ceiling;
  * - CPU per request at a fixed moderate rate: both at FIXED_RATE requests per second (autocannon's
  *   `overallRate`), where neither is near its limit, so CPU time per request is what the generator
- *   takes from a machine it shares with the target.
+ *   takes from a machine it shares with the target; and keysim once more at that rate with
+ *   autocannon's arrivals (each second's requests due at its start: runner-generators.ts), which
+ *   compares like with like — the even schedule wakes the generator once or twice per request,
+ *   autocannon's bursts a few times per hundred (docs/benchmarks.md#load-runner).
  *
  * Memory: see runner-memory.ts (a fresh process feeds one Recorder 10 million samples).
  */
@@ -41,6 +44,8 @@ interface PipeliningResults {
   pipelining: number;
   ceiling: Record<Tool, GeneratorRun[]>;
   fixed: Record<Tool, GeneratorRun[]>;
+  /** keysim at FIXED_RATE with autocannon's burst arrivals, run in the same repetitions. */
+  fixedBurst: GeneratorRun[];
 }
 
 async function measurePipelining(mods: RunnerModules, server: ServerProcess, pipelining: number): Promise<PipeliningResults> {
@@ -51,6 +56,7 @@ async function measurePipelining(mods: RunnerModules, server: ServerProcess, pip
   await runKeysim(mods, server, pipelining, asked(), WARMUP_SECONDS);
   const ceiling: Record<Tool, GeneratorRun[]> = { autocannon: [], keysim: [] };
   const fixed: Record<Tool, GeneratorRun[]> = { autocannon: [], keysim: [] };
+  const fixedBurst: GeneratorRun[] = [];
   const ceilingRun = async (tool: Tool): Promise<GeneratorRun> => {
     if (tool === 'keysim') return runKeysim(mods, server, pipelining, asked(), RUN_SECONDS);
     const run = await runAutocannon(server, pipelining, RUN_SECONDS);
@@ -64,14 +70,15 @@ async function measurePipelining(mods: RunnerModules, server: ServerProcess, pip
     const order = rep % 2 === 0 ? TOOLS : [...TOOLS].reverse();
     for (const tool of order) ceiling[tool].push(await ceilingRun(tool));
     for (const tool of order) fixed[tool].push(await fixedRun(tool));
+    fixedBurst.push(await runKeysim(mods, server, pipelining, FIXED_RATE, RUN_SECONDS, 'burst'));
     const c = (t: Tool) => ceiling[t][rep] as GeneratorRun;
     const f = (t: Tool) => fixed[t][rep] as GeneratorRun;
     progress(
       `runner, pipelining ${pipelining}, run ${rep + 1}/${REPEATS}: ceiling keysim ${fmtRate(c('keysim').rate)} vs autocannon ${fmtRate(c('autocannon').rate)} (${fmtRatio(c('keysim').rate / c('autocannon').rate)}); ` +
-        `at ${fmtRate(FIXED_RATE)} CPU/request keysim ${fmtUs(f('keysim').generatorCpuUsPerRequest)} vs autocannon ${fmtUs(f('autocannon').generatorCpuUsPerRequest)}`,
+        `at ${fmtRate(FIXED_RATE)} CPU/request keysim ${fmtUs(f('keysim').generatorCpuUsPerRequest)} (burst arrivals ${fmtUs((fixedBurst[rep] as GeneratorRun).generatorCpuUsPerRequest)}) vs autocannon ${fmtUs(f('autocannon').generatorCpuUsPerRequest)}`,
     );
   }
-  return { pipelining, ceiling, fixed };
+  return { pipelining, ceiling, fixed, fixedBurst };
 }
 
 function fmtAsked(rates: readonly number[]): string {
@@ -103,7 +110,7 @@ function runRow(pipelining: number, comparison: string, tool: Tool, list: readon
   return [
     String(pipelining),
     comparison,
-    TOOL_LABEL[tool],
+    tool === 'keysim' && list[0]?.arrival === 'burst' ? `${TOOL_LABEL[tool]}, burst arrivals` : TOOL_LABEL[tool],
     tool === 'keysim' ? fmtAsked(list.map((x) => x.asked ?? 0)) : comparison === 'ceiling' ? 'max' : fmtRate(FIXED_RATE),
     fmtRate(median(list.map((x) => x.rate))),
     `${fmtRate(min(list.map((x) => x.rate)))} – ${fmtRate(max(list.map((x) => x.rate)))}`,
@@ -153,9 +160,13 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
         for (const x of runs[tool]) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} ${comparison} ${tool}: ${x.problems}`);
       }
     }
+    runRows.push(runRow(r.pipelining, `at ${fmtRate(FIXED_RATE)}`, 'keysim', r.fixedBurst));
+    for (const x of r.fixedBurst) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} at ${fmtRate(FIXED_RATE)} keysim burst arrivals: ${x.problems}`);
     const ceilingRatios = paired(r.ceiling.keysim, r.ceiling.autocannon, (x) => x.rate);
     const cpuRatios = paired(r.fixed.keysim, r.fixed.autocannon, (x) => x.generatorCpuUsPerRequest);
     const cpuUs = (tool: Tool) => median(r.fixed[tool].map((x) => x.generatorCpuUsPerRequest));
+    const burstRatios = paired(r.fixedBurst, r.fixed.autocannon, (x) => x.generatorCpuUsPerRequest);
+    const burstUs = median(r.fixedBurst.map((x) => x.generatorCpuUsPerRequest));
     ratioRows.push([
       String(r.pipelining),
       spread(ceilingRatios),
@@ -163,6 +174,7 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
       `${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))}`,
       spread(cpuRatios),
       yesNo(median(cpuRatios) <= CPU_TARGET),
+      `${spread(burstRatios)} (${fmtUs(burstUs)})`,
     ]);
     const medianRate = (tool: Tool) => fmtRate(median(r.ceiling[tool].map((x) => x.rate)));
     summary.push({
@@ -174,6 +186,11 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
       figure: `Runner CPU per request at ${fmtRate(FIXED_RATE)}: keysim open model / autocannon (${CONNECTIONS} connections, pipelining ${r.pipelining}; min / median / max)`,
       median: `${spread(cpuRatios)} (${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))})`,
       target: `≤ ${fmtRatio(CPU_TARGET)}`,
+    });
+    summary.push({
+      figure: `Runner CPU per request at ${fmtRate(FIXED_RATE)}, like with like: keysim with autocannon's burst arrivals / autocannon (pipelining ${r.pipelining}; min / median / max)`,
+      median: `${spread(burstRatios)} (${fmtUs(burstUs)} vs ${fmtUs(cpuUs('autocannon'))})`,
+      target: '— (the target is for the even schedule)',
     });
   }
   const lateDropped = results.map((r) => {
@@ -191,11 +208,21 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
     `   ceiling: autocannon at its maximum; keysim asked for ${RATE_FACTOR}× the best autocannon rate so far, its rate = what it completed`,
     `   per second of the planned ${RUN_SECONDS} s, after which it is stopped as Ctrl-C stops a run (no generator is timed on its wind-down).`,
     `   at ${fmtRate(FIXED_RATE)}: both generators at that rate (autocannon's overallRate); CPU/request = the generator's CPU time per completed request.`,
+    `   keysim's even schedule sends request i at i / rate; "burst arrivals" puts each second's requests at its start, as autocannon's`,
+    '   overallRate does (a per-connection count per second sent back to back), so that row compares the same arrivals.',
     '',
     textTable(['pipelining', 'comparison', 'generator', 'asked', 'completed', 'range (min – max)', 'generator CPU', 'CPU/request', 'server CPU', 'late', 'dropped', 'requests', 'answers right'], runRows),
     '',
     textTable(
-      ['pipelining', 'ceiling keysim / autocannon (min / median / max)', `median ≥ ${fmtRatio(CEILING_TARGET)}`, `CPU/request at ${fmtRate(FIXED_RATE)} (medians)`, 'CPU keysim / autocannon (min / median / max)', `median ≤ ${fmtRatio(CPU_TARGET)}`],
+      [
+        'pipelining',
+        'ceiling keysim / autocannon (min / median / max)',
+        `median ≥ ${fmtRatio(CEILING_TARGET)}`,
+        `CPU/request at ${fmtRate(FIXED_RATE)} (medians)`,
+        'CPU keysim / autocannon (min / median / max)',
+        `median ≤ ${fmtRatio(CPU_TARGET)}`,
+        'the same, keysim with burst arrivals (its median)',
+      ],
       ratioRows,
     ),
     '',

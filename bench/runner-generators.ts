@@ -26,6 +26,24 @@ export const REQUEST: PlannedRequest = { operation: OPERATION, label: OPERATION,
 
 export type Tool = 'autocannon' | 'keysim';
 
+/**
+ * The open model's arrivals: `even`, the plan's (request i at i / rate); `burst`, autocannon's
+ * shape with `overallRate`: each second's requests all due at the start of that second (within its
+ * first millisecond), then nothing until the next. The burst is expressed with the plan's own
+ * stages (a step up, a millisecond at the rate that holds the second's requests, a step down, the
+ * rest of the second at zero), so the runner's code is the same in both; latency is still measured
+ * from each request's intended time, queueing behind the burst included.
+ */
+export type Arrival = 'even' | 'burst';
+
+/** Stages that put each second's `rate` requests in its first millisecond, for `seconds` seconds. */
+export function burstStages(rate: number, seconds: number): { startRate: number; stages: Array<{ durationMs: number; target: number }> } {
+  const peak = rate * 1000;
+  const stages: Array<{ durationMs: number; target: number }> = [];
+  for (let s = 0; s < seconds; s++) stages.push({ durationMs: 0, target: peak }, { durationMs: 1, target: peak }, { durationMs: 0, target: 0 }, { durationMs: 999, target: 0 });
+  return { startRate: 0, stages };
+}
+
 export interface GeneratorRun {
   tool: Tool;
   /** Completed requests per second over the run's duration. */
@@ -45,6 +63,8 @@ export interface GeneratorRun {
   sent?: number;
   late?: number;
   dropped?: number;
+  /** keysim only: its arrivals. */
+  arrival?: Arrival;
 }
 
 /**
@@ -117,12 +137,15 @@ export async function runAutocannon(server: ServerProcess, pipelining: number, d
 }
 
 /**
- * keysim's open model asked for `rate` for `durationSeconds`, with a real Recorder. At the end of
+ * keysim's open model asked for `rate` for `durationSeconds` (arrivals even, or burst as
+ * autocannon's), with a real Recorder. At the end of
  * the planned duration the run is stopped as a SIGINT stops it (the recorder frozen, the backlog
  * dropped), so its rate is what it completed per second of the planned duration, like autocannon's.
  */
-export async function runKeysim(mods: RunnerModules, server: ServerProcess, pipelining: number, rate: number, durationSeconds: number): Promise<GeneratorRun> {
-  const [phase] = mods.planPhases([{ name: 'bench', durationMs: durationSeconds * 1000, rate, warmup: false }]);
+export async function runKeysim(mods: RunnerModules, server: ServerProcess, pipelining: number, rate: number, durationSeconds: number, arrival: Arrival = 'even'): Promise<GeneratorRun> {
+  const [phase] = mods.planPhases([
+    { name: 'bench', durationMs: durationSeconds * 1000, rate, warmup: false, ...(arrival === 'burst' ? { stages: burstStages(rate, durationSeconds) } : {}) },
+  ]);
   if (phase === undefined) throw new Error('no phase planned');
   const executor = new mods.OpenModelExecutor({ url: server.ready.url, rootKey: ROOT_KEY, connections: CONNECTIONS, pipelining, timeoutMs: TIMEOUT_MS, lateThresholdMs: LATE_THRESHOLD_MS });
   const recorder = new mods.Recorder();
@@ -164,6 +187,7 @@ export async function runKeysim(mods: RunnerModules, server: ServerProcess, pipe
       sent: r.outcome.sent,
       late: r.outcome.late,
       dropped: r.outcome.dropped,
+      arrival,
     };
   } finally {
     await executor.close();

@@ -131,7 +131,11 @@ export class OpenModelExecutor {
     const outcome: PhaseOutcome = { sent: 0, late: 0, dropped: 0 };
 
     return new Promise<PhaseOutcome>((resolve) => {
+      /** The phase's one timer (a fired Timeout is restarted, not replaced) and its delay, ms. */
       let timer: NodeJS.Timeout | undefined;
+      let timerDelay = 0;
+      /** The intended time of request `index`, the next to be queued. */
+      let nextDueMs = phase.count > 0 ? phaseStartMs + phaseOffsetMs(phase, 0) : Number.POSITIVE_INFINITY;
       let finished = false;
 
       const finishIfDone = () => {
@@ -144,14 +148,36 @@ export class OpenModelExecutor {
           index = phase.count;
           finished = true;
           if (timer !== undefined) clearTimeout(timer);
+          timer = undefined;
           resolve(outcome);
         }
       };
 
-      const ended = (freed: Http1Connection<Pending> | undefined) => {
+      /**
+       * An answer or a failure: its slot is free. A request already due leaves now, on this wake,
+       * instead of waiting for the timer's (docs/benchmarks.md#load-runner): when answers come
+       * later than the gap between sends, sends ride on the answers' wake-ups.
+       */
+      const ended = (freed: Http1Connection<Pending> | undefined, nowMs: number) => {
         inFlightTotal--;
+        if (nextDueMs <= nowMs && !admitQueued) {
+          // After the answers read together are handled (a microtask): one admission for all of
+          // them, and a request builder that throws fails the run as it does from the timer,
+          // not the connection it was read on.
+          admitQueued = true;
+          queueMicrotask(admitFromAnswer);
+        }
         dispatch(freed, false);
         finishIfDone();
+      };
+
+      let admitQueued = false;
+      const admitFromAnswer = () => {
+        admitQueued = false;
+        if (this.#stopped || this.#closed || finished) return;
+        admitDue(performance.now());
+        dispatch(undefined, true);
+        arm(performance.now());
       };
 
       const run: PhaseRun = {
@@ -184,17 +210,18 @@ export class OpenModelExecutor {
               warmup: phase.warmup,
             });
           } finally {
-            ended(pending.connection);
+            ended(pending.connection, doneMs);
           }
         },
         failed: (pending, error) => {
+          const doneMs = performance.now();
           try {
             recordLoadCall(history, pending, 'unknown');
             recorder.record({
               operation: pending.request.operation,
               intendedMs: pending.intendedMs,
               sentMs: pending.sentMs,
-              doneMs: performance.now(),
+              doneMs,
               status: undefined,
               transportError: classifyTransportError(error),
               body: undefined,
@@ -202,7 +229,7 @@ export class OpenModelExecutor {
               warmup: phase.warmup,
             });
           } finally {
-            ended(undefined);
+            ended(undefined, doneMs);
           }
         },
       };
@@ -275,22 +302,13 @@ export class OpenModelExecutor {
         }
       };
 
-      const tick = () => {
-        timer = undefined;
-        const now = performance.now();
-        if (this.#stopped || this.#closed) {
-          outcome.dropped += phase.count - index + (queue.length - head);
-          index = phase.count;
-          queue.length = 0;
-          head = 0;
-          finishIfDone();
-          return;
-        }
-        while (index < phase.count) {
-          const intendedMs = phaseStartMs + phaseOffsetMs(phase, index);
-          if (intendedMs > now) break;
+      /** Queues every planned request due by `nowMs` (the plan's order), counting the late and the dropped. */
+      const admitDue = (nowMs: number) => {
+        while (index < phase.count && nextDueMs <= nowMs) {
+          const intendedMs = nextDueMs;
           index++;
-          if (now - intendedMs > lateThresholdMs) outcome.late++;
+          nextDueMs = index < phase.count ? phaseStartMs + phaseOffsetMs(phase, index) : Number.POSITIVE_INFINITY;
+          if (nowMs - intendedMs > lateThresholdMs) outcome.late++;
           if (queue.length - head >= maxQueue) {
             outcome.dropped++;
             continue;
@@ -298,13 +316,46 @@ export class OpenModelExecutor {
           const request = next();
           queue.push({ intendedMs, request, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run, connection: undefined });
         }
-        dispatch(undefined, true);
-        if (index < phase.count) {
-          // Whole milliseconds: node:timers fires on the event loop's millisecond clock, and a
-          // fractional delay above 1 ms makes it wake once more inside to reach the fraction.
-          const wait = phaseStartMs + phaseOffsetMs(phase, index) - performance.now();
-          timer = setTimeout(tick, Math.min(Math.max(1, Math.ceil(wait)), MAX_WAIT_MS));
+      };
+
+      /**
+       * Arms the phase's one timer for the next planned send. Whole milliseconds: node:timers fires
+       * on the event loop's millisecond clock, and a fractional delay above 1 ms makes it wake once
+       * more inside to reach the fraction. The same delay as last time restarts the same Timeout
+       * (refresh) instead of allocating one per send; at a steady rate that is every time.
+       */
+      const arm = (nowMs: number) => {
+        if (index >= phase.count) {
+          if (timer !== undefined) clearTimeout(timer);
+          timer = undefined;
+          return;
         }
+        const delay = Math.min(Math.max(1, Math.ceil(nextDueMs - nowMs)), MAX_WAIT_MS);
+        if (timer !== undefined && delay === timerDelay) {
+          timer.refresh();
+          return;
+        }
+        if (timer !== undefined) clearTimeout(timer);
+        timerDelay = delay;
+        timer = setTimeout(tick, delay);
+      };
+
+      const tick = () => {
+        const now = performance.now();
+        if (this.#stopped || this.#closed) {
+          if (timer !== undefined) clearTimeout(timer);
+          timer = undefined;
+          outcome.dropped += phase.count - index + (queue.length - head);
+          index = phase.count;
+          queue.length = 0;
+          head = 0;
+          finishIfDone();
+          return;
+        }
+        admitDue(now);
+        dispatch(undefined, true);
+        // Measured again: the sends took time, and the next instant may have come meanwhile.
+        arm(performance.now());
         finishIfDone();
       };
 

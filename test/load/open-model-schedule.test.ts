@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
 import { phaseOffsetMs, planPhases } from '../../src/load/plan.js';
 import { Recorder, type Sample } from '../../src/load/recorder.js';
-import { type StubServer, startStubServer } from '../helpers/load.js';
+import { OK_BODY, type StubServer, startStubServer } from '../helpers/load.js';
 
 /** Keeps every sample (the real Recorder keeps histograms only). */
 class SampleKeeper extends Recorder {
@@ -21,21 +21,36 @@ class SampleKeeper extends Recorder {
 }
 
 let server: StubServer;
+/** Answers 3 ms late: slower than the gap between sends, so sends also leave on answers' wake-ups. */
+let slowServer: StubServer;
 beforeAll(async () => {
   server = await startStubServer();
+  slowServer = await startStubServer((_req, res) => {
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY), 3);
+  });
 });
 afterAll(async () => {
   await server.kill();
+  await slowServer.kill();
 });
 
 const request: PlannedRequest = { operation: 'keys.verifyKey', label: 'verify', spec: { op: 'keys.verifyKey', body: { key: 'k' } }, check: undefined };
 
-for (const pipelining of [1, 4]) {
-  test(`pipelining ${pipelining}: no request is sent before its intended time, and each is sent once`, async () => {
-    // 1,000/s for 0.8 s: requests 1 ms apart, finer than the timer's resolution.
-    const [phase] = planPhases([{ name: 'load', durationMs: 800, rate: 1_000, warmup: false }]);
+const cases = [
+  { name: 'pipelining 1', pipelining: 1, rate: 1_000, slow: false },
+  { name: 'pipelining 4', pipelining: 4, rate: 1_000, slow: false },
+  // Answers later than the next send's instant: a send due when an answer is read leaves on that
+  // wake-up rather than the timer's, and must not leave early either.
+  { name: 'answers slower than the gap between sends, pipelining 1', pipelining: 1, rate: 2_000, slow: true },
+];
+
+for (const { name, pipelining, rate, slow } of cases) {
+  test(`${name}: no request is sent before its intended time, and each is sent once`, async () => {
+    // 0.8 s at 1,000/s (or 2,000/s): requests 1 ms (0.5 ms) apart, finer than the timer's resolution.
+    const [phase] = planPhases([{ name: 'load', durationMs: 800, rate, warmup: false }]);
     if (phase === undefined) throw new Error('no phase');
-    const executor = new OpenModelExecutor({ url: server.url, rootKey: 'root_x_12345678', connections: 8, pipelining, timeoutMs: 30_000 });
+    const url = slow ? slowServer.url : server.url;
+    const executor = new OpenModelExecutor({ url, rootKey: 'root_x_12345678', connections: 16, pipelining, timeoutMs: 30_000 });
     const recorder = new SampleKeeper();
     let outcome: Awaited<ReturnType<OpenModelExecutor['runPhase']>>;
     const phaseStartMs = performance.now() + 20;

@@ -79,3 +79,17 @@ test('a second closed during the run lends its histograms to later seconds witho
   const merged = mergeHistograms(timeline.map((p) => decodeHistogram(p.operations?.[0]?.histogram ?? '')));
   expect(encodeHistogram(merged)).toBe(operations[0]?.histograms.corrected);
 });
+
+test("the progress line's p99 so far is the run's corrected p99, with one operation and with two", () => {
+  const recorder = new Recorder();
+  recorder.startMeasuring(0);
+  for (let i = 1; i <= 100; i++) recorder.record(sample('keys.verifyKey', 10 * i, i, 200));
+  // One operation: its histogram is read directly.
+  const one = recorder.p99SoFarMs();
+  expect(one).toBeCloseTo(99, 0);
+  for (let i = 1; i <= 100; i++) recorder.record(sample('ratelimit.limit', 10 * i + 5, 200 + i, 200));
+  // Two: their histograms are merged first; the slow half moves the p99 up.
+  const two = recorder.p99SoFarMs();
+  expect(two).toBeGreaterThan(290);
+  expect(two).toBe(recorder.finish(2000).overall.latency.corrected.p99);
+});
