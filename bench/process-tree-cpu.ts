@@ -39,6 +39,23 @@ function stat(pid: number): [number, number] | undefined {
   return [Number(fields[1]), Number(fields[11]) + Number(fields[12])];
 }
 
+/**
+ * CPU time (µs) of this process's children that have exited and been waited for (cutime +
+ * cstime): a load generator run as a child (wrk) lands here when it exits, so the difference
+ * across one run is the generator's CPU for that run. Undefined where /proc cannot be read.
+ */
+export function reapedChildrenCpuUs(): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // Fields 16 and 17 of proc(5) (cutime, cstime), counted from the state (field 3) at index 0.
+  return ((Number(fields[13]) + Number(fields[14])) * 1e6) / clockTicks();
+}
+
 /** Whether /proc can be read here (Linux); elsewhere the per-role figures are not printed. */
 export function treeCpuAvailable(): boolean {
   return stat(process.pid) !== undefined;

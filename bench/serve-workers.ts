@@ -16,14 +16,20 @@
  * the single process; the owner; the workers together — and from them predicts the ratio a machine
  * with a core for each process would give: N workers serve at most N / (workers' CPU per request),
  * the owner at most 1 / (its CPU per request), against 1 / (the single process's). A model, printed
- * beside the measured ratio and never instead of it.
+ * beside the measured ratio and never instead of it. The generator's CPU per request (wrk, read
+ * when it exits) completes the budget of this machine's cores: a measured ratio well under what
+ * that budget allows means something other than CPU holds the workers back.
+ *
+ * A second, short measurement uses few connections (10, pipelining 10): there the ratio depends
+ * on each round trip, not on CPU, so a stall in the hand-over — as Nagle's algorithm on the
+ * handed-over connections was, ~40 ms a round — shows as a ratio far under 1 on any machine.
  */
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { type ServerProcess, startServer } from './http-server.js';
 import { type Endpoint, type RunResult, type RunSettings, type Workload, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { findWrk, runWrk } from './wrk.js';
 import { progress } from './subprocess.js';
-import { treeCpu, treeCpuAvailable } from './process-tree-cpu.js';
+import { reapedChildrenCpuUs, treeCpu, treeCpuAvailable } from './process-tree-cpu.js';
 import { type SummaryRow, fmtRate, fmtRatio, max, median, min, textTable, yesNo } from './stats.js';
 
 const CONNECTIONS = 100;
@@ -31,6 +37,10 @@ const PIPELINING = 10;
 const RUN_SECONDS = 5;
 const WARMUP_SECONDS = 2;
 const REPEATS = 5;
+/** The round-trip check: few connections, short runs. */
+const FEW_CONNECTIONS = 10;
+const FEW_RUN_SECONDS = 3;
+const FEW_REPEATS = 3;
 /** Throughput with N workers should reach this share of N × one process. */
 export const WORKERS_EFFICIENCY_TARGET = 0.7;
 
@@ -59,13 +69,14 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
     await load(many, 'verifyKey', workloadFor('verifyKey', many.ready), warm);
 
     const perRole = treeCpuAvailable();
-    /** CPU µs per request: the single process (with any children), the owner, its workers. */
-    const cpu = { single: [] as number[], owner: [] as number[], workers: [] as number[] };
-    const measured = async (which: 'one' | 'many'): Promise<RunResult> => {
+    /** CPU µs per request: the single process (with any children), the owner, its workers; the generator against each. */
+    const cpu = { single: [] as number[], owner: [] as number[], workers: [] as number[], generatorOne: [] as number[], generatorMany: [] as number[] };
+    const measured = async (which: 'one' | 'many', runSettings: RunSettings = settings): Promise<RunResult> => {
       const server = which === 'one' ? one : many;
       const before = perRole ? treeCpu(server.ready.pid) : undefined;
-      const result = await load(server, 'verifyKey', workloadFor('verifyKey', server.ready), settings);
-      if (before !== undefined && result.completed > 0) {
+      const generatorBefore = reapedChildrenCpuUs();
+      const result = await load(server, 'verifyKey', workloadFor('verifyKey', server.ready), runSettings);
+      if (before !== undefined && result.completed > 0 && runSettings === settings) {
         const after = treeCpu(server.ready.pid);
         const own = (after.ownUs - before.ownUs) / result.completed;
         const children = (after.descendantsUs - before.descendantsUs) / result.completed;
@@ -73,6 +84,11 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
         else {
           cpu.owner.push(own);
           cpu.workers.push(children);
+        }
+        // wrk runs as a child and has exited by now; autocannon runs in this process (not counted).
+        const generatorAfter = reapedChildrenCpuUs();
+        if (wrk !== undefined && generatorBefore !== undefined && generatorAfter !== undefined) {
+          (which === 'one' ? cpu.generatorOne : cpu.generatorMany).push((generatorAfter - generatorBefore) / result.completed);
         }
       }
       return result;
@@ -90,7 +106,20 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       runs.ratios.push(b.rate / a.rate);
       progress(`serve --workers: repetition ${r + 1}/${REPEATS}`);
     }
-    const allChecked = [...runs.one, ...runs.many].every(checksPassed);
+    // Few connections: round trips, not CPU, set the pace.
+    const few: RunSettings = { connections: FEW_CONNECTIONS, pipelining: PIPELINING, durationSeconds: FEW_RUN_SECONDS };
+    const fewRuns: { one: RunResult[]; many: RunResult[]; ratios: number[] } = { one: [], many: [], ratios: [] };
+    for (let r = 0; r < FEW_REPEATS; r++) {
+      const order = r % 2 === 0 ? (['one', 'many'] as const) : (['many', 'one'] as const);
+      const got: Partial<Record<'one' | 'many', RunResult>> = {};
+      for (const which of order) got[which] = await measured(which, few);
+      fewRuns.one.push(got.one as RunResult);
+      fewRuns.many.push(got.many as RunResult);
+      fewRuns.ratios.push((got.many as RunResult).rate / (got.one as RunResult).rate);
+      progress(`serve --workers: ${FEW_CONNECTIONS} connections, repetition ${r + 1}/${FEW_REPEATS}`);
+    }
+    const load1 = loadavg().map((l) => l.toFixed(2)).join(' ');
+    const allChecked = [...runs.one, ...runs.many, ...fewRuns.one, ...fewRuns.many].every(checksPassed);
     const target = WORKERS_EFFICIENCY_TARGET * n;
     const rates = (rs: RunResult[]) => rs.map((x) => x.rate);
     const rows = [
@@ -107,6 +136,15 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
         `   CPU per request (median): one process ${single.toFixed(1)} µs; with ${n} workers, the owner ${owner.toFixed(1)} µs and the workers ${workers.toFixed(1)} µs together.`,
         `   With a core for each process (predicted from those figures, not measured): ${fmtRatio(predicted)} the single process, bound by ${bound}; target ${fmtRatio(target)}.`,
       );
+      if (cpu.generatorOne.length > 0 && cpu.generatorMany.length > 0) {
+        const [genOne, genMany] = [median(cpu.generatorOne), median(cpu.generatorMany)];
+        // Each side runs at most as fast as its busiest process allows and as all of them fit in the cores.
+        const rateOne = Math.min(1 / single, cores / (single + genOne));
+        const rateMany = Math.min(n / workers, 1 / owner, cores / (workers + owner + genMany));
+        roles.push(
+          `   The generator (wrk) per request: ${genOne.toFixed(1)} µs against one process, ${genMany.toFixed(1)} µs against ${n} workers. Within this machine's ${cores} cores those figures allow at most ${fmtRatio(rateMany / rateOne)}; a measured ratio well under that is held back by something other than CPU.`,
+        );
+      }
     }
     const text = [
       `serve --workers: keys.verifyKey requests/s, ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${RUN_SECONDS} s runs, ${REPEATS} interleaved repetitions (generator: ${generator}, each simulator in its own process)`,
@@ -116,11 +154,14 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       `   meets target (median ratio ≥ 0.7 × ${n}): ${yesNo(median(runs.ratios) >= target)}; every answer VALID and 2xx: ${yesNo(allChecked)}.`,
       `   ${cores} cores here for ${n} workers + 1 owner + the generator${cores < n + 2 ? ': fewer than they need, so the ratio shows shared cores, not the scaling more cores would give' : ''}.`,
       ...roles,
+      `   ${FEW_CONNECTIONS} connections, pipelining ${PIPELINING}, ${FEW_RUN_SECONDS} s runs, ${FEW_REPEATS} repetitions (round trips set the pace): --workers 1 ${fmtRate(median(rates(fewRuns.one)))}, --workers ${n} ${fmtRate(median(rates(fewRuns.many)))}, ratio ${fmtRatio(min(fewRuns.ratios))} / ${fmtRatio(median(fewRuns.ratios))} / ${fmtRatio(max(fewRuns.ratios))} (a ratio far under 1 here is a stall in the hand-over, not CPU).`,
+      `   Load average at the end: ${load1}.`,
     ].join('\n');
     return {
       text,
       summary: [
         { figure: `serve --workers ${n} / --workers 1, keys.verifyKey (median ratio)`, median: fmtRatio(median(runs.ratios)), target: `≥ ${fmtRatio(target)}` },
+        { figure: `serve --workers ${n} / --workers 1, keys.verifyKey, ${FEW_CONNECTIONS} connections (median ratio)`, median: fmtRatio(median(fewRuns.ratios)), target: '—' },
         ...(cpu.owner.length > 0
           ? [{ figure: `serve --workers ${n}: CPU per request, one process / owner / workers together`, median: `${median(cpu.single).toFixed(1)} / ${median(cpu.owner).toFixed(1)} / ${median(cpu.workers).toFixed(1)} µs`, target: '—' }]
           : []),

@@ -32,7 +32,7 @@ process.on('disconnect', () => {
 process.on('message', (message: OwnerMessage, handle?: Socket) => {
   switch (message.k) {
     case 'init': {
-      link = new EngineLink(send, message.faultsActive);
+      link = new EngineLink(send, message.faultsActive, message.routes);
       const created = createSimulatorServer(link, { ...message.options, workerId: message.workerId });
       created.setAllowedHosts(message.allowedHosts);
       server = created.server;

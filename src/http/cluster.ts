@@ -89,6 +89,20 @@ class Worker implements WorkerPort {
   }
 }
 
+/**
+ * The owner's listening socket; each accepted connection is handed to a worker unread.
+ *
+ * `noDelay` (TCP_NODELAY) matters: node:http sets it on the connections its server accepts, but a
+ * worker's server never accepts one (it is handed the socket), so without it here a worker's
+ * answers go out under Nagle's algorithm. With pipelined requests the first answer leaves, the
+ * rest wait for its ACK, and the client, which sends nothing until it has them all, delays that
+ * ACK (40 ms on Linux): every round of a connection stalled ~40 ms, and `--workers 2` ran at
+ * 0.77× one process with its cores half idle (docs/benchmarks.md#serve---workers).
+ */
+export function ownerListener(onConnection: (socket: Socket) => void): Server {
+  return createServer({ pauseOnConnect: true, noDelay: true }, onConnection);
+}
+
 export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
   const owner = new EngineOwner(options.ctx, options.sha256);
   const script = workerScript();
@@ -97,7 +111,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let turn = 0;
   let allowedHosts: string[] | null = null;
 
-  const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
+  const server: Server = ownerListener((socket) => {
     // The next worker that is up; none up (all restarting) closes the connection.
     for (let tried = 0; tried < workers.length; tried++) {
       const worker = workers[turn];
@@ -138,7 +152,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         options.log(`keysim: HTTP worker ${workerId} (pid ${child.pid ?? '?'}) exited (${signal ?? `code ${code}`}); starting another.`);
         spawnWorker(workerId).catch((error: unknown) => options.log(`keysim: cannot restart HTTP worker ${workerId}: ${error instanceof Error ? error.message : String(error)}`));
       });
-      child.send({ k: 'init', workerId, options: options.serverOptions, allowedHosts, faultsActive: owner.faultsActive } satisfies OwnerMessage);
+      child.send({ k: 'init', workerId, options: options.serverOptions, allowedHosts, faultsActive: owner.faultsActive, routes: owner.routeKeys } satisfies OwnerMessage);
     });
   }
 

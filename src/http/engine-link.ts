@@ -1,26 +1,31 @@
 /**
  * An HTTP worker's link to the engine owner (engine-owner.ts): an `EngineBackend` whose answers
  * come over IPC. Calls made during one turn of the event loop leave together in one message
- * (a busy worker sends one batch per turn, not one message per request).
+ * (a busy worker sends one batch per turn, not one message per request), as tuples
+ * (cluster-protocol.ts).
  */
 import type { Problem } from './envelope.js';
 import type { EngineBackend, EngineCall, EngineOutcome } from './engine-backend.js';
 import type { FaultDecision } from './faults.js';
-import { type OwnerMessage, type WorkerCall, type WorkerMessage, routeKey } from './cluster-protocol.js';
+import type { Route } from './route.js';
+import { CALL_CLOCK, CALL_FAULT, CALL_OPERATOR, type OwnerMessage, type WireCall, type WorkerMessage, decodeAnswer, encodeRun, routeKey } from './cluster-protocol.js';
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
-type Unsent<C> = C extends WorkerCall ? Omit<C, 'id'> : never;
 
 export class EngineLink implements EngineBackend {
   readonly #send: (message: WorkerMessage) => void;
   readonly #pending = new Map<number, Pending>();
+  /** The owner's number for each route (its `init` list), looked up once per route object. */
+  readonly #ownerRoutes: ReadonlyMap<string, number>;
+  readonly #routeNumbers = new Map<Route, number>();
   #nextId = 0;
-  #batch: WorkerCall[] = [];
+  #batch: WireCall[] = [];
   #faultsActive: boolean;
 
-  constructor(send: (message: WorkerMessage) => void, faultsActive: boolean) {
+  constructor(send: (message: WorkerMessage) => void, faultsActive: boolean, ownerRoutes: readonly string[]) {
     this.#send = send;
     this.#faultsActive = faultsActive;
+    this.#ownerRoutes = new Map(ownerRoutes.map((key, number) => [key, number]));
   }
 
   get faultsActive(): boolean {
@@ -30,12 +35,18 @@ export class EngineLink implements EngineBackend {
   /** Takes in what the owner sent about the state (answers, the faults flag). */
   receive(message: OwnerMessage): void {
     if (message.k === 'answers') {
-      for (const [id, value, error] of message.answers) {
-        const pending = this.#pending.get(id);
+      for (const answer of message.answers) {
+        const pending = this.#pending.get(answer[0]);
         if (pending === undefined) continue;
-        this.#pending.delete(id);
-        if (error === undefined) pending.resolve(value);
-        else pending.reject(new Error(`the engine owner failed: ${error}`));
+        this.#pending.delete(answer[0]);
+        let value: unknown;
+        try {
+          value = decodeAnswer(answer);
+        } catch (error) {
+          pending.reject(error as Error);
+          continue;
+        }
+        pending.resolve(value);
       }
     } else if (message.k === 'faults') {
       this.#faultsActive = message.active;
@@ -50,30 +61,40 @@ export class EngineLink implements EngineBackend {
   }
 
   decideFault(operation: string): Promise<FaultDecision | null> {
-    return this.#ask({ k: 'fault', operation }) as Promise<FaultDecision | null>;
+    const id = this.#nextId++;
+    return this.#ask(id, [id, CALL_FAULT, operation]) as Promise<FaultDecision | null>;
   }
 
   async authorizeOperator(token: string | undefined): Promise<Problem | undefined> {
-    const problem = (await this.#ask(token === undefined ? { k: 'operator' } : { k: 'operator', token })) as Problem | null;
+    const id = this.#nextId++;
+    const problem = (await this.#ask(id, [id, CALL_OPERATOR, token ?? null])) as Problem | null;
     return problem ?? undefined;
   }
 
   clockNow(): Promise<number> {
-    return this.#ask({ k: 'clock' }) as Promise<number>;
+    const id = this.#nextId++;
+    return this.#ask(id, [id, CALL_CLOCK]) as Promise<number>;
   }
 
   run(call: EngineCall): Promise<EngineOutcome> {
-    const wire: Unsent<WorkerCall> = { k: 'run', route: routeKey(call.route.method, call.route.path), input: call.input };
-    if (call.token !== undefined) wire.token = call.token;
-    if (call.rejection !== undefined) wire.rejection = call.rejection;
-    if (call.seq !== undefined) wire.seq = call.seq;
-    return this.#ask(wire) as Promise<EngineOutcome>;
+    const id = this.#nextId++;
+    return this.#ask(id, encodeRun(id, this.#routeNumber(call.route), call)) as Promise<EngineOutcome>;
   }
 
-  #ask(call: Unsent<WorkerCall>): Promise<unknown> {
-    const id = this.#nextId++;
+  #routeNumber(route: Route): number {
+    let number = this.#routeNumbers.get(route);
+    if (number === undefined) {
+      number = this.#ownerRoutes.get(routeKey(route.method, route.path));
+      // Owner and worker run the same routes.ts; a route the owner lacks is a bug (a 500).
+      if (number === undefined) throw new Error(`the engine owner has no route ${route.method} ${route.path}`);
+      this.#routeNumbers.set(route, number);
+    }
+    return number;
+  }
+
+  #ask(id: number, call: WireCall): Promise<unknown> {
     if (this.#batch.length === 0) setImmediate(() => this.#flush());
-    this.#batch.push({ ...call, id } as WorkerCall);
+    this.#batch.push(call);
     return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
   }
 

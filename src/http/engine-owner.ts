@@ -11,12 +11,12 @@
  * a change made through `/_sim/*` is acknowledged by every worker before its answer leaves.
  */
 import { fromEngine } from './envelope.js';
-import { executeCall } from './engine-backend.js';
+import { type EngineCall, executeCall } from './engine-backend.js';
 import type { ObservedFaultInjector } from './observed-faults.js';
 import { authorizeOperator } from './operator.js';
 import type { Route, RouteContext } from './route.js';
 import { ROUTES } from './routes.js';
-import { type OwnerMessage, type WorkerCall, routeKey } from './cluster-protocol.js';
+import { ANSWER_FAILED, ANSWER_VALUE, CALL_CLOCK, CALL_FAULT, CALL_OPERATOR, CALL_RUN, type OwnerMessage, type WireAnswer, type WireCall, decodeRun, encodeOutcome, routeKey } from './cluster-protocol.js';
 
 /** One worker as the owner sees it: where to send, and whether it is up. */
 export interface WorkerPort {
@@ -27,7 +27,8 @@ export interface WorkerPort {
 export class EngineOwner {
   readonly #ctx: RouteContext & { faults: ObservedFaultInjector };
   readonly #sha256: (text: string) => string;
-  readonly #routes = new Map<string, Route>(ROUTES.map((route) => [routeKey(route.method, route.path), route]));
+  /** Routes by the number calls name them with (`routeKeys`, sent to each worker at `init`). */
+  readonly #routes: readonly Route[] = ROUTES;
   readonly #workers = new Set<WorkerPort>();
   #faultsActive: boolean;
   #flagNumber = 0;
@@ -45,6 +46,11 @@ export class EngineOwner {
     ctx.faults.onChange = () => {
       void this.#syncFaultsFlag();
     };
+  }
+
+  /** Every route's name, by the number a worker's calls use for it. */
+  get routeKeys(): string[] {
+    return this.#routes.map((route) => routeKey(route.method, route.path));
   }
 
   /** Whether transport faults are on (what a newly started worker is told). */
@@ -72,14 +78,14 @@ export class EngineOwner {
   }
 
   /** Answers one batch of a worker; the answers leave once every worker knows of a faults change it made. */
-  async answer(worker: WorkerPort, calls: readonly WorkerCall[]): Promise<void> {
-    const answers: Array<[number, unknown] | [number, null, string]> = [];
+  async answer(worker: WorkerPort, calls: readonly WireCall[]): Promise<void> {
+    const answers: WireAnswer[] = [];
     for (const call of calls) {
       try {
-        answers.push([call.id, this.#one(call)]);
+        answers.push(this.#one(call));
       } catch (error) {
         // A bug, as in one process: that request answers 500 (its worker logs it), the rest go on.
-        answers.push([call.id, null, error instanceof Error ? (error.stack ?? error.message) : String(error)]);
+        answers.push([call[0], ANSWER_FAILED, error instanceof Error ? (error.stack ?? error.message) : String(error)]);
       }
     }
     await this.#syncFaultsFlag();
@@ -87,27 +93,26 @@ export class EngineOwner {
     if (worker.connected) worker.send({ k: 'answers', answers });
   }
 
-  #one(call: WorkerCall): unknown {
+  #one(call: WireCall): WireAnswer {
     const ctx = this.#ctx;
-    switch (call.k) {
-      case 'clock':
-        return ctx.clock.now();
-      case 'fault':
-        return ctx.faults.decide(call.operation);
-      case 'operator': {
-        const operator = authorizeOperator(ctx, call.token);
-        return operator.ok ? null : fromEngine(operator.error);
+    const id = call[0];
+    switch (call[1]) {
+      case CALL_CLOCK:
+        return [id, ANSWER_VALUE, ctx.clock.now()];
+      case CALL_FAULT:
+        return [id, ANSWER_VALUE, ctx.faults.decide(call[2])];
+      case CALL_OPERATOR: {
+        const operator = authorizeOperator(ctx, call[2] ?? undefined);
+        return [id, ANSWER_VALUE, operator.ok ? null : fromEngine(operator.error)];
       }
-      case 'run': {
-        const route = this.#routes.get(call.route);
-        if (route === undefined) throw new Error(`a worker sent an unknown route ${call.route}`);
-        return executeCall(ctx, this.#sha256, {
-          route,
-          token: call.token,
-          input: call.input,
-          ...(call.rejection === undefined ? {} : { rejection: call.rejection }),
-          ...(call.seq === undefined ? {} : { seq: call.seq }),
-        });
+      case CALL_RUN: {
+        const run = decodeRun(call);
+        const route = this.#routes[run.route];
+        if (route === undefined) throw new Error(`a worker sent an unknown route number ${run.route}`);
+        const engineCall: EngineCall = { route, token: run.token, input: run.input };
+        if (run.rejection !== undefined) engineCall.rejection = run.rejection;
+        if (run.seq !== undefined) engineCall.seq = run.seq;
+        return encodeOutcome(id, executeCall(ctx, this.#sha256, engineCall));
       }
     }
   }
