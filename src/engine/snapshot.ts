@@ -8,7 +8,7 @@ import { settleRefill } from './credits.js';
 import { type Result, ok } from './errors.js';
 import { MAX_META_DEPTH, metaBytes } from './meta.js';
 import { checkBuilt, checkSnapshot } from './snapshot-check.js';
-import { keyToJson } from './key-record.js';
+import { StoredKey, keyToJson } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import {
   type EngineState,
@@ -113,7 +113,13 @@ export function stateFromChecked(snapshot: EngineSnapshot): EngineState {
   for (const r of snapshot.workspaces) state.workspaces.set(r.id, r);
   for (const r of snapshot.rootKeys) state.rootKeysByHash.set(r.hash, r);
   for (const r of snapshot.apis) state.apis.set(r.id, r);
+  let owner: unknown;
   for (const r of snapshot.keys) {
+    // The keys' owners become the state's (keys of one API usually follow one another).
+    if (r instanceof StoredKey && r.owner !== owner) {
+      owner = r.owner;
+      state.keyOwners.adopt(r.owner);
+    }
     state.keys.set(r.id, r);
     state.keysByHash.set(r.hash, r);
     state.metaBytes += metaBytes(r.meta);
