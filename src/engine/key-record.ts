@@ -34,6 +34,8 @@ import { type KeyOwner, type KeyOwners, newKeyOwner } from './key-owners.js';
 import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
 
 const START_LENGTH = 4;
+/** The largest integer V8 keeps inside an object as a small integer on every platform (2^30 - 1). */
+const SMALL_INTEGER_MAX = 0x3fff_ffff;
 const BASE58_DIGIT = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE58_ALPHABET.length; i++) BASE58_DIGIT[BASE58_ALPHABET.charCodeAt(i)] = i;
 const BASE58_CODES = Array.from(BASE58_ALPHABET, (ch) => ch.charCodeAt(0));
@@ -130,7 +132,14 @@ export class StoredKey implements KeyRecord {
   }
 
   set nextRefillAtMs(value: EpochMs | null) {
-    this.nextRefill = value === null ? null : value % MS_PER_DAY === 0 ? value / MS_PER_DAY : -value - 1;
+    if (value === null) {
+      this.nextRefill = null;
+      return;
+    }
+    const day = value / MS_PER_DAY;
+    // `| 0` keeps the day a small integer inside the key (every instant up to MAX_INSTANT_MS has
+    // one): a quotient is a heap number of its own, whole or not, 16 bytes more per key.
+    this.nextRefill = value % MS_PER_DAY === 0 ? (day <= SMALL_INTEGER_MAX ? day | 0 : day) : -value - 1;
   }
 }
 

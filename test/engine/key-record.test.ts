@@ -51,7 +51,8 @@ describe('StoredKey: the compact in-memory key', () => {
 
   it('keeps nextRefillAtMs exact: whole days as day numbers, any other instant as is', () => {
     const key = new StoredKey('key_x', newKeyOwner('api_x', 'ws_x'), 'hash', 'abcd', START_MS);
-    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000]) {
+    // Beyond 2^30 days (past the largest instant) a day is no small integer: it must still come back exact.
+    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000, 2 ** 30 * 86_400_000, 2 ** 31 * 86_400_000]) {
       key.nextRefillAtMs = value;
       expect(key.nextRefillAtMs).toBe(value);
     }
