@@ -17,7 +17,7 @@ import { createIdentity, deleteIdentity, getIdentity, listIdentities, updateIden
 import { createNamespace, deleteNamespace, deleteOverride, getOverride, limit, listOverrides, multiLimit, setOverride } from './ratelimit.js';
 import { SnapshotReader } from './snapshot-reader.js';
 import { type CheckedSnapshot, type EngineSnapshot, stateFromChecked, takeSnapshot } from './snapshot.js';
-import { checkSnapshot } from './snapshot-check.js';
+import { type CheckedRecords, checkSnapshotRecords } from './snapshot-check.js';
 import { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, checkEngineFaults, faultSeed } from './faults.js';
 
 export interface EngineOptions {
@@ -133,7 +133,7 @@ export class Engine {
   /** Replaces the whole state with a snapshot; on a bad snapshot nothing changes. */
   restore(snapshot: unknown): Result<EngineStats> {
     // Every check first (the old state stays whole on a refusal), then the swap (restoreChecked).
-    const checked = checkSnapshot(snapshot, this.#ctx.sha256);
+    const checked = checkSnapshotRecords(snapshot, this.#ctx.sha256);
     if (!checked.ok) return checked;
     this.#swapIn(checked.value);
     return ok(this.stats());
@@ -158,14 +158,14 @@ export class Engine {
 
   /**
    * Replaces the state with a checked snapshot's. Nothing can fail from here, so the old state is
-   * let go before the new one's indexes are built (two maps of a million entries at a million
-   * keys): the collector may reclaim it while they grow, instead of holding both states at once.
-   * Synchronous: no operation sees the empty state in between.
+   * let go before the new one is assembled: the collector may reclaim it while the new one's
+   * indexes are filled, instead of holding both states at once. Synchronous: no operation sees
+   * the empty state in between.
    */
-  #swapIn(snapshot: EngineSnapshot): void {
+  #swapIn(records: CheckedRecords): void {
     this.#ctx.state = emptyState();
-    this.#ctx.state = stateFromChecked(snapshot);
-    this.#ctx.random.setState(snapshot.randomState);
+    this.#ctx.state = stateFromChecked(records);
+    this.#ctx.random.setState(records.snapshot.randomState);
   }
 
   /** Back to an empty state and the start of the seeded sequence, without faults (the clock is not touched). */
