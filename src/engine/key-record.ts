@@ -138,7 +138,8 @@ export class StoredKey implements KeyRecord {
     }
     const day = value / MS_PER_DAY;
     // `| 0` keeps the day a small integer inside the key (every instant up to MAX_INSTANT_MS has
-    // one): a quotient is a heap number of its own, whole or not, 16 bytes more per key.
+    // one): unoptimised code boxes a quotient as a heap number of its own, whole or not (16 bytes
+    // more for each key made before the optimiser takes over, or by a cold path such as a refill).
     this.nextRefill = value % MS_PER_DAY === 0 ? (day <= SMALL_INTEGER_MAX ? day | 0 : day) : -value - 1;
   }
 }
@@ -198,7 +199,8 @@ export function keyToJson(key: KeyRecord): KeyRecord {
 /**
  * A key rebuilt from a checked snapshot record, the way createKey builds one: the same hidden
  * class, the shared empty lists, the shared refill settings, the owner of its API from `owners`.
- * `meta` and `ratelimits` are the caller's copies (the record itself may belong to whoever handed in the snapshot).
+ * `meta` and `ratelimits` are the caller's copies (the record itself may belong to whoever
+ * handed in the snapshot).
  */
 export function restoredKey(record: KeyRecord, owners: KeyOwners, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
   // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
