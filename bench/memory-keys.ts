@@ -7,7 +7,7 @@
  *    program goes idle; the reading repeats every 5 s, from 25 s to at most 60 s, until RSS
  *    stops falling), which is what a simulator between bursts holds;
  * 2. take a snapshot and write it to a file as JSON text in pieces (time, size), drop the
- *    engine, collect;
+ *    engine (the child checks through a WeakRef that it is gone), collect;
  * 3. restore: read the file into a fresh engine one record at a time, as `keysim serve --restore`
  *    does (readSnapshotFile: 64 KiB at a time into one reused buffer, then restoreChecked) — time; the peak RSS of this phase from the
  *    kernel's high-water mark, reset just before it on Linux; collect, read RSS and heap right
@@ -149,7 +149,7 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
     '',
     `   Right after the garbage collection, before the process went idle (RSS / heap): created ${nowRss((r) => r.createdNow)}, restored ${nowRss((r) => r.afterNow)}.`,
     `   Process before any key: RSS ${fmtMB(m((r) => r.before.rss))}, heap ${fmtMB(m((r) => r.before.heapUsed))}. Snapshot: ${fmtMB(m((r) => r.snapshotBytes))} of JSON written to a file in ${m((r) => r.snapshotSeconds).toFixed(1)} s (engine.snapshot() + the text in pieces).`,
-    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), in the process that created the keys and wrote their snapshot, the first engine dropped before; fresh process = the same in a new process (as keysim serve --restore starts). Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore by a client ${inlineClient ? 'in the same process' : 'in a process of its own'} (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
+    `   Restore (file) = the file read 64 KiB at a time, each record checked and built as it completes (readSnapshotFile, as keysim serve --restore, + restoreChecked), in the process that created the keys and wrote their snapshot, the first engine dropped (and checked gone) before; fresh process = the same in a new process (as keysim serve --restore starts). Restore (HTTP) = a fresh process running the simulator, the file streamed from disk as the body of POST /_sim/restore by a client ${inlineClient ? 'in the same process' : 'in a process of its own'} (right after the GC: ${fmtMB(mh((r) => r.afterNow.rss))} / ${fmtMB(mh((r) => r.afterNow.heapUsed))}). Peak RSS ${exact ? 'of the restore alone (kernel high-water mark reset before it)' : 'of the whole process (no per-phase peak on this system)'}. Per-key figures are over the process before any key.`,
     `   Beyond the live heap (idle): created ${parts(results, (r) => r.created)}; restored (file) ${parts(results, (r) => r.after)}; restored (file, fresh process) ${parts(fresh, (r) => r.after)}; restored (HTTP) ${parts(overHttp, (r) => r.after)}.`,
   ].join('\n');
   const summary: SummaryRow[] = [

@@ -16,7 +16,8 @@ import { verifyKey } from './verify.js';
 import { createIdentity, deleteIdentity, getIdentity, listIdentities, updateIdentity } from './identities.js';
 import { createNamespace, deleteNamespace, deleteOverride, getOverride, limit, listOverrides, multiLimit, setOverride } from './ratelimit.js';
 import { SnapshotReader } from './snapshot-reader.js';
-import { type CheckedSnapshot, type EngineSnapshot, stateFromChecked, stateFromSnapshot, takeSnapshot } from './snapshot.js';
+import { type CheckedSnapshot, type EngineSnapshot, stateFromChecked, takeSnapshot } from './snapshot.js';
+import { type CheckedRecords, checkSnapshotRecords } from './snapshot-check.js';
 import { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, checkEngineFaults, faultSeed } from './faults.js';
 
 export interface EngineOptions {
@@ -131,10 +132,10 @@ export class Engine {
 
   /** Replaces the whole state with a snapshot; on a bad snapshot nothing changes. */
   restore(snapshot: unknown): Result<EngineStats> {
-    const parsed = stateFromSnapshot(snapshot, this.#ctx.sha256);
-    if (!parsed.ok) return parsed;
-    this.#ctx.state = parsed.value.state;
-    this.#ctx.random.setState(parsed.value.snapshot.randomState);
+    // Every check first (the old state stays whole on a refusal), then the swap (restoreChecked).
+    const checked = checkSnapshotRecords(snapshot, this.#ctx.sha256);
+    if (!checked.ok) return checked;
+    this.#swapIn(checked.value);
     return ok(this.stats());
   }
 
@@ -151,10 +152,20 @@ export class Engine {
    * SnapshotReader). It cannot fail: every check ran while the snapshot was read.
    */
   restoreChecked(checked: CheckedSnapshot): EngineStats {
-    const snapshot = checked.consume();
-    this.#ctx.state = stateFromChecked(snapshot);
-    this.#ctx.random.setState(snapshot.randomState);
+    this.#swapIn(checked.consume());
     return this.stats();
+  }
+
+  /**
+   * Replaces the state with a checked snapshot's. Nothing can fail from here, so the old state is
+   * let go before the new one is assembled: the collector may reclaim it while the new one's
+   * indexes are filled, instead of holding both states at once. Synchronous: no operation sees
+   * the empty state in between.
+   */
+  #swapIn(records: CheckedRecords): void {
+    this.#ctx.state = emptyState();
+    this.#ctx.state = stateFromChecked(records);
+    this.#ctx.random.setState(records.snapshot.randomState);
   }
 
   /** Back to an empty state and the start of the seeded sequence, without faults (the clock is not touched). */

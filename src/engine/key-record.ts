@@ -9,9 +9,10 @@
  * saves a pointer per default field and key, and every key built here (by createKey or by a
  * restore) has the same hidden class and shares the same empty lists and refill settings.
  *
- * The API and workspace ids are one field, `owner`: an object per API (keyOwner), shared by its
- * keys, read through `apiId` and `workspaceId` on the prototype (a pointer less per key, 8 MB at
- * a million keys, and one copy of each id string however the keys were made).
+ * The API and workspace ids are one field, `owner`: an object per API, shared by its keys
+ * (key-owners.ts: the state's, or the snapshot reader's), read through `apiId` and `workspaceId`
+ * on the prototype (a pointer less per key, 8 MB at a million keys, and one copy of each id
+ * string however the keys were made).
  *
  * Two fields are stored as small integers, which V8 keeps inside the object, instead of a
  * string or a number object of their own per key:
@@ -29,9 +30,12 @@ import { BASE58_ALPHABET } from './base58.js';
 import { flatString } from './flat-string.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 import { internRefill } from './credits.js';
+import { type KeyOwner, type KeyOwners, newKeyOwner } from './key-owners.js';
 import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
 
 const START_LENGTH = 4;
+/** The largest integer V8 keeps inside an object as a small integer on every platform (2^30 - 1). */
+const SMALL_INTEGER_MAX = 0x3fff_ffff;
 const BASE58_DIGIT = new Int8Array(128).fill(-1);
 for (let i = 0; i < BASE58_ALPHABET.length; i++) BASE58_DIGIT[BASE58_ALPHABET.charCodeAt(i)] = i;
 const BASE58_CODES = Array.from(BASE58_ALPHABET, (ch) => ch.charCodeAt(0));
@@ -61,35 +65,9 @@ export function unpackStart(packed: string | number): string {
 /** The empty list shared by every key without permissions or roles (never mutated: records replace their lists). */
 export const NO_NAMES: string[] = [];
 
-/** The API a key belongs to and that API's workspace: one frozen object shared by the API's keys. */
-export interface KeyOwner {
-  readonly apiId: string;
-  readonly workspaceId: string;
-}
-
-/**
- * Owners by API id. Bounded: when full it starts again, so keys made after that share new owners
- * (keys already made keep theirs), and ids of APIs long gone are not kept for the process's life.
- */
-const OWNERS = new Map<string, KeyOwner>();
-const MAX_OWNERS = 4096;
-
-/** The shared owner of the keys of `apiId` in `workspaceId` (its id strings flat copies, see flat-string.ts). */
-export function keyOwner(apiId: string, workspaceId: string): KeyOwner {
-  const known = OWNERS.get(apiId);
-  if (known !== undefined && known.workspaceId === workspaceId) return known;
-  const owner: KeyOwner = Object.freeze({ apiId: flatString(apiId), workspaceId: flatString(workspaceId) });
-  // An API id is in one workspace; a snapshot naming it in another gets an owner of its own.
-  if (known === undefined) {
-    if (OWNERS.size >= MAX_OWNERS) OWNERS.clear();
-    OWNERS.set(owner.apiId, owner);
-  }
-  return owner;
-}
-
 export class StoredKey implements KeyRecord {
   id: string;
-  /** `apiId` and `workspaceId`, shared with the API's other keys (keyOwner). */
+  /** `apiId` and `workspaceId`, shared with the API's other keys (key-owners.ts). */
   owner: KeyOwner;
   hash: string;
   /** `start`, packed (packStart). */
@@ -111,9 +89,9 @@ export class StoredKey implements KeyRecord {
   declare ratelimits: RateLimitRecord[];
   declare recoverablePlaintext: string | null;
 
-  constructor(id: string, apiId: string, workspaceId: string, hash: string, start: string, createdAt: EpochMs) {
+  constructor(id: string, owner: KeyOwner, hash: string, start: string, createdAt: EpochMs) {
     this.id = id;
-    this.owner = keyOwner(apiId, workspaceId);
+    this.owner = owner;
     this.hash = hash;
     this.startCode = packStart(start);
     this.createdAt = createdAt;
@@ -126,8 +104,9 @@ export class StoredKey implements KeyRecord {
     return this.owner.apiId;
   }
 
+  // Setting an id gives this key an owner of its own (the engine never moves a key).
   set apiId(value: string) {
-    this.owner = keyOwner(value, this.owner.workspaceId);
+    this.owner = newKeyOwner(value, this.owner.workspaceId);
   }
 
   get workspaceId(): string {
@@ -135,7 +114,7 @@ export class StoredKey implements KeyRecord {
   }
 
   set workspaceId(value: string) {
-    this.owner = keyOwner(this.owner.apiId, value);
+    this.owner = newKeyOwner(this.owner.apiId, value);
   }
 
   get start(): string {
@@ -153,7 +132,15 @@ export class StoredKey implements KeyRecord {
   }
 
   set nextRefillAtMs(value: EpochMs | null) {
-    this.nextRefill = value === null ? null : value % MS_PER_DAY === 0 ? value / MS_PER_DAY : -value - 1;
+    if (value === null) {
+      this.nextRefill = null;
+      return;
+    }
+    const day = value / MS_PER_DAY;
+    // `| 0` keeps the day a small integer inside the key (every instant up to MAX_INSTANT_MS has
+    // one): unoptimised code boxes a quotient as a heap number of its own, whole or not (16 bytes
+    // more for each key made before the optimiser takes over, or by a cold path such as a refill).
+    this.nextRefill = value % MS_PER_DAY === 0 ? (day <= SMALL_INTEGER_MAX ? day | 0 : day) : -value - 1;
   }
 }
 
@@ -211,13 +198,14 @@ export function keyToJson(key: KeyRecord): KeyRecord {
 
 /**
  * A key rebuilt from a checked snapshot record, the way createKey builds one: the same hidden
- * class, the shared empty lists, the shared refill settings. `meta` and `ratelimits` are the
- * caller's copies (the record itself may belong to whoever handed in the snapshot).
+ * class, the shared empty lists, the shared refill settings, the owner of its API from `owners`.
+ * `meta` and `ratelimits` are the caller's copies (the record itself may belong to whoever
+ * handed in the snapshot).
  */
-export function restoredKey(record: KeyRecord, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
+export function restoredKey(record: KeyRecord, owners: KeyOwners, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
   // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
   // and would keep its memory pages (hundreds of MB) from being released after the restore.
-  const key = new StoredKey(flatString(record.id), record.apiId, record.workspaceId, flatString(record.hash), record.start, record.createdAt);
+  const key = new StoredKey(flatString(record.id), owners.of(record.apiId, record.workspaceId), flatString(record.hash), record.start, record.createdAt);
   if (typeof key.startCode === 'string') key.startCode = flatString(key.startCode);
   key.remaining = record.remaining;
   const refill = record.refill;

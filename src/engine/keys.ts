@@ -182,8 +182,7 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   }
   const key = new StoredKey(
     newId(ctx, 'key'),
-    api.value.id,
-    caller.value.workspaceId,
+    ctx.state.keyOwners.of(api.value.id, caller.value.workspaceId),
     ctx.sha256(plaintext),
     // Flat, so that a stored prefix does not keep the plaintext alive (see flat-string.ts); without
     // a prefix it is packed into a number anyway (key-record.ts).

@@ -12,6 +12,7 @@
 import { MAX_INSTANT_MS } from './clock.js';
 import { type Result, invalid } from './errors.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
+import { KeyOwners } from './key-owners.js';
 import { restoredKey } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import type { KeyRecord } from './state.js';
@@ -50,6 +51,8 @@ export class SnapshotBuilder {
   readonly #lists = new Map<ListName, ListState>();
   /** Creation instants met recently, shared by the keys created at them (#instant). */
   readonly #instants = new Map<number, number>();
+  /** The owners the keys of each API share while they are read; the restored state adopts them. */
+  readonly #owners = new KeyOwners();
   /** The hashes of the root keys as given (before any check), for the operator check of a restore. */
   #rootKeyHashes: unknown[] = [];
 
@@ -167,7 +170,7 @@ export class SnapshotBuilder {
         // Keys are rebuilt as createKey builds them (key-record.ts), straight from the checked fields;
         // keys of one API share its owner (API and workspace ids) there, as created keys do.
         const key = r as unknown as KeyRecord;
-        const stored = restoredKey(key, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
+        const stored = restoredKey(key, this.#owners, copyMeta(key.meta), key.ratelimits.length === 0 ? NO_RATE_LIMITS : copyRateLimits(key.ratelimits));
         stored.createdAt = this.#instant(stored.createdAt);
         return stored;
       }

@@ -10,20 +10,37 @@
  * unknown fields are dropped and nothing unbounded reaches the state.
  */
 import { nextRefillBoundary } from './calendar.js';
-import { type Result, invalid } from './errors.js';
+import { type Result, invalid, ok } from './errors.js';
 import { MAX_TOTAL_META_BYTES, metaBytes } from './meta.js';
 import type { EngineSnapshot } from './snapshot-format.js';
-import type { RefillConfig } from './state.js';
+import type { KeyRecord, RefillConfig } from './state.js';
 import { SnapshotBuilder } from './snapshot-builder.js';
 import { SNAPSHOT_LOCATION, isObject } from './snapshot-fields.js';
 
 export { SNAPSHOT_LOCATION };
 
 /**
+ * A checked snapshot with the two indexes of its keys that the checks for unique ids and hashes
+ * build: the restored state takes them as its own (state.ts), so a restore builds each map of a
+ * million entries once, not once to check and again for the state.
+ */
+export interface CheckedRecords {
+  snapshot: EngineSnapshot;
+  keysById: Map<string, KeyRecord>;
+  keysByHash: Map<string, KeyRecord>;
+}
+
+/**
  * Checks a snapshot given whole (types, bounds, invariants) and answers a clean copy of it.
  * `sha256` checks that a recoverable key's plaintext is the one its hash stands for.
  */
 export function checkSnapshot(value: unknown, sha256: (text: string) => string): Result<EngineSnapshot> {
+  const checked = checkSnapshotRecords(value, sha256);
+  return checked.ok ? ok(checked.value.snapshot) : checked;
+}
+
+/** checkSnapshot, with the indexes of the keys (CheckedRecords). */
+export function checkSnapshotRecords(value: unknown, sha256: (text: string) => string): Result<CheckedRecords> {
   if (!isObject(value)) return invalid(SNAPSHOT_LOCATION, 'A snapshot is a JSON object taken by /_sim/snapshot.');
   const builder = new SnapshotBuilder();
   for (const [name, field] of Object.entries(value)) builder.field(name, field);
@@ -31,10 +48,11 @@ export function checkSnapshot(value: unknown, sha256: (text: string) => string):
 }
 
 /** The invariants across the records of a built snapshot (SnapshotBuilder), once every record is checked. */
-export function checkBuilt(built: Result<EngineSnapshot>, sha256: (text: string) => string): Result<EngineSnapshot> {
+export function checkBuilt(built: Result<EngineSnapshot>, sha256: (text: string) => string): Result<CheckedRecords> {
   if (!built.ok) return built;
-  const broken = invariantProblem(built.value, sha256);
-  return broken === undefined ? built : invalid(broken.location, broken.message);
+  const indexes = { keysById: new Map<string, KeyRecord>(), keysByHash: new Map<string, KeyRecord>() };
+  const broken = invariantProblem(built.value, sha256, indexes);
+  return broken === undefined ? ok({ snapshot: built.value, ...indexes }) : invalid(broken.location, broken.message);
 }
 
 interface Problem {
@@ -56,21 +74,27 @@ function uniqueBy<T>(list: readonly T[], keyOf: (record: T) => string, where: st
   return out;
 }
 
-/** uniqueBy without the index (one map instead of two): the first duplicate, or undefined. */
-function firstDuplicate<T>(list: readonly T[], keyOf: (record: T) => string, where: string, what: string, field?: string): Problem | undefined {
-  const seen = new Map<string, number>();
+/**
+ * Fills `index` (empty) with the records by a derived key, or answers the first duplicate. The
+ * index holds records, not positions, as the state's maps do (one map per list, kept for the
+ * state): the position of the first of a duplicate is looked up again, on a refusal only.
+ */
+function indexUnique<T>(list: readonly T[], keyOf: (record: T) => string, index: Map<string, T>, where: string, what: string, field: string): Problem | undefined {
   for (let i = 0; i < list.length; i++) {
-    const key = keyOf(list[i] as T);
-    const first = seen.get(key);
-    if (first !== undefined) return { location: `${SNAPSHOT_LOCATION}.${where}[${i}]${field === undefined ? '' : `.${field}`}`, message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.` };
-    seen.set(key, i);
+    const record = list[i] as T;
+    const key = keyOf(record);
+    if (index.has(key)) {
+      const first = list.findIndex((r) => keyOf(r) === key);
+      return { location: `${SNAPSHOT_LOCATION}.${where}[${i}].${field}`, message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.` };
+    }
+    index.set(key, record);
   }
   return undefined;
 }
 
 const isProblem = (v: unknown): v is Problem => isObject(v) && typeof v.location === 'string' && typeof v.message === 'string';
 
-function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string): Problem | undefined {
+function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, indexes: Omit<CheckedRecords, 'snapshot'>): Problem | undefined {
   const at = (list: string, i: number, field: string) => `${SNAPSHOT_LOCATION}.${list}[${i}].${field}`;
   const workspaces = uniqueBy(s.workspaces, (r) => r.id, 'workspaces', 'id', 'id');
   if (isProblem(workspaces)) return workspaces;
@@ -100,10 +124,11 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string): 
     if (problem !== undefined) return problem;
   }
 
-  // One index at a time, each dropped before the next: at a million keys each is tens of MB.
-  const keyIds = firstDuplicate(s.keys, (r) => r.id, 'keys', 'id', 'id');
+  // Ids over all keys first, then hashes: the problem reported does not depend on the pass. The
+  // two indexes become the state's (CheckedRecords).
+  const keyIds = indexUnique(s.keys, (r) => r.id, indexes.keysById, 'keys', 'id', 'id');
   if (keyIds !== undefined) return keyIds;
-  const keyHashes = firstDuplicate(s.keys, (r) => r.hash, 'keys', 'hash', 'hash');
+  const keyHashes = indexUnique(s.keys, (r) => r.hash, indexes.keysByHash, 'keys', 'hash', 'hash');
   if (keyHashes !== undefined) return keyHashes;
   for (const [i, key] of s.keys.entries()) {
     const api = apis.get(key.apiId);

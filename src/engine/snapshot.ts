@@ -7,8 +7,8 @@ import type { EngineContext } from './context.js';
 import { settleRefill } from './credits.js';
 import { type Result, ok } from './errors.js';
 import { MAX_META_DEPTH, metaBytes } from './meta.js';
-import { checkBuilt, checkSnapshot } from './snapshot-check.js';
-import { keyToJson } from './key-record.js';
+import { type CheckedRecords, checkBuilt, checkSnapshotRecords } from './snapshot-check.js';
+import { StoredKey, keyToJson } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
 import {
   type EngineState,
@@ -17,7 +17,7 @@ import {
   namespaceNameKey,
 } from './state.js';
 
-export { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION };
+export { type CheckedRecords, type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION };
 
 export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
   const nowMs = ctx.clock.now();
@@ -58,14 +58,15 @@ export const SNAPSHOT_MAX_DEPTH = MAX_META_DEPTH + 3;
  * a restore swaps in. Only the checks make one, so a state is never built from unchecked records.
  */
 export class CheckedSnapshot {
-  #snapshot: EngineSnapshot | null;
+  #records: CheckedRecords | null;
   /** The instant the snapshot was taken at. */
   readonly takenAtMs: number;
   /** The seed of the engine it was taken from. */
   readonly seed: number;
   readonly #rootKeyHashes: ReadonlySet<string>;
-  private constructor(snapshot: EngineSnapshot) {
-    this.#snapshot = snapshot;
+  private constructor(records: CheckedRecords) {
+    const { snapshot } = records;
+    this.#records = records;
     this.takenAtMs = snapshot.takenAtMs;
     this.seed = snapshot.seed;
     this.#rootKeyHashes = new Set(snapshot.rootKeys.map((r) => r.hash));
@@ -78,8 +79,8 @@ export class CheckedSnapshot {
 
   /** A plain copy of the snapshot (what takeSnapshot would give, refills not settled), e.g. for a journal. */
   plain(): EngineSnapshot {
-    const snapshot = this.#snapshot;
-    if (snapshot === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
+    const snapshot = this.#records?.snapshot;
+    if (snapshot === undefined) throw new Error('a checked snapshot restores once: its records now belong to a state');
     const keys = snapshot.keys.map(keyToJson);
     const copy: EngineSnapshot = structuredClone({ ...snapshot, keys: [] });
     copy.keys = keys;
@@ -87,11 +88,11 @@ export class CheckedSnapshot {
   }
 
   /** Hands the records out once: they become a state's, which changes them. */
-  consume(): EngineSnapshot {
-    const snapshot = this.#snapshot;
-    if (snapshot === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
-    this.#snapshot = null;
-    return snapshot;
+  consume(): CheckedRecords {
+    const records = this.#records;
+    if (records === null) throw new Error('a checked snapshot restores once: its records now belong to a state');
+    this.#records = null;
+    return records;
   }
 
   /** The checked snapshot, or the first problem. */
@@ -103,19 +104,28 @@ export class CheckedSnapshot {
 
 /** Checks a snapshot given whole (snapshot-check.ts) and rebuilds a state from it. */
 export function stateFromSnapshot(value: unknown, sha256: (text: string) => string): Result<{ state: EngineState; snapshot: EngineSnapshot }> {
-  const checked = checkSnapshot(value, sha256);
-  return checked.ok ? ok({ state: stateFromChecked(checked.value), snapshot: checked.value }) : checked;
+  const checked = checkSnapshotRecords(value, sha256);
+  return checked.ok ? ok({ state: stateFromChecked(checked.value), snapshot: checked.value.snapshot }) : checked;
 }
 
-/** The state holding the records of a checked snapshot, with its lookup indexes. */
-export function stateFromChecked(snapshot: EngineSnapshot): EngineState {
+/**
+ * The state holding the records of a checked snapshot, with its lookup indexes: the keys' two are
+ * the ones the checks built (CheckedRecords), taken over as they are.
+ */
+export function stateFromChecked({ snapshot, keysById, keysByHash }: CheckedRecords): EngineState {
   const state = emptyState();
+  state.keys = keysById;
+  state.keysByHash = keysByHash;
   for (const r of snapshot.workspaces) state.workspaces.set(r.id, r);
   for (const r of snapshot.rootKeys) state.rootKeysByHash.set(r.hash, r);
   for (const r of snapshot.apis) state.apis.set(r.id, r);
+  let owner: unknown;
   for (const r of snapshot.keys) {
-    state.keys.set(r.id, r);
-    state.keysByHash.set(r.hash, r);
+    // The keys' owners become the state's (keys of one API usually follow one another).
+    if (r instanceof StoredKey && r.owner !== owner) {
+      owner = r.owner;
+      state.keyOwners.adopt(r.owner);
+    }
     state.metaBytes += metaBytes(r.meta);
   }
   for (const r of snapshot.identities) {

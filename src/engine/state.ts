@@ -4,6 +4,7 @@
  */
 import type { EpochMs } from './clock.js';
 import type { RefillInterval } from './calendar.js';
+import { KeyOwners } from './key-owners.js';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -139,6 +140,8 @@ export interface EngineState {
   windows: Map<string, WindowCounter>;
   /** Bytes of metadata held over every key and identity (meta.ts bounds it). */
   metaBytes: number;
+  /** The owners (API and workspace ids) the keys of each API share (key-owners.ts): the state's own. */
+  keyOwners: KeyOwners;
 }
 
 export function emptyState(): EngineState {
@@ -156,6 +159,7 @@ export function emptyState(): EngineState {
     overrideIndex: new Map(),
     windows: new Map(),
     metaBytes: 0,
+    keyOwners: new KeyOwners(),
   };
 }
 

@@ -5,7 +5,8 @@ import { emptyState } from '../../src/engine/state.js';
 import { createKey, updateKey } from '../../src/engine/keys.js';
 import { createApi, createWorkspace } from '../../src/engine/workspace.js';
 import { stateFromSnapshot, takeSnapshot } from '../../src/engine/snapshot.js';
-import { NO_NAMES, StoredKey, keyOwner, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { NO_NAMES, StoredKey, keyToJson, packStart, unpackStart } from '../../src/engine/key-record.js';
+import { KeyOwners, newKeyOwner } from '../../src/engine/key-owners.js';
 import { flatString } from '../../src/engine/flat-string.js';
 import { BASE58_ALPHABET } from '../../src/engine/base58.js';
 import fc from 'fast-check';
@@ -49,8 +50,9 @@ describe('StoredKey: the compact in-memory key', () => {
   });
 
   it('keeps nextRefillAtMs exact: whole days as day numbers, any other instant as is', () => {
-    const key = new StoredKey('key_x', 'api_x', 'ws_x', 'hash', 'abcd', START_MS);
-    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000]) {
+    const key = new StoredKey('key_x', newKeyOwner('api_x', 'ws_x'), 'hash', 'abcd', START_MS);
+    // Beyond 2^30 days (past the largest instant) a day is no small integer: it must still come back exact.
+    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000, 2 ** 30 * 86_400_000, 2 ** 31 * 86_400_000]) {
       key.nextRefillAtMs = value;
       expect(key.nextRefillAtMs).toBe(value);
     }
@@ -66,13 +68,13 @@ describe('StoredKey: the compact in-memory key', () => {
         const packed = packStart(start);
         expect(typeof packed).toBe('number');
         expect(unpackStart(packed)).toBe(start);
-        const key = new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS);
+        const key = new StoredKey('key_x', newKeyOwner('api_x', 'ws_x'), 'hash', start, START_MS);
         expect(key.start).toBe(start);
       }),
     );
     for (const start of ['', 'abc', 'abcde', 'sk_abcd', 'ab0d', 'abIl', 'abé1', '1111', 'zzzz']) {
       expect(unpackStart(packStart(start))).toBe(start);
-      expect(new StoredKey('key_x', 'api_x', 'ws_x', 'hash', start, START_MS).start).toBe(start);
+      expect(new StoredKey('key_x', newKeyOwner('api_x', 'ws_x'), 'hash', start, START_MS).start).toBe(start);
     }
     expect(packStart('ab0d')).toBe('ab0d');
     expect(packStart('sk_abcd')).toBe('sk_abcd');
@@ -151,17 +153,61 @@ describe('keys of one API share one owner (API and workspace ids)', () => {
   });
 
   it('setting apiId or workspaceId changes that key alone', () => {
-    const a = new StoredKey('key_a', 'api_shared', 'ws_1', 'hash_a', 'abcd', START_MS);
-    const b = new StoredKey('key_b', 'api_shared', 'ws_1', 'hash_b', 'abcd', START_MS);
+    const owners = new KeyOwners();
+    const a = new StoredKey('key_a', owners.of('api_shared', 'ws_1'), 'hash_a', 'abcd', START_MS);
+    const b = new StoredKey('key_b', owners.of('api_shared', 'ws_1'), 'hash_b', 'abcd', START_MS);
     expect(a.owner).toBe(b.owner);
     a.workspaceId = 'ws_2';
     a.apiId = 'api_moved';
     expect([a.apiId, a.workspaceId]).toEqual(['api_moved', 'ws_2']);
     expect([b.apiId, b.workspaceId]).toEqual(['api_shared', 'ws_1']);
     // The same API id named in another workspace (a snapshot may say so) gets an owner of its own.
-    const c = new StoredKey('key_c', 'api_shared', 'ws_3', 'hash_c', 'abcd', START_MS);
+    const c = new StoredKey('key_c', owners.of('api_shared', 'ws_3'), 'hash_c', 'abcd', START_MS);
     expect([c.apiId, c.workspaceId]).toEqual(['api_shared', 'ws_3']);
-    expect(keyOwner('api_shared', 'ws_1')).toBe(b.owner);
+    expect(owners.of('api_shared', 'ws_1')).toBe(b.owner);
+    expect(owners.size).toBe(1);
+  });
+});
+
+describe('regression: keyOwner leak (a module-level owner cache shared by every simulator, kept after reset and restore)', () => {
+  it('each state shares owners among its own keys only, one per API with keys, and a new state starts with none', () => {
+    // Two simulators of one seed draw the same workspace and API ids: a module-level cache gave their keys one owner.
+    const first = context();
+    const second = context();
+    expect(second.apiId).toBe(first.apiId);
+    const a = storedKey(first.ctx, unwrap(createKey(first.ctx, first.rootKey, { apiId: first.apiId })).keyId);
+    const b = storedKey(second.ctx, unwrap(createKey(second.ctx, second.rootKey, { apiId: second.apiId })).keyId);
+    expect([a.apiId, a.workspaceId]).toEqual([b.apiId, b.workspaceId]);
+    expect(a.owner).not.toBe(b.owner);
+    expect(first.ctx.state.keyOwners.size).toBe(1);
+    expect(second.ctx.state.keyOwners.size).toBe(1);
+
+    // Many simulators, each with APIs and keys: each state holds its own APIs' owners, no more.
+    for (let i = 0; i < 50; i++) {
+      const { ctx, rootKey, apiId } = context();
+      const other = unwrap(createApi(ctx, rootKey, { name: `other-${i}` })).apiId;
+      unwrap(createApi(ctx, rootKey, { name: `keyless-${i}` }));
+      for (const api of [apiId, apiId, other]) unwrap(createKey(ctx, rootKey, { apiId: api }));
+      expect(ctx.state.keyOwners.size).toBe(2);
+      // A reset replaces the state (engine.ts): its owners go with it.
+      ctx.state = emptyState();
+      expect(ctx.state.keyOwners.size).toBe(0);
+    }
+  });
+
+  it('a restored state holds the owners its keys were built with, and keys created after the restore share them', () => {
+    const { ctx, rootKey, apiId } = context();
+    const other = unwrap(createApi(ctx, rootKey, { name: 'other-api' })).apiId;
+    for (const api of [apiId, other, apiId]) unwrap(createKey(ctx, rootKey, { apiId: api }));
+    const before = storedKey(ctx, [...ctx.state.keys.keys()][0] as string);
+    ctx.state = unwrap(stateFromSnapshot(JSON.parse(JSON.stringify(takeSnapshot(ctx, 5))), sha256Base64Url)).state;
+    expect(ctx.state.keyOwners.size).toBe(2);
+    const restored = [...ctx.state.keys.values()] as StoredKey[];
+    expect(restored[0]?.owner).not.toBe(before.owner);
+    const after = storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId })).keyId);
+    expect(after.owner).toBe(restored[0]?.owner);
+    expect(restored[1]?.owner).not.toBe(after.owner);
+    expect(ctx.state.keyOwners.size).toBe(2);
   });
 });
 

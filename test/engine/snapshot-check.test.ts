@@ -46,6 +46,22 @@ describe('restore refuses states the engine could not have produced', () => {
     expect(refusedAt(fx.engine, bad)).toBe('body.snapshot.keys[1].hash');
   });
 
+  it('a duplicated id is reported before a duplicated hash earlier in the list, with the first of each pair', () => {
+    const fx = populate();
+    const third = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId }));
+    expect(third.keyId).toBeDefined();
+    const bad = copy(fx.engine.snapshot());
+    const [a, b, c] = bad.keys;
+    if (a === undefined || b === undefined || c === undefined) throw new Error('three keys expected');
+    b.hash = a.hash;
+    c.id = b.id;
+    expect(refusedAt(fx.engine, bad)).toBe('body.snapshot.keys[2].id');
+    const result = fx.engine.restore(bad);
+    expect(result.ok ? '' : result.error.errors?.[0]?.message).toMatch(/keys\[2\] has the same id as keys\[1\]/);
+    c.id = 'key_unique';
+    expect(refusedAt(fx.engine, bad)).toBe('body.snapshot.keys[1].hash');
+  });
+
   it('a duplicated root-key hash moved a key to another workspace', () => {
     const fx = populate();
     const bad = copy(fx.engine.snapshot());
