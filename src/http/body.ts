@@ -42,7 +42,7 @@ const DONE: BodySink = { chunk() {}, end() {}, refuse() {} };
 /**
  * Ends the read: the request lives until its answer is written, which with pipelining waits for
  * the answers before it, so it lets go of the sink (the body and what the server keeps per
- * request) at once instead of holding them that long (docs/benchmarks.md#simulator-profile).
+ * request) at once instead of holding them that long (docs/benchmarks.md#http-simulator).
  */
 function finish(read: LimitedRead): BodySink {
   const sink = read.sink;

@@ -1,7 +1,7 @@
 /**
  * `JSON.stringify` of a `keys.verifyKey` answer, written without the generic serialiser: after the
  * socket write and parsing, serialising the answer object was the largest single step of the
- * route (docs/benchmarks.md#simulator-profile). The engine sets the fields in the order written
+ * route (docs/benchmarks.md#http-simulator). The engine sets the fields in the order written
  * here (verify.ts: `valid`, `code`, then the key's fields, then `ratelimits`), so the text is the
  * one JSON.stringify writes; a property test over real engine answers holds the two together.
  *
@@ -10,12 +10,13 @@
  * answer) sends the whole answer back to JSON.stringify, which writes it as null.
  */
 import type { VerifyKeyOutput, VerifyRateLimitView } from '../../engine/index.js';
+import { integerText } from '../integer-text.js';
 
 function finite(n: number | undefined): boolean {
   return n === undefined || Number.isFinite(n);
 }
 
-/** Every number of the answer is finite: `${n}` is then exactly what JSON writes for it. */
+/** Every number of the answer is finite: `integerText(n)` is then exactly what JSON writes for it. */
 function numbersFinite(out: VerifyKeyOutput): boolean {
   if (!finite(out.expires) || !finite(out.credits)) return false;
   const limits = out.ratelimits;
@@ -28,7 +29,7 @@ function numbersFinite(out: VerifyKeyOutput): boolean {
 }
 
 function rateLimitText(r: VerifyRateLimitView): string {
-  return `{"id":${JSON.stringify(r.id)},"name":${JSON.stringify(r.name)},"limit":${r.limit},"duration":${r.duration},"reset":${r.reset},"remaining":${r.remaining},"exceeded":${r.exceeded},"autoApply":${r.autoApply}}`;
+  return `{"id":${JSON.stringify(r.id)},"name":${JSON.stringify(r.name)},"limit":${integerText(r.limit)},"duration":${integerText(r.duration)},"reset":${integerText(r.reset)},"remaining":${integerText(r.remaining)},"exceeded":${r.exceeded},"autoApply":${r.autoApply}}`;
 }
 
 export function verifyKeyOutputText(out: VerifyKeyOutput): string {
@@ -39,8 +40,8 @@ export function verifyKeyOutputText(out: VerifyKeyOutput): string {
   if (out.enabled !== undefined) text += `,"enabled":${out.enabled}`;
   if (out.name !== undefined) text += `,"name":${JSON.stringify(out.name)}`;
   if (out.meta !== undefined) text += `,"meta":${JSON.stringify(out.meta)}`;
-  if (out.expires !== undefined) text += `,"expires":${out.expires}`;
-  if (out.credits !== undefined) text += `,"credits":${out.credits}`;
+  if (out.expires !== undefined) text += `,"expires":${integerText(out.expires)}`;
+  if (out.credits !== undefined) text += `,"credits":${integerText(out.credits)}`;
   if (out.permissions !== undefined) text += `,"permissions":${JSON.stringify(out.permissions)}`;
   if (out.roles !== undefined) text += `,"roles":${JSON.stringify(out.roles)}`;
   if (out.identity !== undefined) text += `,"identity":${JSON.stringify(out.identity)}`;
