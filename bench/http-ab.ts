@@ -9,6 +9,7 @@
  * then the medians of the ratios. Short runs on a shared machine: read medians of ratios beside
  * the load average (docs/benchmarks.md#method), never one run.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -45,6 +46,10 @@ try {
   servers.push(b);
   const bare = await startServer('bare');
   servers.push(bare);
+  // KEYSIM_AB_PIN=<cpu>: every server (all its threads) on that CPU, so that no run lands on the
+  // generator's core by chance (run the script itself under `taskset -c <another cpu>`).
+  const pin = process.env.KEYSIM_AB_PIN;
+  if (pin !== undefined && pin !== '') for (const server of servers) execFileSync('taskset', ['-a', '-p', '-c', pin, String(server.ready.pid)], { stdio: 'ignore' });
   const named: Array<[string, ServerProcess]> = [
     ['A', a],
     ['B', b],

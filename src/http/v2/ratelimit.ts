@@ -1,6 +1,5 @@
 import type { LimitOutput } from '../../engine/index.js';
 import { array } from '../schema.js';
-import { integerText } from '../integer-text.js';
 import { asData, defineRoute } from '../route.js';
 import { empty } from '../schemas/common.js';
 import {
@@ -78,12 +77,11 @@ export const ratelimitRoutes = [
 /**
  * `JSON.stringify` of a `ratelimit.limit` answer, written without the generic serialiser (the
  * route's hottest step after parsing): the engine sets the fields in this order, the numbers are
- * integers (JSON writes a finite number as its string form; integer-text.ts writes the large ones
- * faster) and an override id is a JSON string.
+ * integers (JSON writes a finite number as its string form) and an override id is a JSON string.
  */
 export function limitOutputText(out: LimitOutput): string {
   // JSON writes a number that is not finite as null: never in an answer, but left to JSON itself.
   if (!(Number.isFinite(out.limit) && Number.isFinite(out.remaining) && Number.isFinite(out.reset))) return JSON.stringify(out);
-  const text = `{"limit":${integerText(out.limit)},"remaining":${integerText(out.remaining)},"reset":${integerText(out.reset)},"success":${out.success}`;
+  const text = `{"limit":${out.limit},"remaining":${out.remaining},"reset":${out.reset},"success":${out.success}`;
   return out.overrideId === undefined ? `${text}}` : `${text},"overrideId":${JSON.stringify(out.overrideId)}}`;
 }

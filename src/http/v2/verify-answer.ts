@@ -10,13 +10,12 @@
  * answer) sends the whole answer back to JSON.stringify, which writes it as null.
  */
 import type { VerifyKeyOutput, VerifyRateLimitView } from '../../engine/index.js';
-import { integerText } from '../integer-text.js';
 
 function finite(n: number | undefined): boolean {
   return n === undefined || Number.isFinite(n);
 }
 
-/** Every number of the answer is finite: `integerText(n)` is then exactly what JSON writes for it. */
+/** Every number of the answer is finite: `${n}` is then exactly what JSON writes for it. */
 function numbersFinite(out: VerifyKeyOutput): boolean {
   if (!finite(out.expires) || !finite(out.credits)) return false;
   const limits = out.ratelimits;
@@ -29,7 +28,7 @@ function numbersFinite(out: VerifyKeyOutput): boolean {
 }
 
 function rateLimitText(r: VerifyRateLimitView): string {
-  return `{"id":${JSON.stringify(r.id)},"name":${JSON.stringify(r.name)},"limit":${integerText(r.limit)},"duration":${integerText(r.duration)},"reset":${integerText(r.reset)},"remaining":${integerText(r.remaining)},"exceeded":${r.exceeded},"autoApply":${r.autoApply}}`;
+  return `{"id":${JSON.stringify(r.id)},"name":${JSON.stringify(r.name)},"limit":${r.limit},"duration":${r.duration},"reset":${r.reset},"remaining":${r.remaining},"exceeded":${r.exceeded},"autoApply":${r.autoApply}}`;
 }
 
 export function verifyKeyOutputText(out: VerifyKeyOutput): string {
@@ -40,8 +39,8 @@ export function verifyKeyOutputText(out: VerifyKeyOutput): string {
   if (out.enabled !== undefined) text += `,"enabled":${out.enabled}`;
   if (out.name !== undefined) text += `,"name":${JSON.stringify(out.name)}`;
   if (out.meta !== undefined) text += `,"meta":${JSON.stringify(out.meta)}`;
-  if (out.expires !== undefined) text += `,"expires":${integerText(out.expires)}`;
-  if (out.credits !== undefined) text += `,"credits":${integerText(out.credits)}`;
+  if (out.expires !== undefined) text += `,"expires":${out.expires}`;
+  if (out.credits !== undefined) text += `,"credits":${out.credits}`;
   if (out.permissions !== undefined) text += `,"permissions":${JSON.stringify(out.permissions)}`;
   if (out.roles !== undefined) text += `,"roles":${JSON.stringify(out.roles)}`;
   if (out.identity !== undefined) text += `,"identity":${JSON.stringify(out.identity)}`;
