@@ -7,7 +7,8 @@
  * bare, in an order that rotates every repetition, at 100 connections, pipelining 10 then 1, and
  * prints per repetition the rates, B/A, A/bare, B/bare and each server's CPU time per request;
  * then the medians of the ratios. Short runs on a shared machine: read medians of ratios beside
- * the load average (docs/benchmarks.md#method), never one run.
+ * the load average (docs/benchmarks.md#method), never one run. `KEYSIM_AB_PIN=1 taskset -c 0 npx
+ * tsx bench/http-ab.ts …` keeps the servers on CPU 1 and the generator on CPU 0.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
