@@ -1,9 +1,10 @@
 /**
  * Where the simulator's time goes under the HTTP benchmark's load: `tsx bench/http-profile.ts
- * [verifyKey|ratelimit] [seconds]`. Starts the simulator and the bare server in their own
- * processes with `--cpu-prof`, loads each with autocannon from this process (50 connections,
- * pipelining 1), and prints each profile's CPU time per request by layer and the functions with
- * the most self and inclusive time. Not part of `npm run bench`: a tool for when the ratio is low.
+ * [verifyKey|ratelimit] [seconds] [pipelining]`. Starts the simulator and the bare server in their
+ * own processes with `--cpu-prof`, loads each with autocannon from this process (50 connections,
+ * pipelining 1 unless given: the benchmark's other setting is 10), and prints each profile's CPU
+ * time per request by layer and the functions with the most self and inclusive time. Not part of
+ * `npm run bench`: a tool for when the ratio is low.
  *
  * The profiler samples wall time, so a process the shared machine preempts shows that time in
  * whatever it was doing (mostly the writev syscall); shares between functions are what to read.
@@ -25,6 +26,8 @@ const endpointArg = process.argv[2] ?? 'verifyKey';
 if (!(ENDPOINTS as readonly string[]).includes(endpointArg)) throw new Error(`expected one of ${ENDPOINTS.join(', ')}`);
 const endpoint = endpointArg as Endpoint;
 const seconds = Number(process.argv[3] ?? 8);
+const pipelining = Number(process.argv[4] ?? 1);
+if (!Number.isInteger(pipelining) || pipelining < 1) throw new Error('pipelining: an integer ≥ 1');
 
 /**
  * A readable name for a frame: function, file (relative to the project) and line. tsx minifies
@@ -109,8 +112,8 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
   const server = await startServer(kind, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
   try {
     const workload = workloadFor(endpoint, (simForWorkload ?? server).ready);
-    const warm = await runLoad(server, endpoint, workload, { connections: 50, pipelining: 1, durationSeconds: 2 });
-    const run = await runLoad(server, endpoint, workload, { connections: 50, pipelining: 1, durationSeconds: seconds });
+    const warm = await runLoad(server, endpoint, workload, { connections: 50, pipelining, durationSeconds: 2 });
+    const run = await runLoad(server, endpoint, workload, { connections: 50, pipelining, durationSeconds: seconds });
     await server.stop();
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
     if (file === undefined) throw new Error(`no profile written in ${dir}`);
@@ -119,7 +122,7 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     // Start-up, warm-up and the measured run are all in the profile (start-up is a few hundred ms).
     const requests = warm.completed + run.completed;
     const perAll = (ms: number) => `${((ms * 1000) / requests).toFixed(1)} µs`;
-    console.log(`\n== ${kind === 'sim' ? 'simulator' : 'bare node:http'}, ${endpoint}: ${fmtRate(run.rate)} over ${seconds} s, answers right: ${checksPassed(run) ? 'yes' : 'NO'}`);
+    console.log(`\n== ${kind === 'sim' ? 'simulator' : 'bare node:http'}, ${endpoint}, pipelining ${pipelining}: ${fmtRate(run.rate)} over ${seconds} s, answers right: ${checksPassed(run) ? 'yes' : 'NO'}`);
     console.log(`   server CPU time per request during the measured run (process.cpuUsage): ${run.serverCpuUsPerRequest.toFixed(1)} µs; server CPU ${Math.round(run.serverCpuShare * 100)} %`);
     console.log(`   profile: ${(a.totalMs / 1000).toFixed(1)} s, busy (sampled wall time, not idle) ${(a.busyMs / 1000).toFixed(1)} s ≈ ${perAll(a.busyMs)} per request (warm-up and measured run, ~${Math.round(requests).toLocaleString('en-US')} requests)\n`);
     console.log(textTable(['layer', 'self ms', 'share of busy', 'per request'], top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, perAll(v)])));

@@ -49,9 +49,13 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** `args`: after the kind, e.g. `['--workers', '2']` for the simulator. */
-export function startServer(kind: ServerKind, nodeArgs: readonly string[] = [], args: readonly string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, ...LOADER, SERVER_CHILD, kind, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * `args`: after the kind, e.g. `['--workers', '2']` for the simulator. `child`: another checkout's
+ * http-server-child.ts (its simulator then runs from that checkout's dist/; http-ab.ts).
+ */
+export function startServer(kind: ServerKind, nodeArgs: readonly string[] = [], args: readonly string[] = [], childPath: string = SERVER_CHILD): Promise<ServerProcess> {
+  const loader = childPath.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : LOADER;
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, childPath, kind, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));

@@ -41,7 +41,8 @@ export function createNamespace(ctx: EngineContext, workspaceId: string, name: s
 /**
  * The namespace last found by name, per state: clients name the same namespace call after call,
  * and this spares building and hashing its lookup key each time. A cache of the state, outside it
- * (never in a snapshot; a new state after a reset or restore starts without one). It stays right
+ * (never in a snapshot; a new state after a reset or restore starts without one, and engines in
+ * one process never share one: keyed by the state object, not by ids a seed can repeat). It stays right
  * as the state changes: a namespace found by name is in `namespacesByName` under that name until
  * it is deleted (its `deletedAt` set), and a name is given to a new namespace only once the
  * earlier one is deleted.

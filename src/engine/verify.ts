@@ -91,7 +91,11 @@ function parseCached(text: string): Result<PermissionQuery> {
   return parsed;
 }
 
+/** The verdict on a request that sends only its key (most do): one shared value, nothing to build. */
+const PLAIN_REQUEST: Result<PermissionQuery | undefined> = Object.freeze(ok(undefined));
+
 function checkRequest(input: VerifyKeyInput): Result<PermissionQuery | undefined> {
+  if (input.credits === undefined && input.tags === undefined && input.ratelimits === undefined && input.permissions === undefined) return PLAIN_REQUEST;
   const cost = input.credits?.cost;
   if (cost !== undefined && (!Number.isInteger(cost) || cost < 0 || cost > MAX_VERIFY_COST)) {
     return invalid('body.credits.cost', `The cost must be an integer from 0 to ${MAX_VERIFY_COST}.`);

@@ -115,6 +115,33 @@ describe('namespaces', () => {
     expect(unwrap(fx.limit({ namespace: fx.namespaceId }))).toMatchObject({ success: true, remaining: 0 });
     expect(again.namespaceId).not.toBe(fx.namespaceId);
   });
+
+  // The remembered namespace matches on workspace id and name: a reset regenerates the same
+  // workspace id from the seed, so a memo that outlived the state would find a namespace that
+  // no longer exists.
+  it('after a reset, a name remembered before it is unknown, though the seed gives the workspace the same id', () => {
+    const fx = setup();
+    unwrap(fx.limit());
+    fx.engine.reset();
+    const ws = unwrap(fx.engine.admin.createWorkspace({ name: 'test' }));
+    expect(ws.workspaceId).toBe(fx.workspaceId);
+    expect(errorCode(fx.limit({}, ws.rootKey))).toBe('err:service:data:ratelimit_namespace_not_found');
+    const again = unwrap(fx.engine.admin.createNamespace(ws.workspaceId, 'api-calls'));
+    expect(again.created).toBe(true);
+    expect(unwrap(fx.limit({}, ws.rootKey))).toMatchObject({ success: true, remaining: 2 });
+  });
+
+  it('two engines in one process, same seed and names: each finds its own namespace', () => {
+    const a = setup();
+    const b = setup();
+    expect(b.workspaceId).toBe(a.workspaceId);
+    for (let i = 0; i < 3; i++) unwrap(a.limit());
+    expect(unwrap(a.limit()).success).toBe(false);
+    expect(unwrap(b.limit())).toMatchObject({ success: true, remaining: 2 });
+    unwrap(b.engine.admin.deleteNamespace(b.workspaceId, 'api-calls'));
+    expect(errorCode(b.limit())).toBe('err:service:data:ratelimit_namespace_gone');
+    expect(unwrap(a.limit({ cost: 0 }))).toMatchObject({ success: true, remaining: 0 });
+  });
 });
 
 describe('ratelimit.limit', () => {

@@ -12,6 +12,8 @@ import {
   verifyKeyRequest,
   verifyKeyResponse,
 } from '../schemas/keys.js';
+import type { VerifyKeyOutput } from '../../engine/index.js';
+import { verifyKeyOutputText } from './verify-answer.js';
 
 const common = { method: 'POST', style: 'v2', tag: 'keys', input: 'body' } as const;
 
@@ -61,6 +63,7 @@ export const keyRoutes = [
     response: verifyKeyResponse,
     // The engine ignores migrationId: pass the input as it is unless it must be stripped (no copy per call).
     handle: ({ engine }, rootKey, input) => asData(engine.keys.verifyKey(rootKey, input.migrationId === undefined ? input : withoutMigrationId(input))),
+    dataText: (data) => verifyKeyOutputText(data as VerifyKeyOutput),
   }),
   defineRoute({
     ...common,
