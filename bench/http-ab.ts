@@ -12,12 +12,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type ServerProcess, startServer } from './http-server.js';
 import { ENDPOINTS, type Endpoint, type RunResult, type RunSettings, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { findWrk, runWrk } from './wrk.js';
 import { fmtRate, median, textTable } from './stats.js';
+import { loadText } from './machine.js';
 
 const baselineDir = process.argv[2];
 if (baselineDir === undefined) throw new Error('usage: tsx bench/http-ab.ts <baseline checkout> [verifyKey|ratelimit] [seconds] [repetitions] [wrk|autocannon]');
@@ -37,7 +37,7 @@ function run(server: ServerProcess, settings: RunSettings, workload: ReturnType<
   return wrk === undefined ? runLoad(server, endpoint, workload, settings) : runWrk(wrk, server, endpoint, workload, settings);
 }
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () => loadText();
 const loadBefore = load();
 const servers: ServerProcess[] = [];
 try {

@@ -13,7 +13,7 @@
  * machine hits both; each repetition gives one ratio, and the section prints their min, median
  * and max, with the server's CPU time per request, which depends less on the neighbours.
  */
-import { loadavg } from 'node:os';
+import { loadText } from './machine.js';
 import { type ServerProcess, type ServerReady, startServer } from './http-server.js';
 import {
   ENDPOINTS,
@@ -179,9 +179,7 @@ function fmtMs(ms: number | undefined): string {
 }
 
 function fmtLoad(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+  return loadText();
 }
 
 export async function httpReport(): Promise<{ text: string; summary: SummaryRow[] }> {

@@ -20,8 +20,13 @@ export function machine(): Machine {
     node: process.version,
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     date: new Date().toISOString(),
-    load: os.loadavg().map((l) => l.toFixed(2)).join(' '),
+    load: loadText(),
   };
+}
+
+/** The 1-, 5- and 15-minute load averages, two decimals each, for a benchmark's printed figures. */
+export function loadText(separator = ' '): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(separator);
 }
 
 export function describeMachine(m: Machine): string {

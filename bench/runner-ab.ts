@@ -10,7 +10,7 @@
  * (both generators; CPU per request is the figure); `ceiling` asks the open model for twice
  * autocannon's best rate so far (completed per second is the figure). Not part of `npm run bench`.
  */
-import { loadavg } from 'node:os';
+import { loadText } from './machine.js';
 import { startServer } from './http-server.js';
 import { type Arrival, type GeneratorRun, runAutocannon, runKeysim } from './runner-generators.js';
 import { loadRunnerModules } from './runner-modules.js';
@@ -31,7 +31,7 @@ const arrivals = { A: arrivalOf(arrivalAArg), B: arrivalOf(arrivalBArg) };
 type Arm = 'A' | 'B' | 'autocannon';
 const ARMS: readonly Arm[] = ['A', 'B', 'autocannon'];
 const mods = { A: await loadRunnerModules(distA), B: await loadRunnerModules(distB) };
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
+const load = () => loadText(' / ');
 const figure = (run: GeneratorRun) => (ceiling ? run.rate : run.generatorCpuUsPerRequest);
 const spread = (xs: readonly number[]) => `${fmtRatio(min(xs))} / ${fmtRatio(median(xs))} / ${fmtRatio(max(xs))}`;
 

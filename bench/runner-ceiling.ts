@@ -18,7 +18,7 @@
  *
  * Memory: see runner-memory.ts (a fresh process feeds one Recorder 10 million samples).
  */
-import { loadavg } from 'node:os';
+import { loadText } from './machine.js';
 import { type ServerProcess, startServer } from './http-server.js';
 import { type RunnerModules, loadRunnerModules } from './runner-modules.js';
 import { CONNECTIONS, type GeneratorRun, type Tool, runAutocannon, runKeysim } from './runner-generators.js';
@@ -125,9 +125,7 @@ function runRow(pipelining: number, comparison: string, tool: Tool, list: readon
 }
 
 function fmtLoad(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
+  return loadText(' / ');
 }
 
 export async function runnerReport(): Promise<{ text: string; summary: SummaryRow[] }> {

@@ -24,7 +24,8 @@
  * on each round trip, not on CPU, so a stall in the hand-over — as Nagle's algorithm on the
  * handed-over connections was, ~40 ms a round — shows as a ratio far under 1 on any machine.
  */
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
+import { loadText } from './machine.js';
 import { type ServerProcess, startServer } from './http-server.js';
 import { type Endpoint, type RunResult, type RunSettings, type Workload, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { findWrk, runWrk } from './wrk.js';
@@ -118,7 +119,7 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
       fewRuns.ratios.push((got.many as RunResult).rate / (got.one as RunResult).rate);
       progress(`serve --workers: ${FEW_CONNECTIONS} connections, repetition ${r + 1}/${FEW_REPEATS}`);
     }
-    const load1 = loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load1 = loadText();
     const allChecked = [...runs.one, ...runs.many, ...fewRuns.one, ...fewRuns.many].every(checksPassed);
     const target = WORKERS_EFFICIENCY_TARGET * n;
     const rates = (rs: RunResult[]) => rs.map((x) => x.rate);

@@ -61,24 +61,20 @@ export class EngineLink implements EngineBackend {
   }
 
   decideFault(operation: string): Promise<FaultDecision | null> {
-    const id = this.#nextId++;
-    return this.#ask(id, [id, CALL_FAULT, operation]) as Promise<FaultDecision | null>;
+    return this.#ask([this.#nextId++, CALL_FAULT, operation]) as Promise<FaultDecision | null>;
   }
 
   async authorizeOperator(token: string | undefined): Promise<Problem | undefined> {
-    const id = this.#nextId++;
-    const problem = (await this.#ask(id, [id, CALL_OPERATOR, token ?? null])) as Problem | null;
+    const problem = (await this.#ask([this.#nextId++, CALL_OPERATOR, token ?? null])) as Problem | null;
     return problem ?? undefined;
   }
 
   clockNow(): Promise<number> {
-    const id = this.#nextId++;
-    return this.#ask(id, [id, CALL_CLOCK]) as Promise<number>;
+    return this.#ask([this.#nextId++, CALL_CLOCK]) as Promise<number>;
   }
 
   run(call: EngineCall): Promise<EngineOutcome> {
-    const id = this.#nextId++;
-    return this.#ask(id, encodeRun(id, this.#routeNumber(call.route), call)) as Promise<EngineOutcome>;
+    return this.#ask(encodeRun(this.#nextId++, this.#routeNumber(call.route), call)) as Promise<EngineOutcome>;
   }
 
   #routeNumber(route: Route): number {
@@ -92,10 +88,11 @@ export class EngineLink implements EngineBackend {
     return number;
   }
 
-  #ask(id: number, call: WireCall): Promise<unknown> {
+  /** Queues a call for this turn's batch; its answer is matched by the call's id (its first element). */
+  #ask(call: WireCall): Promise<unknown> {
     if (this.#batch.length === 0) setImmediate(() => this.#flush());
     this.#batch.push(call);
-    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    return new Promise((resolve, reject) => this.#pending.set(call[0], { resolve, reject }));
   }
 
   #flush(): void {
