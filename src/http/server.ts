@@ -26,6 +26,7 @@ import { WORKER_HEADER, type WorkerResponse, answerClientError, send } from './a
 import { bearer } from './bearer.js';
 import { requestIdSource } from './request-id.js';
 import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
+import { coalesceWrites } from './write-coalescing.js';
 import type { FieldError } from '../engine/index.js';
 
 export interface ServerOptions {
@@ -44,6 +45,11 @@ export interface ServerOptions {
   validateResponses?: boolean;
   /** Version shown in the OpenAPI document. */
   version?: string;
+  /**
+   * Hand the small answers a connection writes during one turn of the event loop to the kernel
+   * together (write-coalescing.ts); default true. False writes each answer as node:http does.
+   */
+  coalesceWrites?: boolean;
   /** Where unexpected errors are logged; default stderr. */
   log?: (line: string) => void;
   /**
@@ -361,6 +367,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       fail(req, res, requestId, error);
     }
   });
+  if (options.coalesceWrites !== false) server.on('connection', coalesceWrites);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
       socket.destroy();

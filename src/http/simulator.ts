@@ -135,6 +135,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
         ...(options.errorsUrl === undefined ? {} : { errorsUrl: options.errorsUrl }),
         ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
+        ...(options.coalesceWrites === undefined ? {} : { coalesceWrites: options.coalesceWrites }),
         version: serverOptions.version,
       },
       allowedHosts: hostsFor,

@@ -1,0 +1,141 @@
+/**
+ * Pipelined answers in one write. node:http writes each answer to its socket as soon as the one
+ * before it has been handed to the kernel, so ten pipelined requests cost ten `writev` system
+ * calls, and on loopback each of them also wakes the client. Here the small writes a connection
+ * makes during one turn of the event loop are kept and handed to the kernel together, once, at
+ * the end of that turn (a `setImmediate` shared by every connection), so a batch of pipelined
+ * answers costs one `writev` (docs/benchmarks.md#http-simulator).
+ *
+ * A kept write is reported done at once, so node:http goes on to the next answer in the same turn
+ * instead of waiting for the kernel; the bytes and their order are unchanged. What keeps that
+ * honest:
+ * - only small writes are kept, and only while the connection has nothing in flight; a large or
+ *   blocked write first flushes what is kept and then goes the normal way, with the stream's own
+ *   back-pressure (a streamed snapshot is never held in memory here);
+ * - ending or destroying the connection hands what is kept to the kernel first, so an answer is
+ *   never cut off by the close that follows it;
+ * - a failed write destroys the connection with its error, as a failed write would.
+ */
+import { Socket } from 'node:net';
+
+/** Writes up to this size are kept for the end of the turn; larger ones go at once. */
+const SMALL_WRITE_BYTES = 16 * 1024;
+/** The most one connection keeps before it hands the lot to the kernel. */
+const MAX_KEPT_BYTES = 64 * 1024;
+
+type Callback = (error?: Error | null) => void;
+interface Entry {
+  chunk: Buffer | string;
+  encoding: BufferEncoding;
+}
+
+/** The stream methods net.Socket implements, which the per-connection overrides wrap. */
+interface SocketInternals {
+  _write(chunk: Buffer | string, encoding: BufferEncoding, callback: Callback): void;
+  _writev(entries: Entry[], callback: Callback): void;
+  _final(callback: Callback): void;
+  _destroy(error: Error | null, callback: Callback): void;
+}
+type InternalSocket = Socket & SocketInternals;
+
+const NET = Socket.prototype as unknown as SocketInternals;
+
+/** What one connection keeps. */
+interface Kept {
+  socket: InternalSocket;
+  entries: Entry[];
+  bytes: number;
+  /** Real writes handed to the kernel and not yet completed. */
+  inFlight: number;
+  scheduled: boolean;
+}
+
+/** Connections with something kept, flushed together at the end of the turn. */
+const due: Kept[] = [];
+let immediateSet = false;
+
+function flushDue(): void {
+  immediateSet = false;
+  for (let i = 0; i < due.length; i++) flush(due[i] as Kept);
+  due.length = 0;
+}
+
+function schedule(kept: Kept): void {
+  if (kept.scheduled) return;
+  kept.scheduled = true;
+  due.push(kept);
+  if (!immediateSet) {
+    immediateSet = true;
+    setImmediate(flushDue);
+  }
+}
+
+/** Hands what is kept to the kernel in one write. */
+function flush(kept: Kept): void {
+  kept.scheduled = false;
+  const entries = kept.entries;
+  if (entries.length === 0) return;
+  kept.entries = [];
+  kept.bytes = 0;
+  const socket = kept.socket;
+  // Also from _destroy, when `destroyed` is already set: the handle is still open, and what is
+  // kept goes out before it closes (a socket without a handle fails the write, which is then moot).
+  kept.inFlight++;
+  const done: Callback = (error) => {
+    kept.inFlight--;
+    if (error) socket.destroy(error);
+  };
+  if (entries.length === 1) {
+    const only = entries[0] as Entry;
+    NET._write.call(socket, only.chunk, only.encoding, done);
+  } else {
+    NET._writev.call(socket, entries, done);
+  }
+}
+
+function sizeOf(chunk: Buffer | string): number {
+  // A string's UTF-16 length bounds its bytes within 3×: close enough for a threshold.
+  return typeof chunk === 'string' ? chunk.length : chunk.length;
+}
+
+/** Makes `socket` keep its small writes for the end of the turn (see above). */
+export function coalesceWrites(socket: Socket): void {
+  const s = socket as InternalSocket;
+  const kept: Kept = { socket: s, entries: [], bytes: 0, inFlight: 0, scheduled: false };
+  const keepable = (bytes: number) => kept.inFlight === 0 && bytes <= SMALL_WRITE_BYTES && kept.bytes + bytes <= MAX_KEPT_BYTES && !s.connecting;
+
+  s._write = (chunk, encoding, callback) => {
+    const bytes = sizeOf(chunk);
+    if (keepable(bytes)) {
+      kept.entries.push({ chunk, encoding });
+      kept.bytes += bytes;
+      schedule(kept);
+      callback();
+      return;
+    }
+    flush(kept);
+    NET._write.call(s, chunk, encoding, callback);
+  };
+  s._writev = (entries, callback) => {
+    let bytes = 0;
+    for (const entry of entries) bytes += sizeOf(entry.chunk);
+    if (keepable(bytes)) {
+      for (const entry of entries) kept.entries.push({ chunk: entry.chunk, encoding: entry.encoding });
+      kept.bytes += bytes;
+      schedule(kept);
+      callback();
+      return;
+    }
+    flush(kept);
+    NET._writev.call(s, entries, callback);
+  };
+  // The end of the stream (FIN) and a close come after what is kept.
+  s._final = (callback) => {
+    flush(kept);
+    NET._final.call(s, callback);
+  };
+  s._destroy = (error, callback) => {
+    flush(kept);
+    NET._destroy.call(s, error, callback);
+  };
+}
