@@ -9,6 +9,7 @@
  */
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { coalesceWrites } from '../src/http/write-coalescing.js';
 
 /** A request id of the simulator's length (`req_` + 16 hex + a 6-character counter). */
 const REQUEST_ID = 'req_97fa2041b7d8b07c000003';
@@ -21,8 +22,9 @@ export const BARE_LIMIT_ANSWER = `{"meta":{"requestId":"${REQUEST_ID}"},"data":{
 const VERIFY_BYTES = Buffer.byteLength(BARE_VERIFY_ANSWER);
 const LIMIT_BYTES = Buffer.byteLength(BARE_LIMIT_ANSWER);
 
-export function createBareServer(): Server {
-  return createServer((req, res) => {
+/** `coalesceWrites`: with the simulator's write coalescing (src/http/write-coalescing.ts), for comparison only. */
+export function createBareServer(options: { coalesceWrites?: boolean } = {}): Server {
+  const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -43,6 +45,8 @@ export function createBareServer(): Server {
       res.end(limit ? BARE_LIMIT_ANSWER : BARE_VERIFY_ANSWER);
     });
   });
+  if (options.coalesceWrites === true) server.on('connection', coalesceWrites);
+  return server;
 }
 
 /** Starts the bare server on `host`, a free port; returns its base URL. */

@@ -1,5 +1,5 @@
 /**
- * Entry point of an HTTP benchmark server process: `http-server-child.ts sim|bare [--workers N]`. The server
+ * Entry point of an HTTP benchmark server process: `http-server-child.ts sim|bare|bare-coalesced [--workers N]`. The server
  * runs alone in its process, so the load generator (in the parent) never shares its core.
  *
  * Protocol on stdio: once listening (and, for the simulator, once its fixture exists, created
@@ -26,8 +26,8 @@ async function post(url: string, rootKey: string, path: string, body: unknown): 
 }
 
 async function start(kind: ServerKind): Promise<{ ready: ServerReady; close: () => Promise<void> }> {
-  if (kind === 'bare') {
-    const server = createBareServer();
+  if (kind === 'bare' || kind === 'bare-coalesced') {
+    const server = createBareServer({ coalesceWrites: kind === 'bare-coalesced' });
     const url = await listenBare(server);
     return {
       ready: { kind, url, pid: process.pid },
@@ -56,7 +56,7 @@ async function start(kind: ServerKind): Promise<{ ready: ServerReady; close: () 
 const kind = process.argv[2];
 // `sim --workers N`: the simulator with N HTTP worker processes (serve-workers.ts).
 const workers = process.argv[3] === '--workers' ? Number(process.argv[4]) : 1;
-if (kind !== 'sim' && kind !== 'bare') throw new Error(`http-server-child: expected sim or bare, got ${String(kind)}`);
+if (kind !== 'sim' && kind !== 'bare' && kind !== 'bare-coalesced') throw new Error(`http-server-child: expected sim, bare or bare-coalesced, got ${String(kind)}`);
 const server = await start(kind);
 
 let stopping = false;

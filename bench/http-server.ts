@@ -6,7 +6,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-export type ServerKind = 'sim' | 'bare';
+/**
+ * `bare-coalesced`: the bare server with the simulator's write coalescing, so that a reader can
+ * tell how much of the simulator's figure at pipelining 10 is that one step (not a target).
+ */
+export type ServerKind = 'sim' | 'bare' | 'bare-coalesced';
 
 /** What the server child prints when it is ready. */
 export interface ServerReady {
