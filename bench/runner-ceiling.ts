@@ -9,12 +9,13 @@
  * - ceiling: autocannon alone at its maximum rate, and keysim's OpenModelExecutor asked for twice
  *   the best autocannon rate so far — an open model sends on schedule whatever happens, so asking
  *   for more than it can do and counting what it completes per second gives its ceiling;
- * - CPU per request at a fixed moderate rate: both at FIXED_RATE requests per second (autocannon's
- *   `overallRate`), where neither is near its limit, so CPU time per request is what the generator
- *   takes from a machine it shares with the target; and keysim once more at that rate with
- *   autocannon's arrivals (each second's requests due at its start: runner-generators.ts), which
- *   compares like with like — the even schedule wakes the generator once or twice per request,
- *   autocannon's bursts a few times per hundred (docs/benchmarks.md#load-runner).
+ * - CPU per request at fixed moderate rates: both at each of FIXED_RATES requests per second
+ *   (autocannon's `overallRate`), where neither is near its limit, so CPU time per request is what
+ *   the generator takes from a machine it shares with the target; and keysim once more at the
+ *   first rate with autocannon's arrivals (each second's requests due at its start:
+ *   runner-generators.ts), which compares like with like — at 1,000/s the even schedule wakes the
+ *   generator once or twice per request, autocannon's bursts a few times per hundred; at 5,000/s
+ *   one wake-up of the even schedule serves several requests (docs/benchmarks.md#load-runner).
  *
  * Memory: see runner-memory.ts (a fresh process feeds one Recorder 10 million samples).
  */
@@ -35,16 +36,22 @@ const WARMUP_SECONDS = 2;
 const REPEATS = 5;
 /** The open model is asked for this multiple of the best autocannon rate so far (warm-up included). */
 const RATE_FACTOR = 2;
-/** The fixed moderate rate of the CPU comparison, requests per second. */
-export const FIXED_RATE = 1_000;
+/**
+ * The fixed moderate rates of the CPU comparison, requests per second: 1,000/s, where a request
+ * is 1 ms from the next and the even schedule sleeps and wakes once per request, and 5,000/s.
+ */
+export const FIXED_RATES = [1_000, 5_000] as const;
+/** The rate of the like-with-like row (autocannon's burst arrivals). */
+const BURST_RATE = FIXED_RATES[0];
 const TOOLS: readonly Tool[] = ['autocannon', 'keysim'];
 const TOOL_LABEL: Record<Tool, string> = { autocannon: 'autocannon', keysim: 'keysim open model' };
 
 interface PipeliningResults {
   pipelining: number;
   ceiling: Record<Tool, GeneratorRun[]>;
-  fixed: Record<Tool, GeneratorRun[]>;
-  /** keysim at FIXED_RATE with autocannon's burst arrivals, run in the same repetitions. */
+  /** Per rate of FIXED_RATES. */
+  fixed: Map<number, Record<Tool, GeneratorRun[]>>;
+  /** keysim at BURST_RATE with autocannon's burst arrivals, run in the same repetitions. */
   fixedBurst: GeneratorRun[];
 }
 
@@ -55,7 +62,7 @@ async function measurePipelining(mods: RunnerModules, server: ServerProcess, pip
   const asked = () => Math.ceil((RATE_FACTOR * bestAutocannon) / 1000) * 1000;
   await runKeysim(mods, server, pipelining, asked(), WARMUP_SECONDS);
   const ceiling: Record<Tool, GeneratorRun[]> = { autocannon: [], keysim: [] };
-  const fixed: Record<Tool, GeneratorRun[]> = { autocannon: [], keysim: [] };
+  const fixed = new Map<number, Record<Tool, GeneratorRun[]>>(FIXED_RATES.map((rate) => [rate, { autocannon: [], keysim: [] }]));
   const fixedBurst: GeneratorRun[] = [];
   const ceilingRun = async (tool: Tool): Promise<GeneratorRun> => {
     if (tool === 'keysim') return runKeysim(mods, server, pipelining, asked(), RUN_SECONDS);
@@ -63,19 +70,23 @@ async function measurePipelining(mods: RunnerModules, server: ServerProcess, pip
     bestAutocannon = Math.max(bestAutocannon, run.rate);
     return run;
   };
-  const fixedRun = (tool: Tool): Promise<GeneratorRun> =>
-    tool === 'keysim' ? runKeysim(mods, server, pipelining, FIXED_RATE, RUN_SECONDS) : runAutocannon(server, pipelining, RUN_SECONDS, FIXED_RATE);
+  const fixedRun = (tool: Tool, rate: number): Promise<GeneratorRun> =>
+    tool === 'keysim' ? runKeysim(mods, server, pipelining, rate, RUN_SECONDS) : runAutocannon(server, pipelining, RUN_SECONDS, rate);
   for (let rep = 0; rep < REPEATS; rep++) {
     // Each generator goes first as often as the other.
     const order = rep % 2 === 0 ? TOOLS : [...TOOLS].reverse();
     for (const tool of order) ceiling[tool].push(await ceilingRun(tool));
-    for (const tool of order) fixed[tool].push(await fixedRun(tool));
-    fixedBurst.push(await runKeysim(mods, server, pipelining, FIXED_RATE, RUN_SECONDS, 'burst'));
+    for (const rate of FIXED_RATES) {
+      const runs = fixed.get(rate) as Record<Tool, GeneratorRun[]>;
+      for (const tool of order) runs[tool].push(await fixedRun(tool, rate));
+    }
+    fixedBurst.push(await runKeysim(mods, server, pipelining, BURST_RATE, RUN_SECONDS, 'burst'));
     const c = (t: Tool) => ceiling[t][rep] as GeneratorRun;
-    const f = (t: Tool) => fixed[t][rep] as GeneratorRun;
+    const cpu = (rate: number, t: Tool) => fmtUs(((fixed.get(rate) as Record<Tool, GeneratorRun[]>)[t][rep] as GeneratorRun).generatorCpuUsPerRequest);
     progress(
       `runner, pipelining ${pipelining}, run ${rep + 1}/${REPEATS}: ceiling keysim ${fmtRate(c('keysim').rate)} vs autocannon ${fmtRate(c('autocannon').rate)} (${fmtRatio(c('keysim').rate / c('autocannon').rate)}); ` +
-        `at ${fmtRate(FIXED_RATE)} CPU/request keysim ${fmtUs(f('keysim').generatorCpuUsPerRequest)} (burst arrivals ${fmtUs((fixedBurst[rep] as GeneratorRun).generatorCpuUsPerRequest)}) vs autocannon ${fmtUs(f('autocannon').generatorCpuUsPerRequest)}`,
+        `CPU/request keysim vs autocannon ${FIXED_RATES.map((rate) => `at ${fmtRate(rate)} ${cpu(rate, 'keysim')} vs ${cpu(rate, 'autocannon')}`).join(', ')} ` +
+        `(at ${fmtRate(BURST_RATE)} with burst arrivals ${fmtUs((fixedBurst[rep] as GeneratorRun).generatorCpuUsPerRequest)})`,
     );
   }
   return { pipelining, ceiling, fixed, fixedBurst };
@@ -105,13 +116,13 @@ function paired(a: readonly GeneratorRun[], b: readonly GeneratorRun[], pick: (r
   return a.map((run, i) => pick(run) / pick(b[i] as GeneratorRun));
 }
 
-function runRow(pipelining: number, comparison: string, tool: Tool, list: readonly GeneratorRun[]): string[] {
+function runRow(pipelining: number, comparison: string, tool: Tool, list: readonly GeneratorRun[], rate?: number): string[] {
   const planned = list.reduce((a, x) => a + (x.planned ?? 0), 0);
   return [
     String(pipelining),
     comparison,
     tool === 'keysim' && list[0]?.arrival === 'burst' ? `${TOOL_LABEL[tool]}, burst arrivals` : TOOL_LABEL[tool],
-    tool === 'keysim' ? fmtAsked(list.map((x) => x.asked ?? 0)) : comparison === 'ceiling' ? 'max' : fmtRate(FIXED_RATE),
+    tool === 'keysim' ? fmtAsked(list.map((x) => x.asked ?? 0)) : rate === undefined ? 'max' : fmtRate(rate),
     fmtRate(median(list.map((x) => x.rate))),
     `${fmtRate(min(list.map((x) => x.rate)))} – ${fmtRate(max(list.map((x) => x.rate)))}`,
     fmtPercent(median(list.map((x) => x.generatorCpuShare))),
@@ -145,51 +156,59 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
   const memory = await runRecorderMemoryChild();
 
   const runRows: string[][] = [];
-  const ratioRows: string[][] = [];
+  const ceilingRows: string[][] = [];
+  const cpuRows: string[][] = [];
   const summary: SummaryRow[] = [];
   const failures: string[] = [];
   for (const r of results) {
-    for (const [comparison, runs] of [
-      ['ceiling', r.ceiling],
-      [`at ${fmtRate(FIXED_RATE)}`, r.fixed],
-    ] as const) {
+    for (const tool of TOOLS) {
+      runRows.push(runRow(r.pipelining, 'ceiling', tool, r.ceiling[tool]));
+      for (const x of r.ceiling[tool]) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} ceiling ${tool}: ${x.problems}`);
+    }
+    for (const [rate, runs] of r.fixed) {
       for (const tool of TOOLS) {
-        runRows.push(runRow(r.pipelining, comparison, tool, runs[tool]));
-        for (const x of runs[tool]) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} ${comparison} ${tool}: ${x.problems}`);
+        runRows.push(runRow(r.pipelining, `at ${fmtRate(rate)}`, tool, runs[tool], rate));
+        for (const x of runs[tool]) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} at ${fmtRate(rate)} ${tool}: ${x.problems}`);
+      }
+      if (rate === BURST_RATE) {
+        runRows.push(runRow(r.pipelining, `at ${fmtRate(rate)}`, 'keysim', r.fixedBurst, rate));
+        for (const x of r.fixedBurst) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} at ${fmtRate(rate)} keysim burst arrivals: ${x.problems}`);
       }
     }
-    runRows.push(runRow(r.pipelining, `at ${fmtRate(FIXED_RATE)}`, 'keysim', r.fixedBurst));
-    for (const x of r.fixedBurst) if (!x.answersRight) failures.push(`pipelining ${r.pipelining} at ${fmtRate(FIXED_RATE)} keysim burst arrivals: ${x.problems}`);
     const ceilingRatios = paired(r.ceiling.keysim, r.ceiling.autocannon, (x) => x.rate);
-    const cpuRatios = paired(r.fixed.keysim, r.fixed.autocannon, (x) => x.generatorCpuUsPerRequest);
-    const cpuUs = (tool: Tool) => median(r.fixed[tool].map((x) => x.generatorCpuUsPerRequest));
-    const burstRatios = paired(r.fixedBurst, r.fixed.autocannon, (x) => x.generatorCpuUsPerRequest);
-    const burstUs = median(r.fixedBurst.map((x) => x.generatorCpuUsPerRequest));
-    ratioRows.push([
-      String(r.pipelining),
-      spread(ceilingRatios),
-      yesNo(median(ceilingRatios) >= CEILING_TARGET),
-      `${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))}`,
-      spread(cpuRatios),
-      yesNo(median(cpuRatios) <= CPU_TARGET),
-      `${spread(burstRatios)} (${fmtUs(burstUs)})`,
-    ]);
+    ceilingRows.push([String(r.pipelining), spread(ceilingRatios), yesNo(median(ceilingRatios) >= CEILING_TARGET)]);
     const medianRate = (tool: Tool) => fmtRate(median(r.ceiling[tool].map((x) => x.rate)));
     summary.push({
       figure: `Runner ceiling: keysim open model / autocannon (bare node:http, ${CONNECTIONS} connections, pipelining ${r.pipelining}; min / median / max of ${REPEATS} paired runs)`,
       median: `${spread(ceilingRatios)} (medians ${medianRate('keysim')} vs ${medianRate('autocannon')})`,
       target: `≥ ${fmtRatio(CEILING_TARGET)}`,
     });
-    summary.push({
-      figure: `Runner CPU per request at ${fmtRate(FIXED_RATE)}: keysim open model / autocannon (${CONNECTIONS} connections, pipelining ${r.pipelining}; min / median / max)`,
-      median: `${spread(cpuRatios)} (${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))})`,
-      target: `≤ ${fmtRatio(CPU_TARGET)}`,
-    });
-    summary.push({
-      figure: `Runner CPU per request at ${fmtRate(FIXED_RATE)}, like with like: keysim with autocannon's burst arrivals / autocannon (pipelining ${r.pipelining}; min / median / max)`,
-      median: `${spread(burstRatios)} (${fmtUs(burstUs)} vs ${fmtUs(cpuUs('autocannon'))})`,
-      target: '— (the target is for the even schedule)',
-    });
+    for (const [rate, runs] of r.fixed) {
+      const cpuRatios = paired(runs.keysim, runs.autocannon, (x) => x.generatorCpuUsPerRequest);
+      const cpuUs = (tool: Tool) => median(runs[tool].map((x) => x.generatorCpuUsPerRequest));
+      const burstRatios = rate === BURST_RATE ? paired(r.fixedBurst, runs.autocannon, (x) => x.generatorCpuUsPerRequest) : undefined;
+      const burstUs = median(r.fixedBurst.map((x) => x.generatorCpuUsPerRequest));
+      cpuRows.push([
+        String(r.pipelining),
+        fmtRate(rate),
+        `${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))}`,
+        spread(cpuRatios),
+        yesNo(median(cpuRatios) <= CPU_TARGET),
+        burstRatios === undefined ? '—' : `${spread(burstRatios)} (${fmtUs(burstUs)})`,
+      ]);
+      summary.push({
+        figure: `Runner CPU per request at ${fmtRate(rate)}: keysim open model / autocannon (${CONNECTIONS} connections, pipelining ${r.pipelining}; min / median / max)`,
+        median: `${spread(cpuRatios)} (${fmtUs(cpuUs('keysim'))} vs ${fmtUs(cpuUs('autocannon'))})`,
+        target: `≤ ${fmtRatio(CPU_TARGET)}`,
+      });
+      if (burstRatios !== undefined) {
+        summary.push({
+          figure: `Runner CPU per request at ${fmtRate(rate)}, like with like: keysim with autocannon's burst arrivals / autocannon (pipelining ${r.pipelining}; min / median / max)`,
+          median: `${spread(burstRatios)} (${fmtUs(burstUs)} vs ${fmtUs(cpuUs('autocannon'))})`,
+          target: '— (the target is for the even schedule)',
+        });
+      }
+    }
   }
   const lateDropped = results.map((r) => {
     const k = r.ceiling.keysim;
@@ -205,23 +224,24 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
     '   parsed for the verification-code breakdown, as in a real run); autocannon without body verification (its plain cost).',
     `   ceiling: autocannon at its maximum; keysim asked for ${RATE_FACTOR}× the best autocannon rate so far, its rate = what it completed`,
     `   per second of the planned ${RUN_SECONDS} s, after which it is stopped as Ctrl-C stops a run (no generator is timed on its wind-down).`,
-    `   at ${fmtRate(FIXED_RATE)}: both generators at that rate (autocannon's overallRate); CPU/request = the generator's CPU time per completed request.`,
+    `   at ${FIXED_RATES.map(fmtRate).join(' and ')}: both generators at that rate (autocannon's overallRate); CPU/request = the generator's CPU time per completed request.`,
     `   keysim's even schedule sends request i at i / rate; "burst arrivals" puts each second's requests at its start, as autocannon's`,
     '   overallRate does (a per-connection count per second sent back to back), so that row compares the same arrivals.',
     '',
     textTable(['pipelining', 'comparison', 'generator', 'asked', 'completed', 'range (min – max)', 'generator CPU', 'CPU/request', 'server CPU', 'late', 'dropped', 'requests', 'answers right'], runRows),
     '',
+    textTable(['pipelining', 'ceiling keysim / autocannon (min / median / max)', `median ≥ ${fmtRatio(CEILING_TARGET)}`], ceilingRows),
+    '',
     textTable(
       [
         'pipelining',
-        'ceiling keysim / autocannon (min / median / max)',
-        `median ≥ ${fmtRatio(CEILING_TARGET)}`,
-        `CPU/request at ${fmtRate(FIXED_RATE)} (medians)`,
+        'rate',
+        'CPU/request keysim vs autocannon (medians)',
         'CPU keysim / autocannon (min / median / max)',
         `median ≤ ${fmtRatio(CPU_TARGET)}`,
         'the same, keysim with burst arrivals (its median)',
       ],
-      ratioRows,
+      cpuRows,
     ),
     '',
     ...lateDropped,
