@@ -26,9 +26,10 @@ export const DIGEST_LENGTH = 32;
 /** Starts the in-memory form of a hash that is not a canonical base64url SHA-256. */
 const OTHER_MARK = '\u0100';
 
-// Scratch buffers: the engine is synchronous, so there is no reentrancy.
-const BYTES = new Uint8Array(DIGEST_LENGTH);
-const TEXT = new Uint8Array(HASH_LENGTH);
+// Scratch buffers: the engine is synchronous, so there is no reentrancy. Plain arrays of small
+// integers: String.fromCharCode.apply reads them faster than typed arrays (about 1.5x, 43 codes).
+const BYTES: number[] = new Array<number>(DIGEST_LENGTH).fill(0);
+const TEXT: number[] = new Array<number>(HASH_LENGTH).fill(0);
 
 function sextet(hash: string, i: number): number {
   const unit = hash.charCodeAt(i);
@@ -37,7 +38,7 @@ function sextet(hash: string, i: number): number {
 
 /** The in-memory form of a key hash as a snapshot or `KeyRecord.hash` gives it (one to one). */
 export function digestOfHash(hash: string): string {
-  if (hash.length === HASH_LENGTH && decodeInto(hash)) return String.fromCharCode.apply(null, BYTES as unknown as number[]);
+  if (hash.length === HASH_LENGTH && decodeInto(hash)) return String.fromCharCode.apply(null, BYTES);
   // A rope or a slice would keep more than the text (flat-string.ts).
   return flatString(OTHER_MARK + hash);
 }
@@ -82,5 +83,5 @@ export function hashOfDigest(digest: string): string {
   TEXT[at++] = CODES[n >>> 18]!;
   TEXT[at++] = CODES[(n >>> 12) & 63]!;
   TEXT[at] = CODES[(n >>> 6) & 63]!;
-  return String.fromCharCode.apply(null, TEXT as unknown as number[]);
+  return String.fromCharCode.apply(null, TEXT);
 }
