@@ -16,8 +16,10 @@ export interface EngineContext {
   clock: Clock;
   random: Random;
   compat: Compat;
-  /** SHA-256 as unpadded base64url; pure TypeScript by default, the platform's where it is faster. */
+  /** SHA-256 as unpadded base64url (root keys, snapshots); pure TypeScript by default, the platform's where it is faster. */
   sha256: (text: string) => string;
+  /** SHA-256 as a string of its 32 bytes: how a key's hash is held and looked up (key-digest.ts). */
+  keyDigest: (text: string) => string;
   /** Deliberate wrong behaviour (faults.ts); null — the default — costs one check per use. */
   faults: ActiveFaults | null;
   /** The last root key authenticated and its hash (auth.ts); absent: every root key is hashed. */

@@ -7,7 +7,8 @@ import type { ControllableClock, Clock } from './clock.js';
 import { type Compat, type EngineContext } from './context.js';
 import { type Result, ok } from './errors.js';
 import { Random } from './random.js';
-import { sha256Base64Url } from './sha256.js';
+import { sha256Base64Url, sha256Digest } from './sha256.js';
+import { digestOfHash } from './key-digest.js';
 import { emptyState } from './state.js';
 import { authenticate, type Caller } from './auth.js';
 import { type ConfigureApiInput, type CreateWorkspaceInput, configureApi, configureVault, createApi, createRootKey, createWorkspace } from './workspace.js';
@@ -31,6 +32,13 @@ export interface EngineOptions {
    * engine's own; the server passes node:crypto's, which is faster and gives the same strings.
    */
   sha256?: (text: string) => string;
+  /**
+   * SHA-256 as a string of its 32 bytes, one character (code 0–255) a byte, as node:crypto's
+   * `digest('latin1')` gives it: how a key's hash is held and looked up (key-digest.ts). Defaults
+   * to the engine's own when `sha256` is not given either, else to `sha256` converted (the same
+   * digests, a conversion slower: a server passes both).
+   */
+  sha256Digest?: (text: string) => string;
   /** Deliberate wrong behaviour from the start (see `setFaults`); default none. */
   faults?: EngineFaults;
 }
@@ -48,6 +56,14 @@ export interface EngineStats {
 
 type Op<I, O> = (rootKey: string | undefined, input: I) => Result<O>;
 type Bind<F> = F extends (ctx: EngineContext, rootKey: string | undefined, input: infer I) => Result<infer O> ? Op<I, O> : never;
+
+/** The key digest function of these options (see `sha256Digest`). */
+function keyDigestOf({ sha256, sha256Digest: digest }: EngineOptions): (text: string) => string {
+  if (digest !== undefined) return digest;
+  // An injected base64url hash (a replay's, which hands back the journal's hashes) stays the one
+  // keys are looked up by.
+  return sha256 === undefined ? sha256Digest : (text) => digestOfHash(sha256(text));
+}
 
 export class Engine {
   readonly clock: Clock;
@@ -68,6 +84,7 @@ export class Engine {
       random: new Random(this.seed),
       compat: this.compat,
       sha256: options.sha256 ?? sha256Base64Url,
+      keyDigest: keyDigestOf(options),
       faults: null,
       rootKeyMemo: { plaintext: '', hash: '' },
     };

@@ -2,17 +2,21 @@
  * How a key is held in memory: compact, because a simulator may hold millions of them.
  *
  * A key is an instance of `StoredKey`, which has the fields of `KeyRecord` but stores only what
- * most keys need in the object itself (id, owner, hash, start, creation time, credits and refill).
+ * most keys need in the object itself (id, owner, hash, start, creation time, credits and the
+ * next refill).
  * The fields most keys leave at their default (name, meta, permissions, roles, expiry, identity,
  * rate limits, recoverable plaintext, enabled) live on the prototype: reading one on a key that
  * never set it reads the shared default, and setting one gives that key its own field. That
  * saves a pointer per default field and key, and every key built here (by createKey or by a
  * restore) has the same hidden class and shares the same empty lists and refill settings.
  *
- * The API and workspace ids are one field, `owner`: an object per API, shared by its keys
- * (key-owners.ts: the state's, or the snapshot reader's), read through `apiId` and `workspaceId`
- * on the prototype (a pointer less per key, 8 MB at a million keys, and one copy of each id
- * string however the keys were made).
+ * The API and workspace ids and the refill settings are one field, `owner`: an object per API
+ * and refill, shared by those keys (key-owners.ts: the state's, or the snapshot reader's), read
+ * through `apiId`, `workspaceId` and `refill` on the prototype (two pointers less per key, 16 MB
+ * at a million keys, and one copy of each id string however the keys were made).
+ *
+ * The hash is held as its 32 bytes, `digest` (key-digest.ts: 16 bytes less per key than its 43
+ * characters of base64url), and read as base64url through `hash` on the prototype.
  *
  * Two fields are stored as small integers, which V8 keeps inside the object, instead of a
  * string or a number object of their own per key:
@@ -30,6 +34,7 @@ import { BASE58_ALPHABET } from './base58.js';
 import { flatString } from './flat-string.js';
 import { NO_RATE_LIMITS } from './attached-ratelimits.js';
 import { internRefill } from './credits.js';
+import { digestOfHash, hashOfDigest } from './key-digest.js';
 import { type KeyOwner, type KeyOwners, newKeyOwner } from './key-owners.js';
 import type { JsonObject, KeyRecord, RateLimitRecord, RefillConfig } from './state.js';
 
@@ -67,14 +72,14 @@ export const NO_NAMES: string[] = [];
 
 export class StoredKey implements KeyRecord {
   id: string;
-  /** `apiId` and `workspaceId`, shared with the API's other keys (key-owners.ts). */
+  /** `apiId`, `workspaceId` and `refill`, shared with the API's other keys of that refill (key-owners.ts). */
   owner: KeyOwner;
-  hash: string;
+  /** `hash` as its 32 bytes (key-digest.ts): what the state's `keysByDigest` is keyed by. */
+  digest: string;
   /** `start`, packed (packStart). */
   startCode: string | number;
   createdAt: EpochMs;
   remaining: number | null;
-  refill: RefillConfig | null;
   /** The next refill instant: a day number (≥ 0) when it is a whole day, else -(ms + 1); null without refill. */
   nextRefill: number | null;
 
@@ -89,15 +94,32 @@ export class StoredKey implements KeyRecord {
   declare ratelimits: RateLimitRecord[];
   declare recoverablePlaintext: string | null;
 
-  constructor(id: string, owner: KeyOwner, hash: string, start: string, createdAt: EpochMs) {
+  /** `owner` brings the refill settings (null in `KeyOwners.of` by default); `digest` is the hash's in-memory form. */
+  constructor(id: string, owner: KeyOwner, digest: string, start: string, createdAt: EpochMs) {
     this.id = id;
     this.owner = owner;
-    this.hash = hash;
+    this.digest = digest;
     this.startCode = packStart(start);
     this.createdAt = createdAt;
     this.remaining = null;
-    this.refill = null;
     this.nextRefill = null;
+  }
+
+  get hash(): string {
+    return hashOfDigest(this.digest);
+  }
+
+  set hash(value: string) {
+    this.digest = digestOfHash(value);
+  }
+
+  get refill(): RefillConfig | null {
+    return this.owner.refill;
+  }
+
+  // Another refill is another owner of the same API: the shared one for it (key-owners.ts).
+  set refill(value: RefillConfig | null) {
+    if (value !== this.owner.refill) this.owner = this.owner.family.withRefill(value);
   }
 
   get apiId(): string {
@@ -106,7 +128,7 @@ export class StoredKey implements KeyRecord {
 
   // Setting an id gives this key an owner of its own (the engine never moves a key).
   set apiId(value: string) {
-    this.owner = newKeyOwner(value, this.owner.workspaceId);
+    this.owner = newKeyOwner(value, this.owner.workspaceId, this.owner.refill);
   }
 
   get workspaceId(): string {
@@ -114,7 +136,7 @@ export class StoredKey implements KeyRecord {
   }
 
   set workspaceId(value: string) {
-    this.owner = newKeyOwner(this.owner.apiId, value);
+    this.owner = newKeyOwner(this.owner.apiId, value, this.owner.refill);
   }
 
   get start(): string {
@@ -204,12 +226,12 @@ export function keyToJson(key: KeyRecord): KeyRecord {
  */
 export function restoredKey(record: KeyRecord, owners: KeyOwners, meta: JsonObject | null, ratelimits: RateLimitRecord[]): StoredKey {
   // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
-  // and would keep its memory pages (hundreds of MB) from being released after the restore.
-  const key = new StoredKey(flatString(record.id), owners.of(record.apiId, record.workspaceId), flatString(record.hash), record.start, record.createdAt);
+  // and would keep its memory pages (hundreds of MB) from being released after the restore (the
+  // digest is a new string anyway).
+  const refill = record.refill === null ? null : internRefill({ interval: record.refill.interval, amount: record.refill.amount, refillDay: record.refill.refillDay });
+  const key = new StoredKey(flatString(record.id), owners.of(record.apiId, record.workspaceId, refill), digestOfHash(record.hash), record.start, record.createdAt);
   if (typeof key.startCode === 'string') key.startCode = flatString(key.startCode);
   key.remaining = record.remaining;
-  const refill = record.refill;
-  key.refill = refill === null ? null : internRefill({ interval: refill.interval, amount: refill.amount, refillDay: refill.refillDay });
   key.nextRefillAtMs = record.nextRefillAtMs;
   setOptionalFields(key, {
     name: record.name === null ? null : flatString(record.name),
@@ -223,4 +245,9 @@ export function restoredKey(record: KeyRecord, owners: KeyOwners, meta: JsonObje
     recoverablePlaintext: record.recoverablePlaintext === null ? null : flatString(record.recoverablePlaintext),
   });
   return key;
+}
+
+/** A key's digest (key-digest.ts): every key of a state is a `StoredKey`; any other record is converted. */
+export function digestOfKey(key: KeyRecord): string {
+  return key instanceof StoredKey ? key.digest : digestOfHash(key.hash);
 }

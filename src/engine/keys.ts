@@ -5,7 +5,7 @@ import { bookMeta, releaseMeta } from './meta.js';
 import { type Result, fail, invalid, ok } from './errors.js';
 import { base58Encode } from './base58.js';
 import { flatString } from './flat-string.js';
-import { NO_NAMES, StoredKey, setOptionalFields } from './key-record.js';
+import { NO_NAMES, StoredKey, digestOfKey, setOptionalFields } from './key-record.js';
 import {
   type RefillInput,
   type RefillView,
@@ -183,7 +183,7 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   const key = new StoredKey(
     newId(ctx, 'key'),
     ctx.state.keyOwners.of(api.value.id, caller.value.workspaceId),
-    ctx.sha256(plaintext),
+    ctx.keyDigest(plaintext),
     // Flat, so that a stored prefix does not keep the plaintext alive (see flat-string.ts); without
     // a prefix it is packed into a number anyway (key-record.ts).
     input.prefix === undefined ? plaintext.slice(0, 4) : flatString(plaintext.slice(0, input.prefix.length + 5)),
@@ -203,7 +203,7 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   });
   applyCredits(key, credits.value, nowMs);
   ctx.state.keys.set(key.id, key);
-  ctx.state.keysByHash.set(key.hash, key);
+  ctx.state.keysByDigest.set(key.digest, key);
   return ok({ keyId: key.id, key: plaintext });
 }
 
@@ -336,7 +336,7 @@ export function deleteKey(ctx: EngineContext, rootKey: string | undefined, input
   const key = keyFor(ctx, caller.value, input.keyId, 'delete_key', 'keys.deleteKey');
   if (!key.ok) return key;
   ctx.state.keys.delete(key.value.id);
-  ctx.state.keysByHash.delete(key.value.hash);
+  ctx.state.keysByDigest.delete(digestOfKey(key.value));
   releaseMeta(ctx.state, key.value.meta);
   return ok({});
 }

@@ -124,12 +124,7 @@ export function sha256Hex(text: string): string {
   return String.fromCharCode.apply(null, OUT as unknown as number[]);
 }
 
-/**
- * SHA-256 of the UTF-8 encoding of `text`, as unpadded base64url (43 characters): the form the
- * engine stores per key — the same digest as hex in two thirds of the memory.
- */
-export function sha256Base64Url(text: string): string {
-  digest(text);
+function digestBytes(): void {
   for (let i = 0; i < 8; i++) {
     const word = H[i]!;
     DIGEST[i * 4] = word >>> 24;
@@ -137,6 +132,26 @@ export function sha256Base64Url(text: string): string {
     DIGEST[i * 4 + 2] = (word >>> 8) & 0xff;
     DIGEST[i * 4 + 3] = word & 0xff;
   }
+}
+
+/**
+ * SHA-256 of the UTF-8 encoding of `text`, as a string of its 32 bytes (one character, code
+ * 0–255, a byte; what node:crypto's `digest('latin1')` gives): the form the engine holds a key's
+ * hash in (key-digest.ts).
+ */
+export function sha256Digest(text: string): string {
+  digest(text);
+  digestBytes();
+  return String.fromCharCode.apply(null, DIGEST as unknown as number[]);
+}
+
+/**
+ * SHA-256 of the UTF-8 encoding of `text`, as unpadded base64url (43 characters): the form of
+ * snapshots and root keys — the same digest as hex in two thirds of the memory.
+ */
+export function sha256Base64Url(text: string): string {
+  digest(text);
+  digestBytes();
   let at = 0;
   for (let i = 0; i < 30; i += 3) {
     const n = (DIGEST[i]! << 16) | (DIGEST[i + 1]! << 8) | DIGEST[i + 2]!;

@@ -15,6 +15,7 @@ import { MAX_TOTAL_META_BYTES, metaBytes } from './meta.js';
 import type { EngineSnapshot } from './snapshot-format.js';
 import type { KeyRecord, RefillConfig } from './state.js';
 import { SnapshotBuilder } from './snapshot-builder.js';
+import { digestOfKey } from './key-record.js';
 import { SNAPSHOT_LOCATION, isObject } from './snapshot-fields.js';
 
 export { SNAPSHOT_LOCATION };
@@ -27,7 +28,7 @@ export { SNAPSHOT_LOCATION };
 export interface CheckedRecords {
   snapshot: EngineSnapshot;
   keysById: Map<string, KeyRecord>;
-  keysByHash: Map<string, KeyRecord>;
+  keysByDigest: Map<string, KeyRecord>;
 }
 
 /**
@@ -50,7 +51,7 @@ export function checkSnapshotRecords(value: unknown, sha256: (text: string) => s
 /** The invariants across the records of a built snapshot (SnapshotBuilder), once every record is checked. */
 export function checkBuilt(built: Result<EngineSnapshot>, sha256: (text: string) => string): Result<CheckedRecords> {
   if (!built.ok) return built;
-  const indexes = { keysById: new Map<string, KeyRecord>(), keysByHash: new Map<string, KeyRecord>() };
+  const indexes = { keysById: new Map<string, KeyRecord>(), keysByDigest: new Map<string, KeyRecord>() };
   const broken = invariantProblem(built.value, sha256, indexes);
   return broken === undefined ? ok({ snapshot: built.value, ...indexes }) : invalid(broken.location, broken.message);
 }
@@ -128,7 +129,8 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, i
   // two indexes become the state's (CheckedRecords).
   const keyIds = indexUnique(s.keys, (r) => r.id, indexes.keysById, 'keys', 'id', 'id');
   if (keyIds !== undefined) return keyIds;
-  const keyHashes = indexUnique(s.keys, (r) => r.hash, indexes.keysByHash, 'keys', 'hash', 'hash');
+  // By digest, the form the state looks keys up by: one to one with the hashes (key-digest.ts).
+  const keyHashes = indexUnique(s.keys, digestOfKey, indexes.keysByDigest, 'keys', 'hash', 'hash');
   if (keyHashes !== undefined) return keyHashes;
   for (const [i, key] of s.keys.entries()) {
     const api = apis.get(key.apiId);

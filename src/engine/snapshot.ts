@@ -112,10 +112,10 @@ export function stateFromSnapshot(value: unknown, sha256: (text: string) => stri
  * The state holding the records of a checked snapshot, with its lookup indexes: the keys' two are
  * the ones the checks built (CheckedRecords), taken over as they are.
  */
-export function stateFromChecked({ snapshot, keysById, keysByHash }: CheckedRecords): EngineState {
+export function stateFromChecked({ snapshot, keysById, keysByDigest }: CheckedRecords): EngineState {
   const state = emptyState();
   state.keys = keysById;
-  state.keysByHash = keysByHash;
+  state.keysByDigest = keysByDigest;
   for (const r of snapshot.workspaces) state.workspaces.set(r.id, r);
   for (const r of snapshot.rootKeys) state.rootKeysByHash.set(r.hash, r);
   for (const r of snapshot.apis) state.apis.set(r.id, r);

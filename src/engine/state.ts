@@ -3,8 +3,10 @@
  * so a snapshot is the records themselves and a restore rebuilds only the lookup indexes.
  */
 import type { EpochMs } from './clock.js';
-import type { RefillInterval } from './calendar.js';
 import { KeyOwners } from './key-owners.js';
+import type { RefillConfig } from './refill-config.js';
+
+export type { RefillConfig };
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -37,13 +39,6 @@ export interface ApiRecord {
   createdAt: EpochMs;
 }
 
-export interface RefillConfig {
-  interval: RefillInterval;
-  /** The balance each refill sets. */
-  amount: number;
-  /** Monthly only: day of the month, 1..31. Null for daily refills. */
-  refillDay: number | null;
-}
 
 /** A named rate limit attached to a key or an identity. */
 export interface RateLimitRecord {
@@ -126,7 +121,8 @@ export interface EngineState {
   rootKeysByHash: Map<string, RootKeyRecord>;
   apis: Map<string, ApiRecord>;
   keys: Map<string, KeyRecord>;
-  keysByHash: Map<string, KeyRecord>;
+  /** The key's hash as its 32 bytes (key-digest.ts: `StoredKey.digest`) → key. */
+  keysByDigest: Map<string, KeyRecord>;
   identities: Map<string, IdentityRecord>;
   /** `${workspaceId}\0${externalId}` → live identity. */
   identitiesByExternalId: Map<string, IdentityRecord>;
@@ -150,7 +146,7 @@ export function emptyState(): EngineState {
     rootKeysByHash: new Map(),
     apis: new Map(),
     keys: new Map(),
-    keysByHash: new Map(),
+    keysByDigest: new Map(),
     identities: new Map(),
     identitiesByExternalId: new Map(),
     namespaces: new Map(),

@@ -220,7 +220,7 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
   if (!query.ok) return query;
 
   // 1. NOT_FOUND: unknown, deleted, of another workspace, or not verifiable by this root key.
-  const key = ctx.state.keysByHash.get(ctx.sha256(input.key));
+  const key = ctx.state.keysByDigest.get(ctx.keyDigest(input.key));
   if (key === undefined || !mayVerify(caller, key)) return ok({ valid: false, code: 'NOT_FOUND' });
   const nowMs = ctx.clock.now();
   settleKey(ctx, key, nowMs, OPERATION);

@@ -1,4 +1,4 @@
-export { createSimulator, nodeSha256, type Simulator, type SimulatorOptions } from './simulator.js';
+export { createSimulator, nodeSha256, nodeSha256Digest, type Simulator, type SimulatorOptions } from './simulator.js';
 export { authorizeOperator, randomRootKey, restoreKeepingOperator } from './operator.js';
 export { exposureWarning, hostAllowed, isLoopbackAddress, loopbackHosts } from './host-check.js';
 export { createSimulatorServer, type ServerOptions, type SimulatorServer } from './server.js';

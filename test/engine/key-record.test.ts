@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, Random, sha256Base64Url } from '../../src/engine/index.js';
+import { ManualClock, Random, sha256Base64Url, sha256Digest } from '../../src/engine/index.js';
 import type { EngineContext } from '../../src/engine/context.js';
 import { emptyState } from '../../src/engine/state.js';
 import { createKey, updateKey } from '../../src/engine/keys.js';
@@ -17,7 +17,7 @@ import { unwrap } from '../helpers/engine.js';
 const START_MS = Date.UTC(2027, 0, 15, 12);
 
 function context(): { ctx: EngineContext; rootKey: string; apiId: string } {
-  const ctx: EngineContext = { state: emptyState(), clock: new ManualClock(START_MS), random: new Random(5), compat: 'interface', sha256: sha256Base64Url, faults: null };
+  const ctx: EngineContext = { state: emptyState(), clock: new ManualClock(START_MS), random: new Random(5), compat: 'interface', sha256: sha256Base64Url, keyDigest: sha256Digest, faults: null };
   const { rootKey } = unwrap(createWorkspace(ctx, { name: 'mem' }));
   const { apiId } = unwrap(createApi(ctx, rootKey, { name: 'mem-api' }));
   return { ctx, rootKey, apiId };
@@ -126,7 +126,8 @@ describe('restored keys lose shared lists and interned refill settings', () => {
       // The very refill object createKey shares between keys of one plan, not a copy per key.
       expect(back.refill).toBe(created.refill);
       expect(keyToJson(back)).toEqual(keyToJson(created));
-      expect(restored.keysByHash.get(created.hash)).toBe(back);
+      expect(restored.keysByDigest.get(created.digest)).toBe(back);
+      expect(back.hash).toBe(created.hash);
     }
     const [first, second] = ids.map((id) => restored.keys.get(id));
     expect(first?.refill).not.toBeNull();
@@ -166,6 +167,46 @@ describe('keys of one API share one owner (API and workspace ids)', () => {
     expect([c.apiId, c.workspaceId]).toEqual(['api_shared', 'ws_3']);
     expect(owners.of('api_shared', 'ws_1')).toBe(b.owner);
     expect(owners.size).toBe(1);
+  });
+});
+
+describe('keys of one API and refill share one owner (ids and refill settings)', () => {
+  it('a key changing its refill moves to the shared owner of its API for that refill, and back', () => {
+    const { ctx, rootKey, apiId } = context();
+    const monthly = { remaining: 10, refill: { interval: 'monthly' as const, amount: 10 } };
+    const [a, b, c] = [monthly, monthly, undefined].map((credits) => storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId, ...(credits === undefined ? {} : { credits }) })).keyId));
+    expect(a!.owner).toBe(b!.owner);
+    expect(a!.owner).not.toBe(c!.owner);
+    expect(Object.hasOwn(a!, 'refill')).toBe(false);
+    expect(a!.refill).toEqual({ interval: 'monthly', amount: 10, refillDay: 1 });
+    unwrap(updateKey(ctx, rootKey, { keyId: a!.id, credits: { refill: null } }));
+    expect(a!.refill).toBeNull();
+    expect(a!.owner).toBe(c!.owner);
+    expect(b!.refill).toEqual({ interval: 'monthly', amount: 10, refillDay: 1 });
+    unwrap(updateKey(ctx, rootKey, { keyId: c!.id, credits: { remaining: 10, refill: { interval: 'monthly', amount: 10 } } }));
+    expect(c!.owner).toBe(b!.owner);
+    expect([a!.apiId, b!.apiId, c!.apiId]).toEqual([apiId, apiId, apiId]);
+    expect(ctx.state.keyOwners.size).toBe(1);
+  });
+
+  it('moving a key to another API keeps its refill; its old owner is unchanged', () => {
+    const owners = new KeyOwners();
+    const refill = Object.freeze({ interval: 'daily' as const, amount: 3, refillDay: null });
+    const a = new StoredKey('key_a', owners.of('api_1', 'ws_1', refill), 'digest_a', 'abcd', START_MS);
+    const b = new StoredKey('key_b', owners.of('api_1', 'ws_1', refill), 'digest_b', 'abcd', START_MS);
+    a.apiId = 'api_2';
+    expect([a.apiId, a.workspaceId, a.refill]).toEqual(['api_2', 'ws_1', refill]);
+    expect([b.apiId, b.refill]).toEqual(['api_1', refill]);
+    expect(owners.of('api_1', 'ws_1', refill)).toBe(b.owner);
+  });
+
+  it('an API shares owners for at most 1,000 refill settings; a key with yet another gets one of its own', () => {
+    const owners = new KeyOwners();
+    const refills = Array.from({ length: 1_002 }, (_, i) => Object.freeze({ interval: 'daily' as const, amount: i + 1, refillDay: null }));
+    const shared = refills.map((refill) => owners.of('api_1', 'ws_1', refill));
+    expect(owners.of('api_1', 'ws_1', refills[999]!)).toBe(shared[999]);
+    expect(owners.of('api_1', 'ws_1', refills[1_001]!)).not.toBe(shared[1_001]);
+    expect(owners.of('api_1', 'ws_1', refills[1_001]!).refill).toBe(refills[1_001]);
   });
 });
 
