@@ -24,7 +24,8 @@ interface Accepted {
 const accepted: Accepted[] = [];
 // Every write net.Socket makes ends in one of these (stream_base: one uv_write each).
 const HANDLE_WRITES = ['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString', 'writeUcs2String'];
-const netEmit = NetServer.prototype.emit;
+type Emit = (this: NetServer, event: string | symbol, ...args: unknown[]) => boolean;
+const netEmit = NetServer.prototype.emit as Emit;
 
 function watch(socket: Socket): Accepted {
   const entry: Accepted = { socket, handleWrites: 0 };
@@ -61,14 +62,15 @@ function observeStreamWrites(entry: Accepted): void {
 beforeAll(() => {
   // Every accepted connection of this process: its handle's writes counted from the start, and
   // its stream writes observed after the server's own listeners ran.
-  NetServer.prototype.emit = function (this: NetServer, event: string | symbol, ...args: unknown[]): boolean {
+  const emit: Emit = function (this: NetServer, event, ...args) {
     if (event !== 'connection') return netEmit.call(this, event, ...args);
     const entry = watch(args[0] as Socket);
     accepted.push(entry);
     const listened = netEmit.call(this, event, ...args);
     observeStreamWrites(entry);
     return listened;
-  } as typeof netEmit;
+  };
+  NetServer.prototype.emit = emit as typeof NetServer.prototype.emit;
 });
 afterAll(() => {
   Reflect.deleteProperty(NetServer.prototype, 'emit');
