@@ -276,6 +276,29 @@ describe('edge cases', () => {
     }
   });
 
+  test('a client that pipelines many requests and does not read: what the server holds for it stays bounded', async () => {
+    const client = await openSocket(f.sim.url);
+    client.pause();
+    client.on('error', () => {});
+    // 40,000 answers of about 250 bytes, some 10 MB: more than loopback buffers for a client that
+    // does not read. Sent 100 at a time, a timer apart, so that each turn's answers stay under what
+    // one connection may keep: only the writes seen to wait make node:http stop parsing.
+    const batch = Buffer.concat(Array.from({ length: 100 }, () => rawRequest('GET', '/_sim/health')));
+    let side: Accepted | undefined;
+    let mostPending = 0;
+    for (let i = 0; i < 400; i++) {
+      client.write(batch);
+      await new Promise((r) => setTimeout(r, 1));
+      side ??= accepted.find((a) => a.socket.remotePort === client.localPort);
+      if (side === undefined) continue;
+      const queued = (side.socket as unknown as { _handle: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0;
+      mostPending = Math.max(mostPending, side.socket.writableLength + queued);
+    }
+    client.destroy();
+    expect(side).toBeDefined();
+    expect(mostPending).toBeLessThan(1024 * 1024);
+  });
+
   test('clients that reset with answers kept: no uncaught error, and the server goes on serving', async () => {
     const logged: string[] = [];
     const own = await fixture({ log: (line) => logged.push(line) });
