@@ -18,6 +18,8 @@ const START_MS = Date.parse('2028-05-02T10:00:00.000Z');
 interface Accepted {
   socket: Socket;
   handleWrites: number;
+  /** The system calls of the errors the socket emitted (e.g. 'write' for a write the peer reset). */
+  errors: string[];
   /** Called once the server's own 'connection' listeners (node:http, the coalescing) have run. */
   onWrite?: (chunks: Array<Buffer | string>) => void;
 }
@@ -28,7 +30,8 @@ type Emit = (this: NetServer, event: string | symbol, ...args: unknown[]) => boo
 const netEmit = NetServer.prototype.emit as Emit;
 
 function watch(socket: Socket): Accepted {
-  const entry: Accepted = { socket, handleWrites: 0 };
+  const entry: Accepted = { socket, handleWrites: 0, errors: [] };
+  socket.on('error', (error: NodeJS.ErrnoException) => entry.errors.push(error.syscall ?? error.message));
   const handle = (socket as unknown as { _handle: Record<string, (...args: unknown[]) => unknown> })._handle;
   for (const name of HANDLE_WRITES) {
     const original = handle[name];
@@ -76,11 +79,22 @@ afterAll(() => {
   Reflect.deleteProperty(NetServer.prototype, 'emit');
 });
 
-/** The accepted socket whose peer is `client`. */
-function serverSide(client: Socket): Accepted {
-  const found = accepted.find((a) => a.socket.remotePort === client.localPort);
-  if (found === undefined) throw new Error(`no accepted socket for client port ${String(client.localPort)}`);
-  return found;
+/** A chunk that begins an answer (node:http writes the head as a string, with the body when it can). */
+function startsAnswer(chunk: Buffer | string): boolean {
+  return (typeof chunk === 'string' ? chunk : chunk.toString('latin1', 0, 9)).startsWith('HTTP/1.1 ');
+}
+
+/** A client connection to `url`, and its server side as accepted (once the server accepted it). */
+async function connectWatched(url: string): Promise<{ client: Socket; side: Accepted }> {
+  // Only connections accepted from now on: a port freed by a reset is soon used again.
+  const since = accepted.length;
+  const client = await openSocket(url);
+  for (let i = 0; i < 1000; i++) {
+    const side = accepted.slice(since).find((a) => a.socket.remotePort === client.localPort);
+    if (side !== undefined) return { client, side };
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`no accepted socket for client port ${String(client.localPort)}`);
 }
 
 interface Fixture {
@@ -126,7 +140,7 @@ function expectVerifications(answers: RawAnswer[], keys: Fixture['keys']): void 
 
 /** Sends `requests` in one write on a connection already warmed up; returns the answers and the handle writes they took. */
 async function pipelined(f: Fixture, requests: Buffer[], expected: number): Promise<{ answers: RawAnswer[]; handleWrites: number }> {
-  const client = await openSocket(f.sim.url);
+  const { client, side } = await connectWatched(f.sim.url);
   let received = Buffer.alloc(0);
   let wanted = 1;
   let notify: () => void = () => {};
@@ -144,7 +158,6 @@ async function pipelined(f: Fixture, requests: Buffer[], expected: number): Prom
   // A first exchange, so that the server side exists (and is counted from zero) before the batch.
   client.write(rawRequest('GET', '/_sim/health'));
   await answersOf(1);
-  const side = serverSide(client);
   const before = side.handleWrites;
   client.write(Buffer.concat(requests));
   await answersOf(1 + expected);
@@ -234,19 +247,16 @@ describe('edge cases', () => {
         const created = big.sim.engine.keys.createKey(big.sim.rootKey, { apiId: api.value.apiId, meta: { note: 'x'.repeat(900), i } });
         if (!created.ok) throw new Error(created.error.detail);
       }
-      const client = await openSocket(big.sim.url);
+      const { client, side } = await connectWatched(big.sim.url);
       client.pause();
       keptHighWater.bytes = 0;
       // Small answers before and after the large one: kept around it while it streams.
       const health = rawRequest('GET', '/_sim/health');
       client.write(Buffer.concat([health, health, rawPost('/_sim/snapshot', {}, big.sim.rootKey), health, health]));
-      let side: Accepted | undefined;
       let mostPending = 0;
       // While the client does not read: what the server side holds for it (stream buffer + handle queue).
       for (let i = 0; i < 40; i++) {
         await new Promise((r) => setTimeout(r, 10));
-        side ??= accepted.find((a) => a.socket.remotePort === client.localPort);
-        if (side === undefined) continue;
         const queued = (side.socket as unknown as { _handle: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0;
         mostPending = Math.max(mostPending, side.socket.writableLength + queued);
       }
@@ -269,7 +279,6 @@ describe('edge cases', () => {
       expect(keptHighWater.bytes).toBeLessThanOrEqual(64 * 1024);
       // ...and the answer was not handed over whole: the stream waited for the client (one ~1 MB
       // piece of json-stream.ts at a time, plus what is kept).
-      expect(side).toBeDefined();
       expect(mostPending).toBeLessThan(4 * 1024 * 1024);
     } finally {
       await big.sim.close();
@@ -277,25 +286,21 @@ describe('edge cases', () => {
   });
 
   test('a client that pipelines many requests and does not read: what the server holds for it stays bounded', async () => {
-    const client = await openSocket(f.sim.url);
+    const { client, side } = await connectWatched(f.sim.url);
     client.pause();
     client.on('error', () => {});
     // 40,000 answers of about 250 bytes, some 10 MB: more than loopback buffers for a client that
     // does not read. Sent 100 at a time, a timer apart, so that each turn's answers stay under what
     // one connection may keep: only the writes seen to wait make node:http stop parsing.
     const batch = Buffer.concat(Array.from({ length: 100 }, () => rawRequest('GET', '/_sim/health')));
-    let side: Accepted | undefined;
     let mostPending = 0;
     for (let i = 0; i < 400; i++) {
       client.write(batch);
       await new Promise((r) => setTimeout(r, 1));
-      side ??= accepted.find((a) => a.socket.remotePort === client.localPort);
-      if (side === undefined) continue;
       const queued = (side.socket as unknown as { _handle: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0;
       mostPending = Math.max(mostPending, side.socket.writableLength + queued);
     }
     client.destroy();
-    expect(side).toBeDefined();
     expect(mostPending).toBeLessThan(1024 * 1024);
   });
 
@@ -304,8 +309,10 @@ describe('edge cases', () => {
     const own = await fixture({ log: (line) => logged.push(line) });
     try {
       const batch = Buffer.concat(own.keys.map((k) => verify(k.key, own.sim.rootKey)));
+      const sides: Accepted[] = [];
       for (let round = 0; round < 20; round++) {
-        const client = await openSocket(own.sim.url);
+        const { client, side } = await connectWatched(own.sim.url);
+        sides.push(side);
         const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
         client.on('error', () => {});
         // The batch and, right behind it, a reset (RST): the server may read both in one turn.
@@ -313,6 +320,27 @@ describe('edge cases', () => {
         if (round % 2 === 1) client.resetAndDestroy();
         await closed;
       }
+      // The reset reached the server before the turn's kept answers did: their one write failed
+      // (this process sends both before the server's next read), and destroyed the connection.
+      expect(sides.some((side) => side.errors.includes('write'))).toBe(true);
+
+      // The server side destroyed with a read error while ten answers are kept (as node:net does
+      // on ECONNRESET): what was kept still goes to the kernel first, the client gets it whole.
+      const { client, side } = await connectWatched(own.sim.url);
+      const chunks: Buffer[] = [];
+      client.on('data', (d: Buffer) => chunks.push(d));
+      client.on('error', () => {});
+      const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+      let written = 0;
+      side.onWrite = (chunksWritten) => {
+        for (const chunk of chunksWritten) if (startsAnswer(chunk)) written++;
+        if (written === 10) side.socket.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }));
+      };
+      client.write(batch);
+      await closed;
+      expect(written).toBe(10);
+      expectVerifications(parseAnswers(Buffer.concat(chunks)).answers, own.keys);
+
       const out = await exchange(own.sim.url, [batch], 10);
       expectVerifications(out.answers, own.keys);
       expect(logged).toEqual([]);
@@ -321,21 +349,46 @@ describe('edge cases', () => {
     }
   });
 
+  test('a kept batch whose write throws ends its own connection only: no uncaught error, and the other connections due in the same turn get their answers', async () => {
+    const a = await connectWatched(f.sim.url);
+    const b = await connectWatched(f.sim.url);
+    const thrown = new Error('the write threw');
+    a.side.onWrite = () => {
+      // What a throwing write would do, from the shared flush at the end of this turn.
+      (a.side.socket as unknown as { _writeGeneric: () => never })._writeGeneric = () => {
+        throw thrown;
+      };
+    };
+    const received: Buffer[] = [];
+    b.client.on('data', (d: Buffer) => received.push(d));
+    const aClosed = new Promise<void>((resolve) => a.client.on('close', () => resolve()));
+    a.client.on('error', () => {});
+    const aServerError = new Promise<unknown>((resolve) => a.side.socket.once('error', resolve));
+    const batch = Buffer.concat(f.keys.map((k) => verify(k.key, f.sim.rootKey)));
+    // Both in this turn: the server reads both connections in its next one.
+    a.client.write(batch);
+    b.client.write(batch);
+    expect(await aServerError).toBe(thrown);
+    await aClosed;
+    while (parseAnswers(Buffer.concat(received)).answers.length < 10) await new Promise((r) => setTimeout(r, 5));
+    expectVerifications(parseAnswers(Buffer.concat(received)).answers, f.keys);
+    b.client.destroy();
+  });
+
   test('a server closed while answers are kept: the answers already finished reach the client', async () => {
     const own = await fixture();
-    const client = await openSocket(own.sim.url);
+    const { client, side } = await connectWatched(own.sim.url);
     const chunks: Buffer[] = [];
     client.on('data', (d: Buffer) => chunks.push(d));
     const ended = new Promise<void>((resolve) => client.on('close', () => resolve()));
     client.write(rawRequest('GET', '/_sim/health'));
     while (parseAnswers(Buffer.concat(chunks)).answers.length < 1) await new Promise((r) => setTimeout(r, 5));
-    const side = serverSide(client);
     const before = side.handleWrites;
     let answersWritten = 0;
     let handleWritesAtClose: number | undefined;
     let closing: Promise<void> | undefined;
     side.onWrite = (written) => {
-      for (const chunk of written) if (chunk.toString('latin1', 0, 9).startsWith('HTTP/1.1 ')) answersWritten++;
+      for (const chunk of written) if (startsAnswer(chunk)) answersWritten++;
       // The tenth answer is finished as far as node:http knows: close in this same turn.
       if (answersWritten === 10 && closing === undefined) {
         handleWritesAtClose = side.handleWrites - before;
