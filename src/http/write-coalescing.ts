@@ -68,15 +68,14 @@ interface Kept {
 export const keptHighWater = { bytes: 0 };
 
 /** Connections with something kept, flushed together at the end of the turn. */
-let due: Kept[] = [];
+const due: Kept[] = [];
 let immediateSet = false;
 
 function flushDue(): void {
   immediateSet = false;
-  // The list is taken whole first: a connection that keeps again while this runs is due next turn.
-  const list = due;
-  due = [];
-  for (let i = 0; i < list.length; i++) flush(list[i] as Kept);
+  // flush never throws (a write that throws destroys its own connection), so every one due goes.
+  for (let i = 0; i < due.length; i++) flush(due[i] as Kept);
+  due.length = 0;
 }
 
 function schedule(kept: Kept): void {
