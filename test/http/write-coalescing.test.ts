@@ -2,141 +2,25 @@
  * Write coalescing (src/http/write-coalescing.ts, docs/benchmarks.md#http-simulator) over real
  * sockets: a batch of pipelined answers reaches the kernel in one write instead of one each, and
  * nothing an answer's writer was told is written is lost or reordered — on a refused operator
- * call, a 413, a large answer to a client that does not read, a client that resets, HTTP worker
- * processes, and a close. Writes are counted at the TCP handle (each call is one system call
- * attempt), never timed.
+ * call, a 413, a client that resets, a write that throws, a close, and behind HTTP worker
+ * processes. Writes are counted at the TCP handle (test/helpers/coalescing.ts), never timed; what
+ * is held for a client that does not read is in write-coalescing-backpressure.test.ts.
  */
-import { Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Simulator, type SimulatorOptions, createSimulator } from '../../src/http/index.js';
-import { keptHighWater } from '../../src/http/write-coalescing.js';
-import { type RawAnswer, exchange, openSocket, parseAnswers, rawPost, rawRequest } from '../helpers/raw-http.js';
+import { type RawAnswer, exchange, parseAnswers, rawPost, rawRequest } from '../helpers/raw-http.js';
+import {
+  type Accepted,
+  type Fixture,
+  connectWatched,
+  expectVerifications,
+  fixture,
+  json,
+  startsAnswer,
+  verify,
+  watchAcceptedSockets,
+} from '../helpers/coalescing.js';
 
-const START_MS = Date.parse('2028-05-02T10:00:00.000Z');
-
-/** A server-side socket as accepted, with the count of writes its TCP handle was asked for. */
-interface Accepted {
-  socket: Socket;
-  handleWrites: number;
-  /** The system calls of the errors the socket emitted (e.g. 'write' for a write the peer reset). */
-  errors: string[];
-  /** Called once the server's own 'connection' listeners (node:http, the coalescing) have run. */
-  onWrite?: (chunks: Array<Buffer | string>) => void;
-}
-const accepted: Accepted[] = [];
-// Every write net.Socket makes ends in one of these (stream_base: one uv_write each).
-const HANDLE_WRITES = ['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString', 'writeUcs2String'];
-type Emit = (this: NetServer, event: string | symbol, ...args: unknown[]) => boolean;
-const netEmit = NetServer.prototype.emit as Emit;
-
-function watch(socket: Socket): Accepted {
-  const entry: Accepted = { socket, handleWrites: 0, errors: [] };
-  socket.on('error', (error: NodeJS.ErrnoException) => entry.errors.push(error.syscall ?? error.message));
-  const handle = (socket as unknown as { _handle: Record<string, (...args: unknown[]) => unknown> })._handle;
-  for (const name of HANDLE_WRITES) {
-    const original = handle[name];
-    if (original === undefined) continue;
-    handle[name] = function (this: unknown, ...args: unknown[]) {
-      entry.handleWrites++;
-      return original.apply(this, args);
-    };
-  }
-  return entry;
-}
-
-/** Wraps the socket's stream writes as the server left them, to see what its writers hand over. */
-function observeStreamWrites(entry: Accepted): void {
-  const s = entry.socket as unknown as {
-    _write: (chunk: Buffer | string, encoding: string, cb: () => void) => void;
-    _writev: (entries: Array<{ chunk: Buffer | string }>, cb: () => void) => void;
-  };
-  const write = s._write;
-  const writev = s._writev;
-  s._write = (chunk, encoding, cb) => {
-    write.call(s, chunk, encoding, cb);
-    entry.onWrite?.([chunk]);
-  };
-  s._writev = (entries, cb) => {
-    writev.call(s, entries, cb);
-    entry.onWrite?.(entries.map((e) => e.chunk));
-  };
-}
-
-beforeAll(() => {
-  // Every accepted connection of this process: its handle's writes counted from the start, and
-  // its stream writes observed after the server's own listeners ran.
-  const emit: Emit = function (this: NetServer, event, ...args) {
-    if (event !== 'connection') return netEmit.call(this, event, ...args);
-    const entry = watch(args[0] as Socket);
-    accepted.push(entry);
-    const listened = netEmit.call(this, event, ...args);
-    observeStreamWrites(entry);
-    return listened;
-  };
-  NetServer.prototype.emit = emit as typeof NetServer.prototype.emit;
-});
-afterAll(() => {
-  Reflect.deleteProperty(NetServer.prototype, 'emit');
-});
-
-/** A chunk that begins an answer (node:http writes the head as a string, with the body when it can). */
-function startsAnswer(chunk: Buffer | string): boolean {
-  return (typeof chunk === 'string' ? chunk : chunk.toString('latin1', 0, 9)).startsWith('HTTP/1.1 ');
-}
-
-/** A client connection to `url`, and its server side as accepted (once the server accepted it). */
-async function connectWatched(url: string): Promise<{ client: Socket; side: Accepted }> {
-  // Only connections accepted from now on: a port freed by a reset is soon used again.
-  const since = accepted.length;
-  const client = await openSocket(url);
-  for (let i = 0; i < 1000; i++) {
-    const side = accepted.slice(since).find((a) => a.socket.remotePort === client.localPort);
-    if (side !== undefined) return { client, side };
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no accepted socket for client port ${String(client.localPort)}`);
-}
-
-interface Fixture {
-  sim: Simulator;
-  keys: Array<{ keyId: string; key: string }>;
-}
-
-async function fixture(options: SimulatorOptions = {}, keyCount = 10): Promise<Fixture> {
-  const sim = await createSimulator({ startMs: START_MS, seed: 21, checkHost: false, ...options });
-  const api = sim.engine.apis.createApi(sim.rootKey, { name: 'coalescing' });
-  if (!api.ok) throw new Error(api.error.detail);
-  const keys = [];
-  for (let i = 0; i < keyCount; i++) {
-    const created = sim.engine.keys.createKey(sim.rootKey, { apiId: api.value.apiId, name: `key-${i}` });
-    if (!created.ok) throw new Error(created.error.detail);
-    keys.push({ keyId: created.value.keyId, key: created.value.key });
-  }
-  return { sim, keys };
-}
-
-const verify = (key: string, token: string) => rawPost('/v2/keys.verifyKey', { key }, token);
-
-function json(answer: RawAnswer | undefined): Record<string, unknown> {
-  if (answer === undefined) throw new Error('missing answer');
-  expect(Number(answer.headers['content-length'] ?? answer.body.length)).toBe(answer.body.length);
-  return JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
-}
-
-/** The answers are the verifications of `keys`, in order, each whole, each with its own request id. */
-function expectVerifications(answers: RawAnswer[], keys: Fixture['keys']): void {
-  expect(answers.map((a) => a.status)).toEqual(keys.map(() => 200));
-  const ids = answers.map((answer, i) => {
-    const body = json(answer) as { meta: { requestId: string }; data: { keyId: string; valid: boolean } };
-    expect(body.data.keyId).toBe(keys[i]?.keyId);
-    expect(body.data.valid).toBe(true);
-    expect(body.meta.requestId).toBe(answer.headers['x-request-id']);
-    return body.meta.requestId;
-  });
-  // One counter per server (request-id.ts): in order of the requests.
-  expect([...ids].sort()).toEqual(ids);
-  expect(new Set(ids).size).toBe(ids.length);
-}
+watchAcceptedSockets();
 
 /** Sends `requests` in one write on a connection already warmed up; returns the answers and the handle writes they took. */
 async function pipelined(f: Fixture, requests: Buffer[], expected: number): Promise<{ answers: RawAnswer[]; handleWrites: number }> {
@@ -237,73 +121,6 @@ describe('edge cases', () => {
     expect(out.closedByServer).toBe(true);
   });
 
-  test('a large answer to a client that does not read: what the module keeps stays small, the stream keeps its back-pressure, and the answer arrives whole', async () => {
-    const big = await fixture({}, 0);
-    try {
-      const api = big.sim.engine.apis.createApi(big.sim.rootKey, { name: 'big' });
-      if (!api.ok) throw new Error(api.error.detail);
-      // About 8 MB of snapshot: more than loopback's buffers take from a client that does not read.
-      for (let i = 0; i < 8_000; i++) {
-        const created = big.sim.engine.keys.createKey(big.sim.rootKey, { apiId: api.value.apiId, meta: { note: 'x'.repeat(900), i } });
-        if (!created.ok) throw new Error(created.error.detail);
-      }
-      const { client, side } = await connectWatched(big.sim.url);
-      client.pause();
-      keptHighWater.bytes = 0;
-      // Small answers before and after the large one: kept around it while it streams.
-      const health = rawRequest('GET', '/_sim/health');
-      client.write(Buffer.concat([health, health, rawPost('/_sim/snapshot', {}, big.sim.rootKey), health, health]));
-      let mostPending = 0;
-      // While the client does not read: what the server side holds for it (stream buffer + handle queue).
-      for (let i = 0; i < 40; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        const queued = (side.socket as unknown as { _handle: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0;
-        mostPending = Math.max(mostPending, side.socket.writableLength + queued);
-      }
-      const chunks: Buffer[] = [];
-      const closed = new Promise<void>((resolve) => client.on('end', resolve));
-      client.on('data', (d: Buffer) => {
-        chunks.push(d);
-        if (parseAnswers(Buffer.concat(chunks)).answers.length === 5) client.end();
-      });
-      client.resume();
-      await closed;
-      const answers = parseAnswers(Buffer.concat(chunks)).answers;
-      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
-      const snapshot = (JSON.parse((answers[2] as RawAnswer).body.toString('utf8')) as { data: { keys: unknown[] } }).data;
-      expect(answers[2]?.body.length).toBeGreaterThan(7_000_000);
-      // Compared as text: a deep comparison of 8,000 records is slow.
-      expect(JSON.stringify(snapshot) === JSON.stringify(big.sim.engine.snapshot())).toBe(true);
-      // The module kept something (the small answers) and never more than its bound (64 KiB)...
-      expect(keptHighWater.bytes).toBeGreaterThan(0);
-      expect(keptHighWater.bytes).toBeLessThanOrEqual(64 * 1024);
-      // ...and the answer was not handed over whole: the stream waited for the client (one ~1 MB
-      // piece of json-stream.ts at a time, plus what is kept).
-      expect(mostPending).toBeLessThan(4 * 1024 * 1024);
-    } finally {
-      await big.sim.close();
-    }
-  });
-
-  test('a client that pipelines many requests and does not read: what the server holds for it stays bounded', async () => {
-    const { client, side } = await connectWatched(f.sim.url);
-    client.pause();
-    client.on('error', () => {});
-    // 40,000 answers of about 250 bytes, some 10 MB: more than loopback buffers for a client that
-    // does not read. Sent 100 at a time, a timer apart, so that each turn's answers stay under what
-    // one connection may keep: only the writes seen to wait make node:http stop parsing.
-    const batch = Buffer.concat(Array.from({ length: 100 }, () => rawRequest('GET', '/_sim/health')));
-    let mostPending = 0;
-    for (let i = 0; i < 400; i++) {
-      client.write(batch);
-      await new Promise((r) => setTimeout(r, 1));
-      const queued = (side.socket as unknown as { _handle: { writeQueueSize: number } | null })._handle?.writeQueueSize ?? 0;
-      mostPending = Math.max(mostPending, side.socket.writableLength + queued);
-    }
-    client.destroy();
-    expect(mostPending).toBeLessThan(1024 * 1024);
-  });
-
   test('clients that reset with answers kept: no uncaught error, and the server goes on serving', async () => {
     const logged: string[] = [];
     const own = await fixture({ log: (line) => logged.push(line) });
@@ -315,7 +132,7 @@ describe('edge cases', () => {
         sides.push(side);
         const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
         client.on('error', () => {});
-        // The batch and, right behind it, a reset (RST): the server may read both in one turn.
+        // The batch and, right behind it, a reset (RST), both sent before the server's next read.
         client.write(batch, () => client.resetAndDestroy());
         if (round % 2 === 1) client.resetAndDestroy();
         await closed;
