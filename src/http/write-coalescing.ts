@@ -11,14 +11,28 @@
  * honest:
  * - only small writes are kept, and only while the connection has nothing in flight; a large or
  *   blocked write first flushes what is kept and then goes the normal way, with the stream's own
- *   back-pressure (a streamed snapshot is never held in memory here);
+ *   back-pressure (a streamed snapshot is never held in memory here). The in-flight rule is what
+ *   stops a client that pipelines without reading: its answers then wait in the stream, node:http
+ *   sees them wait and stops parsing;
  * - ending or destroying the connection hands what is kept to the kernel first, so an answer is
- *   never cut off by the close that follows it;
- * - a failed write destroys the connection with its error, as a failed write would.
+ *   never cut off by the close that follows it (a keep-alive or socket timeout, server.close(),
+ *   a refused caller's close all go through `_destroy` or `_final`);
+ * - a failed or throwing write destroys the connection with its error, as a failed write would.
+ * Kept bytes are not in `writableLength`/`bufferSize` (they count as written): at most 64 KiB a
+ * connection, until the end of the turn. One difference stays: a `destroy()` right after an
+ * answer's 'finish' closes the handle while the kept batch may still be on its way to the kernel,
+ * which happens only if the kernel's send buffer cannot take the batch whole at that moment
+ * (node:http alone would have waited for the write before 'finish'). In the `--workers` processes
+ * each worker's server sets this up on the connections the owner hands it ('connection').
  */
 import { Socket } from 'node:net';
 
-/** Writes up to this size are kept for the end of the turn; larger ones go at once. */
+/**
+ * Writes up to this size are kept for the end of the turn; larger ones go at once. Sizes are a
+ * chunk's `.length`: a string's UTF-16 length under-counts its UTF-8 bytes by up to 3× (never a
+ * latin1 one's, node:http's headers), which leaves the bounds bounds, and counting the bytes
+ * would cost a pass over every answer.
+ */
 const SMALL_WRITE_BYTES = 16 * 1024;
 /** The most one connection keeps before it hands the lot to the kernel. */
 const MAX_KEPT_BYTES = 64 * 1024;
@@ -50,12 +64,16 @@ interface Kept {
   scheduled: boolean;
 }
 
+/** The most one connection has kept at once, for the tests: what this module holds beyond the stream's accounting. */
+export const keptHighWater = { bytes: 0 };
+
 /** Connections with something kept, flushed together at the end of the turn. */
 const due: Kept[] = [];
 let immediateSet = false;
 
 function flushDue(): void {
   immediateSet = false;
+  // flush never throws (a write that throws destroys its own connection), so every one due goes.
   for (let i = 0; i < due.length; i++) flush(due[i] as Kept);
   due.length = 0;
 }
@@ -78,24 +96,25 @@ function flush(kept: Kept): void {
   kept.entries = [];
   kept.bytes = 0;
   const socket = kept.socket;
-  // Also from _destroy, when `destroyed` is already set: the handle is still open, and what is
-  // kept goes out before it closes (a socket without a handle fails the write, which is then moot).
+  // From _destroy too, `destroyed` already set: the handle is still open until NET._destroy.
   kept.inFlight++;
   const done: Callback = (error) => {
     kept.inFlight--;
     if (error) socket.destroy(error);
   };
-  if (entries.length === 1) {
-    const only = entries[0] as Entry;
-    NET._write.call(socket, only.chunk, only.encoding, done);
-  } else {
-    NET._writev.call(socket, entries, done);
+  try {
+    if (entries.length === 1) {
+      const only = entries[0] as Entry;
+      NET._write.call(socket, only.chunk, only.encoding, done);
+    } else {
+      NET._writev.call(socket, entries, done);
+    }
+  } catch (error) {
+    // Their writers were told these bytes went out: a write that throws ends the connection, as
+    // one that fails does (and, from the shared flush, spares the other connections due). A write
+    // throws before it is dispatched, so `done` has not run.
+    done(error instanceof Error ? error : new Error(String(error)));
   }
-}
-
-function sizeOf(chunk: Buffer | string): number {
-  // A string's UTF-16 length bounds its bytes within 3×: close enough for a threshold.
-  return typeof chunk === 'string' ? chunk.length : chunk.length;
 }
 
 /** Makes `socket` keep its small writes for the end of the turn (see above). */
@@ -103,14 +122,18 @@ export function coalesceWrites(socket: Socket): void {
   const s = socket as InternalSocket;
   const kept: Kept = { socket: s, entries: [], bytes: 0, inFlight: 0, scheduled: false };
   const keepable = (bytes: number) => kept.inFlight === 0 && bytes <= SMALL_WRITE_BYTES && kept.bytes + bytes <= MAX_KEPT_BYTES && !s.connecting;
+  const keep = (bytes: number, callback: Callback) => {
+    kept.bytes += bytes;
+    if (kept.bytes > keptHighWater.bytes) keptHighWater.bytes = kept.bytes;
+    schedule(kept);
+    callback();
+  };
 
   s._write = (chunk, encoding, callback) => {
-    const bytes = sizeOf(chunk);
+    const bytes = chunk.length;
     if (keepable(bytes)) {
       kept.entries.push({ chunk, encoding });
-      kept.bytes += bytes;
-      schedule(kept);
-      callback();
+      keep(bytes, callback);
       return;
     }
     flush(kept);
@@ -118,12 +141,10 @@ export function coalesceWrites(socket: Socket): void {
   };
   s._writev = (entries, callback) => {
     let bytes = 0;
-    for (const entry of entries) bytes += sizeOf(entry.chunk);
+    for (const entry of entries) bytes += entry.chunk.length;
     if (keepable(bytes)) {
       for (const entry of entries) kept.entries.push({ chunk: entry.chunk, encoding: entry.encoding });
-      kept.bytes += bytes;
-      schedule(kept);
-      callback();
+      keep(bytes, callback);
       return;
     }
     flush(kept);
