@@ -70,7 +70,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('workers', {
         type: 'number',
         default: 1,
-        describe: `HTTP worker processes on the port (1..${MAX_WORKERS}); from 2, this process owns the one engine and the workers do the HTTP, parsing and validation. Pays off with a core for each worker, this process and the load generator: on fewer, one process answers faster`,
+        describe: `HTTP worker processes on the port (1..${MAX_WORKERS}); from 2, this process owns the one engine and the workers do the HTTP, parsing and validation. Pays off with a core for each worker, this process and the load generator; on fewer cores it gains little`,
       })
       .check((args) => {
         const workers = Number(args.workers);
