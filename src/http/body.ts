@@ -1,5 +1,6 @@
 /** Reads a request body up to a limit, without buffering more than the limit. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** The most of a refused body read and discarded after its 413, so the client can read the answer. */
@@ -175,6 +176,22 @@ export function discardRest(req: IncomingMessage, res: ServerResponse, maxBytes 
   req.once('end', () => clearTimeout(timer));
   req.once('close', () => clearTimeout(timer));
   req.resume();
+}
+
+/**
+ * Closes a connection after the answer that ends it, without a reset. node:http lets go of a
+ * `connection: close` answer's socket as soon as the answer is out; bytes the client sends after
+ * that (the rest of a refused request) make the kernel reset the connection, and a reset throws
+ * away what the client has received but not yet read: the answers to the requests it pipelined
+ * before. Here the socket half-closes instead (the client reads every answer, then the end),
+ * node:http discards the rest of the request as it arrives, and the socket is let go when the
+ * client closes its side, or after LINGER_MS.
+ */
+export function lingeringClose(socket: Socket): void {
+  socket.destroySoon = function lingering(this: Socket) {
+    if (this.writable) this.end();
+    setTimeout(() => this.destroy(), LINGER_MS).unref();
+  };
 }
 
 export type JsonParse = { ok: true; value: unknown } | { ok: false; problem: string };

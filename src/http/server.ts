@@ -9,8 +9,9 @@
  * problems.ts, and a thrown exception (a bug) becomes a 500 without crashing the server.
  */
 import { createHash } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import { DEFAULT_MAX_BODY_BYTES, type BodyRead, collectBody, discardRest, isJsonContentType, jsonSyntaxProblem } from './body.js';
+import { DEFAULT_MAX_BODY_BYTES, type BodyRead, collectBody, discardRest, isJsonContentType, jsonSyntaxProblem, lingeringClose } from './body.js';
 import { DEFAULT_ERRORS_URL } from './problems.js';
 import { type Problem, fromEngine, invalidInput, problemBody, replyBody, replyText } from './envelope.js';
 import { type EngineBackend, type EngineCall, type EngineOutcome, localBackend } from './engine-backend.js';
@@ -22,7 +23,8 @@ import { faultPath } from './fault-path.js';
 import { hostAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
-import { WORKER_HEADER, type WorkerResponse, answerClientError, send } from './answer.js';
+import { WORKER_HEADER, type WorkerResponse, send } from './answer.js';
+import { answerClientError } from './client-error.js';
 import { bearer } from './bearer.js';
 import { requestIdSource } from './request-id.js';
 import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
@@ -217,7 +219,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     const x: Exchange = { req, res, requestId, route, style, path, rawUrl, queryAt };
 
     // The admin surface answers the operator only, before it reads anything the caller sent
-    // (a refused caller's body is not read: the connection closes after the answer).
+    // (a refused caller's body is only discarded, and the connection closes after the answer).
     if (path.startsWith('/_sim/')) {
       const auth = bearer(req.headers.authorization);
       if (!auth.ok) {
@@ -239,8 +241,13 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     receive(x);
   }
 
+  /** Connections that close after a refused operator call's answer (refuseOperator). */
+  const closing = new WeakSet<Socket>();
+
   function refuseOperator(x: Exchange, problem: Problem): void {
-    x.res.on('finish', () => x.req.destroy());
+    // Closed without a reset, which would lose earlier pipelined answers the client has not read.
+    closing.add(x.req.socket);
+    lingeringClose(x.req.socket);
     reject(x, problem, { connection: 'close' });
   }
 
@@ -359,6 +366,12 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   }
 
   const server = createServer((req, res) => {
+    // A request pipelined after a refused operator call: its connection is closing and nothing
+    // more is answered on it, so nothing more is run either (its body is discarded).
+    if (closing.has(req.socket)) {
+      req.resume();
+      return;
+    }
     const requestId = nextRequestId();
     if (workerHeader !== undefined) (res as WorkerResponse)[WORKER_HEADER] = workerHeader;
     try {
