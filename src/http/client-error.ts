@@ -39,17 +39,21 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, 
 function afterOwedAnswers(socket: HttpSocket, then: () => void): void {
   const owed = socket._httpMessage;
   // A request whose own body could not be parsed will never be answered: nothing to wait for.
-  if (owed === undefined || owed === null || owed.writableFinished || socket.destroyed || owed.req?.complete === false) {
+  // (`writableFinished` is no sign: it holds once the bytes are with the socket, before the
+  // 'finish' that hands the socket to the next answer.)
+  if (owed === undefined || owed === null || socket.destroyed || owed.req?.complete === false) {
     then();
     return;
   }
   const next = () => {
     owed.off('finish', next);
     owed.off('close', next);
+    socket.off('close', next);
     afterOwedAnswers(socket, then);
   };
   owed.once('finish', next);
   owed.once('close', next);
+  socket.once('close', next);
 }
 
 function writeClientError(error: NodeJS.ErrnoException, socket: Duplex, requestId: string, errorsUrl: string): void {

@@ -4,7 +4,7 @@
  * lost. Real sockets on 127.0.0.1; no timing: the client waits for the answers it expects.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { exchange } from '../helpers/raw-http.js';
+import { exchange, rawRequest } from '../helpers/raw-http.js';
 import { type Fixture, expectVerifications, fixture, json, verify } from '../helpers/coalescing.js';
 
 const UNPARSABLE = Buffer.from('NOT HTTP AT ALL\r\n\r\n', 'latin1');
@@ -41,6 +41,14 @@ describe('a request node:http cannot parse', () => {
     expectVerifications(out.answers.slice(0, keys.length), keys);
     // One 400 for however many unreadable bytes follow, and nothing after it.
     expect(out.answers.reduce((sum, a) => sum + a.raw.length, 0)).toBe(out.bytes.length);
+  });
+
+  test('large answers owed (the OpenAPI document, written before its finish) come before the 400', async () => {
+    open = await fixture({}, 0);
+    const openApi = rawRequest('GET', '/openapi.json');
+    const out = await exchange(open.sim.url, [Buffer.concat([openApi, openApi, UNPARSABLE])], 3);
+    expect(out.answers.map((a) => a.status)).toEqual([200, 200, 400]);
+    expect(out.answers[0]?.body.equals(out.answers[1]?.body ?? Buffer.alloc(0))).toBe(true);
   });
 
   test('with nothing owed, the 400 is written at once and the connection closes', async () => {
