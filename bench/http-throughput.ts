@@ -79,6 +79,11 @@ async function sampleLimit(sim: ServerReady): Promise<boolean> {
 
 // --- the section -------------------------------------------------------------------------------
 
+type ServerRole = 'sim' | 'bare' | 'coalesced';
+/** The servers of each repetition, the first one rotating. */
+const SERVER_ORDER: readonly ServerRole[] = ['sim', 'bare', 'coalesced'];
+const SERVER_LABEL: Record<ServerRole, string> = { sim: 'simulator', bare: 'bare node:http', coalesced: 'bare, writes coalesced' };
+
 interface Series {
   generator: Generator;
   pipelining: number;
@@ -132,10 +137,9 @@ async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: Ser
       const settings: RunSettings = { connections: CONNECTIONS, pipelining, durationSeconds: RUN_SECONDS };
       for (let rep = 0; rep < REPEATS; rep++) {
         // The three servers back to back, in an order that rotates every repetition.
-        const order: Array<'sim' | 'bare' | 'coalesced'> = ['sim', 'bare', 'coalesced'];
         const runs = new Map<string, RunResult>();
-        for (let i = 0; i < order.length; i++) {
-          const which = order[(i + rep) % order.length] as 'sim' | 'bare' | 'coalesced';
+        for (let i = 0; i < SERVER_ORDER.length; i++) {
+          const which = SERVER_ORDER[(i + rep) % SERVER_ORDER.length] as ServerRole;
           const server = which === 'sim' ? sim : which === 'bare' ? bare : coalesced;
           const r = await run(server, endpoint, workload, settings);
           runs.set(which, which === 'sim' ? onSim(r) : r);
@@ -181,7 +185,7 @@ async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: Ser
   return { ...common, sample: `sample answer after the runs: success ${limited ? 'true' : 'false'}`, sampleOk: limited };
 }
 
-const SERVER_LABEL = { sim: 'simulator', bare: 'bare node:http', coalesced: 'bare, writes coalesced' } as const;
+
 
 function fmtUs(us: number): string {
   return Number.isNaN(us) ? '—' : `${us.toFixed(1)} µs`;
@@ -227,7 +231,7 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
   for (const r of results) {
     const label = ENDPOINT_LABEL[r.endpoint];
     for (const s of r.series) {
-      for (const kind of ['sim', 'bare', 'coalesced'] as const) {
+      for (const kind of SERVER_ORDER) {
         const list = s[kind];
         rateRows.push([
           label,

@@ -183,11 +183,11 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
       median: `${spread(ceilingRatios)} (medians ${medianRate('keysim')} vs ${medianRate('autocannon')})`,
       target: `≥ ${fmtRatio(CEILING_TARGET)}`,
     });
+    const burstUs = median(r.fixedBurst.map((x) => x.generatorCpuUsPerRequest));
     for (const [rate, runs] of r.fixed) {
       const cpuRatios = paired(runs.keysim, runs.autocannon, (x) => x.generatorCpuUsPerRequest);
       const cpuUs = (tool: Tool) => median(runs[tool].map((x) => x.generatorCpuUsPerRequest));
       const burstRatios = rate === BURST_RATE ? paired(r.fixedBurst, runs.autocannon, (x) => x.generatorCpuUsPerRequest) : undefined;
-      const burstUs = median(r.fixedBurst.map((x) => x.generatorCpuUsPerRequest));
       cpuRows.push([
         String(r.pipelining),
         fmtRate(rate),

@@ -159,11 +159,7 @@ export function discardRest(req: IncomingMessage, res: ServerResponse, maxBytes 
     if (closing) return;
     closing = true;
     clearTimeout(timer);
-    const socket = req.socket;
-    const close = () => {
-      socket.end();
-      setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    };
+    const close = () => halfCloseThenRelease(req.socket);
     if (res.writableFinished) close();
     else res.once('finish', close);
   };
@@ -189,9 +185,14 @@ export function discardRest(req: IncomingMessage, res: ServerResponse, maxBytes 
  */
 export function lingeringClose(socket: Socket): void {
   socket.destroySoon = function lingering(this: Socket) {
-    if (this.writable) this.end();
-    setTimeout(() => this.destroy(), LINGER_MS).unref();
+    halfCloseThenRelease(this);
   };
+}
+
+/** Ends our side after what is written (FIN, not a reset) and lets go of the socket LINGER_MS later. */
+function halfCloseThenRelease(socket: Socket): void {
+  if (socket.writable) socket.end();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
 export type JsonParse = { ok: true; value: unknown } | { ok: false; problem: string };
