@@ -63,7 +63,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 
 let sim: Simulator;
 
-/** POST /v2/<operation> with the simulator's root key; the answer's \\\`data\\\`. */
+/** POST /v2/<operation> with the simulator's root key; the answer's \`data\`. */
 async function call(operation: string, body: unknown): Promise<Record<string, any>> {
   const response = await fetch(\`\${sim.url}/v2/\${operation}\`, {
     method: 'POST',
