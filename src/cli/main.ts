@@ -14,9 +14,11 @@ import { compareCommandModule } from './commands/compare.js';
 import { initCommandModule } from './commands/init.js';
 import { mergeCommandModule } from './commands/merge.js';
 import { UsageError } from './exit-codes.js';
+import { rejectNonNumbers, usageFailureLines } from './usage-hints.js';
 
 export async function main(argv: string[]): Promise<void> {
-  await yargs(argv)
+  const parser = yargs(argv);
+  await parser
     .scriptName('keysim')
     .usage(
       'keysim — a simulator, load runner and invariant checker for an API-key service\n\n' +
@@ -36,22 +38,31 @@ export async function main(argv: string[]): Promise<void> {
     .command(mergeCommandModule)
     .command(serveCommand)
     .command(initCommandModule)
-    .wrap(Math.min(100, process.stdout.columns ?? 100))
+    // The terminal's width, or none when the help goes to a file or a pipe (COLUMNS when set):
+    // examples are one line each and must stay pasteable.
+    .wrap(helpWidth())
+    .locale('en')
     .version(keysimVersion())
     .alias('version', 'v')
     .help()
     .alias('help', 'h')
     .strict()
     .demandCommand(1, 'Name a command: run, list, report, merge, check, cleanup, compare, serve or init (see --help).')
-    .recommendCommands()
-    .fail((message: string | undefined, error: unknown, y) => {
+    .middleware(rejectNonNumbers(parser, argv), true)
+    .fail((message: string | undefined, error: unknown) => {
       // Validation failures arrive as a message (or a YError): usage errors. Anything else is a bug.
       if (error instanceof Error && error.name !== 'YError') throw error;
-      y.showHelp((help: string) => process.stderr.write(`${help}\n\n`));
-      process.stderr.write(`${message ?? String(error)}\n`);
+      // The error, a did-you-mean and where the help is: not the whole help.
+      process.stderr.write(`${usageFailureLines(message ?? String(error), parser).join('\n')}\n`);
       process.exit(EXIT.usage);
     })
     .parseAsync();
+}
+
+/** Columns for the help: the terminal's, else COLUMNS, else none (no line is broken). */
+function helpWidth(): number | null {
+  const columns = process.stdout.columns ?? Number(process.env.COLUMNS);
+  return Number.isFinite(columns) && columns > 0 ? columns : null;
 }
 
 main(hideBin(process.argv)).catch((error: unknown) => {

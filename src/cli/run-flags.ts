@@ -10,6 +10,7 @@ import { CONFIG_FILES } from './config-file.js';
 import { DEFAULT_DEAD_AFTER_MS } from './run-settings.js';
 import { baselineFlagOptions } from './run-baseline.js';
 import { segmentOptions } from './segment-flags.js';
+import { example } from './help-example.js';
 
 /** Declares every flag of `keysim run` on `y`. */
 export function runFlagOptions(y: Argv) {
@@ -57,12 +58,12 @@ return segmentOptions(baselineFlagOptions(y))
     .option('series', { type: 'string', describe: 'Also write the runs second by second to this file as NDJSON: rate, errors and latency percentiles, overall and per operation' })
     .option('metrics', { type: 'string', describe: 'Serve live figures for Prometheus at http://HOST:PORT/metrics during the runs, e.g. 127.0.0.1:9464 (port 0: any free port)' })
     .option('root-key', { type: 'string', describe: 'Root key of a live target (prefer the KEYSIM_ROOT_KEY variable: flags end up in shell history)' })
-    .example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`)
-    .example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each')
-    .example("$0 run ./checks/first-check.ts 'checks/**/*.ts'", 'scenario files of your project (a file, a folder, a quoted glob)')
-    .example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment')
-    .example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down')
-    .example('$0 run mixed --threshold "p99(keys.verifyKey) < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails')
-    .example('$0 run smoke mixed --junit reports/junit.xml --series reports/series.ndjson', 'results for CI and dashboards')
-    .example('$0 run smoke --baseline reports/main', 'compare with the newest smoke run in reports/main (exit 93 when worse)');
+    .example(...example('$0 run', `the default scenario (${DEFAULT_SCENARIO}) against the embedded simulator`))
+    .example(...example('$0 run credits-drain verify-hot-keys --rate 500 --duration 20s', 'two scenarios, one report each'))
+    .example(...example("$0 run ./checks/first-check.ts 'checks/**/*.ts'", 'scenario files of your project (a file, a folder, a quoted glob)'))
+    .example(...example('KEYSIM_ROOT_KEY=… $0 run smoke --target https://api.example.com --yes', 'a live deployment'))
+    .example(...example('$0 run mixed --stage 10s:200 --stage 30s:200 --stage 5s:0', 'ramp up, hold, ramp down'))
+    .example(...example('$0 run mixed --threshold "p99 < 20ms" --threshold "errors == 0"', 'exit 99 when a threshold fails'))
+    .example(...example('$0 run smoke mixed --junit junit.xml --series series.ndjson', 'results for CI and dashboards'))
+    .example(...example('$0 run smoke --baseline reports/main', 'compare with the newest smoke run in reports/main (exit 93 when worse)'));
 }

@@ -14,6 +14,7 @@ import { asScenario, looksLikeScenario } from '../load/scenario-validate.js';
 import { UsageError } from './exit-codes.js';
 import { expandGlob, isGlob } from './glob.js';
 import { importUserModule } from './import-file.js';
+import { nearest } from './nearest-name.js';
 
 export const SCENARIO_FILE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
 /** Not scenarios, though they end like one: type declarations and test files. */
@@ -102,7 +103,10 @@ export async function resolveScenarios(args: readonly string[]): Promise<Scenari
     if (!isPathArgument(arg)) {
       const builtIn = SCENARIOS[arg];
       if (builtIn === undefined) {
-        throw new UsageError(`Unknown scenario "${arg}": not a built-in (${Object.keys(SCENARIOS).join(', ')}; see keysim list), nor a file, folder or glob.`);
+        const guess = nearest(arg, Object.keys(SCENARIOS));
+        throw new UsageError(
+          `Unknown scenario "${arg}": not a built-in (${Object.keys(SCENARIOS).join(', ')}; see keysim list), nor a file, folder or glob.${guess === undefined ? '' : ` Did you mean ${guess}?`}`,
+        );
       }
       sources.push({ scenario: builtIn });
       continue;

@@ -28,6 +28,7 @@ import {
 import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { example } from '../help-example.js';
 
 interface CheckArgs {
   paths: string[];
@@ -196,8 +197,8 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
       .option('host-skew', { type: 'number', describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short')
-      .example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls') as unknown as Argv<CheckArgs>,
+      .example(...example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short'))
+      .example(...example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls')) as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
   },

@@ -15,6 +15,7 @@ import { classifyTransportError } from '../../load/transport-error.js';
 import { kindLabel } from '../../report/resources-text.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { readFixturesTag } from '../fixtures-file.js';
+import { example } from '../help-example.js';
 
 interface CleanupArgs {
   target: string;
@@ -159,10 +160,10 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
       .option('namespace', { type: 'string', array: true, default: [], describe: 'Also look for the run\'s overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)' })
       .option('resources', { type: 'string', array: true, describe: `Also delete what segments run elsewhere left: their ${RESOURCES_FILE} files or run folders (repeatable)` })
       .option('root-key', { type: 'string', describe: 'Root key of the target (prefer the KEYSIM_ROOT_KEY variable)' })
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left')
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)')
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created')
-      .example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --fixtures fixtures.json --out reports/setup --resources reports/*-segment-*', 'after segments that shared a set-up: its tag from the fixtures file') as unknown as Argv<CleanupArgs>,
+      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left'))
+      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)'))
+      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created'))
+      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --fixtures fixtures.json --out reports/setup --resources reports/*-segment-*', 'after segments that shared a set-up: its tag from the fixtures file')) as unknown as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
     process.exitCode = await cleanupCommand(args);
   },

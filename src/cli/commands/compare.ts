@@ -12,6 +12,7 @@ import { renderCompareJson, renderCompareMarkdown, renderCompareTable } from '..
 import { renderCompareHtml } from '../../report/compare-html.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { readRunReport, writeComparison } from '../compare-files.js';
+import { example } from '../help-example.js';
 
 export interface CompareFlags {
   noise: string;
@@ -118,9 +119,9 @@ export const compareCommandModule: CommandModule<object, CompareArgs> = {
         .option('format', { choices: ['table', 'md', 'json', 'html'] as const, default: 'table' as const, describe: 'What to print on stdout' })
         .option('out', { type: 'string', describe: 'Also write compare.json, compare.md and compare.html into this folder' }),
     )
-      .example('$0 compare reports/main-run reports/branch-run', 'one run per side: block bootstrap')
-      .example('$0 compare --baseline a b c --candidate d e f --watch "p99(keys.verifyKey)"', 'three runs per side: Mann–Whitney U')
-      .example('$0 compare base cand --format md > comment.md', 'Markdown for a pull-request comment') as unknown as Argv<CompareArgs>,
+      .example(...example('$0 compare reports/main-run reports/branch-run', 'one run per side: block bootstrap'))
+      .example(...example('$0 compare --baseline a b c --candidate d e f --watch "p99(keys.verifyKey)"', 'three runs per side: Mann–Whitney U'))
+      .example(...example('$0 compare base cand --format md > comment.md', 'Markdown for a pull-request comment')) as unknown as Argv<CompareArgs>,
   handler: (args: ArgumentsCamelCase<CompareArgs>) => {
     process.exitCode = compareCommand(args);
   },

@@ -4,6 +4,7 @@ import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
 import type { Scenario } from '../../load/scenario.js';
 import { requiresClock } from '../../load/scenario-start.js';
 import { resolveScenarios } from '../scenario-files.js';
+import { example } from '../help-example.js';
 
 interface Listed {
   name: string;
@@ -38,8 +39,8 @@ export const listCommandModule: CommandModule<object, { scenario: string[] }> = 
   builder: (y: Argv) =>
     y
       .positional('scenario', { type: 'string', array: true, default: [], describe: 'Scenario files, folders or globs (default: the built-ins)' })
-      .example('$0 list', 'the built-in scenarios')
-      .example("$0 list ./checks 'more/**/*.ts'", 'the scenarios of your own files') as unknown as Argv<{ scenario: string[] }>,
+      .example(...example('$0 list', 'the built-in scenarios'))
+      .example(...example("$0 list ./checks 'more/**/*.ts'", 'the scenarios of your own files')) as unknown as Argv<{ scenario: string[] }>,
   handler: async (args: ArgumentsCamelCase<{ scenario: string[] }>) => {
     process.stdout.write(`${args.scenario.length === 0 ? listScenarios() : await listScenarioFiles(args.scenario)}\n`);
   },

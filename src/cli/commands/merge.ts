@@ -16,6 +16,7 @@ import { writeHgrmFiles } from '../run-outputs.js';
 import { exitCodeOf } from '../exit-code-of.js';
 import { crossCheckMerged, partHistoryFile } from '../cross-check.js';
 import { historyFileOf } from './check.js';
+import { example } from '../help-example.js';
 
 interface MergeArgs {
   parts: string[];
@@ -113,8 +114,8 @@ export const mergeCommandModule: CommandModule<object, MergeArgs> = {
       .option('quiet', { type: 'boolean', default: false, describe: 'No summary on the terminal' })
       .option('history', { type: 'string', array: true, default: [], describe: "More histories to judge with the segments' (repeatable): the shared set-up's run folder (keysim run --setup-only --history)" })
       .option('host-skew', { type: 'number', describe: 'With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default 1000; 0 when they name one machine)' })
-      .example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan')
-      .example('$0 merge reports/*-segment-* --history reports/setup/* --out reports/merged', 'with the shared set-up\'s history: the invariants judged across the segments') as unknown as Argv<MergeArgs>,
+      .example(...example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan'))
+      .example(...example('$0 merge reports/*-segment-* --history reports/setup/* --out reports/merged', 'with the shared set-up\'s history: the invariants judged across the segments')) as unknown as Argv<MergeArgs>,
   handler: async (args: ArgumentsCamelCase<MergeArgs>) => {
     process.exitCode = await mergeCommand(args);
   },

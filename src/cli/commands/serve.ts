@@ -16,6 +16,7 @@ import {
 } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
 import { faultsFromFlags } from '../fault-flags.js';
+import { example } from '../help-example.js';
 
 interface ServeArgs {
   host: string;
@@ -91,10 +92,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         }
         return true;
       })
-      .example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day')
-      .example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app')
-      .example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot')
-      .example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms') as unknown as Argv<ServeArgs>,
+      .example(...example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day'))
+      .example(...example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app'))
+      .example(...example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot'))
+      .example(...example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms')) as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
