@@ -6,10 +6,11 @@
  * examples of README.md and docs/*.md run verbatim. Once for an ES module project, and the
  * scenario run for a CommonJS one.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { docExamples } from './doc-examples.js';
+import { brokenPackedLinks } from './packed-links.js';
 import { REPO, makeProject, packKeysim, removeTemps, run, runFolders, shownRun, writeProjectFile } from './project.js';
 
 /** Short runs whose verdict does not depend on the machine's pace (the generator's limits off). */
@@ -131,6 +132,19 @@ describe('an ES module project ("type": "module")', () => {
       expect(checked.code, shownRun(`tsc --noEmit over the examples (${examples.map((e) => `${e.doc}:${e.line}`).join(', ')})`, checked)).toBe(0);
     }
   }, STEP_MS);
+});
+
+test('the installed package holds its LICENSE, and every relative link of its README and docs resolves inside it', () => {
+  const installed = join(esm, 'node_modules', 'keysim');
+  const files = new Set(
+    readdirSync(installed, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => relative(installed, join(e.parentPath, e.name)).split('\\').join('/'))
+      .filter((f) => !f.startsWith('node_modules/')),
+  );
+  expect(files.has('LICENSE')).toBe(true);
+  expect(files.has('docs/running.md')).toBe(true);
+  expect(brokenPackedLinks(files, (path) => readFileSync(join(installed, path), 'utf8'))).toEqual([]);
 });
 
 describe('a CommonJS project (no "type")', () => {
