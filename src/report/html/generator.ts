@@ -19,7 +19,7 @@ export function generatorSectionHtml(report: RunReport): string {
   const limits = generator.limits;
   const loopLimit = limits.loopDelayP99Ms >= Number.MAX_VALUE ? 'not judged' : `${formatValue(limits.loopDelayP99Ms)} ms`;
   const verdict = generator.limited
-    ? `<strong>It could not keep its schedule</strong>: the run is inconclusive (${esc(generator.reasons.join('; '))}).`
+    ? `<strong>It could not keep its schedule</strong>: a latency or throughput threshold its lag may explain is inconclusive (${esc(generator.reasons.join('; '))}).`
     : 'It kept its schedule.';
   const rows = generator.phases
     .map(
