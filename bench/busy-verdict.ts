@@ -2,8 +2,8 @@
  * One run, one verdict, on a busy machine: `tsx bench/busy-verdict.ts [--runs N] [--hogs N]`
  * (or `npm run bench busy`). Prints tallies, asserts nothing (a benchmark, not a timed test).
  *
- * Beside six CPU-bound processes it starts itself (`node -e 'for(;;){}'`, killed at the end, also
- * on an error or Ctrl-C), it runs `npm start`'s job — the built CLI, `keysim run mixed`, into a
+ * Beside six CPU-bound processes it starts itself (`node -e` busy loops, killed at the end, also on
+ * an error, Ctrl-C or SIGTERM, and ending by themselves after the longest the series can take), it runs `npm start`'s job — the built CLI, `keysim run mixed`, into a
  * temporary out folder — N times and counts the exit codes; then N runs of the same with every
  * answer 400 ms late (`--fault latencyMs=400`), which the mixed scenario's own threshold
  * `p99 < 250ms` must fail (no threshold is added), counting exit 99. The targets: at least 9 of 10
@@ -33,9 +33,14 @@ interface RunOutcome {
   load: string;
 }
 
-/** Busy-loops in other processes, so the run shares the machine's cores with them. */
-function startHogs(count: number): ChildProcess[] {
-  return Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+/**
+ * Busy-loops in other processes, so the run shares the machine's cores with them. Each ends by
+ * itself after `lifetimeMs`, so that a benchmark killed outright (SIGKILL: no handler runs) leaves
+ * no busy process behind on a shared machine.
+ */
+function startHogs(count: number, lifetimeMs: number): ChildProcess[] {
+  const loop = `const end = Date.now() + ${Math.round(lifetimeMs)}; for (;;) { if (Date.now() > end) break; }`;
+  return Array.from({ length: count }, () => spawn(process.execPath, ['-e', loop], { stdio: 'ignore' }));
 }
 
 function stopHogs(hogs: readonly ChildProcess[]): void {
@@ -59,12 +64,16 @@ function readVerdicts(out: string): Pick<RunOutcome, 'thresholds' | 'limited'> {
   return { thresholds: [], limited: undefined };
 }
 
+/** The run in progress, stopped with the busy loops when the benchmark is. */
+let current: ChildProcess | undefined;
+
 /** One `keysim run mixed` on the built CLI; its exit code (or the signal that ended it). */
 function runOnce(extra: readonly string[]): Promise<RunOutcome> {
   const out = mkdtempSync(join(tmpdir(), 'keysim-busy-'));
   const load = loadText();
   return new Promise<RunOutcome>((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'run', 'mixed', '--out', out, '--quiet', ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    current = child;
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
@@ -78,6 +87,7 @@ function runOnce(extra: readonly string[]): Promise<RunOutcome> {
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      current = undefined;
       try {
         const verdicts = readVerdicts(out);
         if (code === 1 || code === 2) process.stderr.write(`  keysim exited ${code}: ${stderr.trim()}\n`);
@@ -109,14 +119,20 @@ async function series(label: string, runs: number, extra: readonly string[]): Pr
 /** The two series beside `hogs` busy processes; the printed tallies and the summary rows. */
 export async function busyVerdictReport(runs = 10, hogs = 6): Promise<{ text: string; summary: SummaryRow[] }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (the benchmark runs the built CLI, as npm start does).`);
-  const busy = startHogs(hogs);
-  const onExit = () => stopHogs(busy);
-  const onSigint = () => {
+  // The longest the two series can take (every run stopped at its timeout), and a minute more.
+  const busy = startHogs(hogs, 2 * runs * RUN_TIMEOUT_MS + 60_000);
+  const onExit = () => {
     stopHogs(busy);
+    current?.kill('SIGKILL');
+  };
+  const onSignal = () => {
+    stopHogs(busy);
+    current?.kill('SIGKILL');
     process.exit(130);
   };
   process.once('exit', onExit);
-  process.once('SIGINT', onSigint);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const before = loadText();
     const normal = await series('npm start', runs, []);
@@ -140,7 +156,8 @@ export async function busyVerdictReport(runs = 10, hogs = 6): Promise<{ text: st
   } finally {
     stopHogs(busy);
     process.off('exit', onExit);
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 
