@@ -38,7 +38,7 @@ export const EXIT = {
    * Run on a quieter machine or lower the rate.
    * Precedence for one run: interrupted 130 > target stopped 96 > resources left 95 > invariant 100 >
    * check 98 > threshold 99 > 97 > compare worse 93 (run --baseline) > ok 0
-   * (a failure that holds whatever the generator's pace outranks an inconclusive run).
+   * (a failure outranks an inconclusive threshold).
    */
   generatorLimited: 97,
   /** A per-response or end-of-run check failed. */

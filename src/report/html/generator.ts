@@ -5,7 +5,7 @@ import { formatValue } from '../format.js';
 import { esc } from './svg.js';
 import { td } from './tables.js';
 
-/** At the top of the page when the generator could not keep its schedule: the run is inconclusive. */
+/** At the top of the page when the generator could not keep its schedule: a banner (INCONCLUSIVE when a threshold is). */
 export function generatorBannerHtml(report: RunReport): string {
   const banner = generatorBanner(report);
   if (banner === undefined) return '';
