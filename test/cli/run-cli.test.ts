@@ -201,6 +201,10 @@ describe('runs against the embedded simulator', () => {
     expect(report.status).toBe('interrupted');
     expect(report.totals.requests).toBeGreaterThan(0);
     expect(report.totals.requests).toBeLessThan(1_000);
+    // The late share counts the sends that came due before the stop, not the 1,000 planned.
+    const phase = report.generator?.phases[0];
+    expect(phase?.scheduledSends).toBeLessThan(1_000);
+    expect(phase?.scheduledSends).toBeGreaterThanOrEqual(report.totals.requests);
   });
 });
 
