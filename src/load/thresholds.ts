@@ -85,7 +85,7 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
   if (LATENCY.has(t.metric)) {
     if (stats.latency.corrected.count === 0) return 'no latency was measured';
     const value = stats.latency.corrected[t.metric as keyof Percentiles];
-    // A report written before keysim read p95 (its histograms could give it, but reading old reports stays pure).
+    // A report written before keysim kept p95 (e.g. merged from old segments): said, not guessed.
     return value === undefined ? `this report has no ${t.metric} (written by an older keysim)` : value;
   }
   switch (t.metric) {
@@ -121,7 +121,6 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
       return `unknown metric ${t.metric}`;
   }
 }
-
 
 /** Whether a threshold's metric depends on the generator keeping its pace (judged by pace-verdict.ts when it did not). */
 export function isPaceMetric(metric: string): boolean {
