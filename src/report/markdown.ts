@@ -45,7 +45,7 @@ function statusLine(report: RunReport): string {
     report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
   );
   if (report.invariants !== undefined) parts.push(invariantsStatus(report.invariants));
-  if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule (inconclusive)');
+  if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule');
   return parts.join(' · ');
 }
 

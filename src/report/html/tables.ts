@@ -148,7 +148,7 @@ export function verdictBadges(report: RunReport): string {
   const thresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
   const checks = report.checks.filter((c) => !c.passed).length;
   let out = '';
-  if (report.generator?.limited === true) out += `<span class="status interrupted">inconclusive: generator-limited</span>`;
+  if (report.generator?.limited === true) out += `<span class="status interrupted">generator-limited</span>`;
   if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
   if (checks > 0) out += `<span class="status failed">${checks} ${checks === 1 ? 'check' : 'checks'} failed</span>`;
   return out + invariantsBadges(report.invariants);
