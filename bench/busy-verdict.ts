@@ -110,7 +110,7 @@ async function series(label: string, runs: number, extra: readonly string[]): Pr
   for (let i = 0; i < runs; i++) {
     const outcome = await runOnce(extra);
     outcomes.push(outcome);
-    process.stderr.write(`  ${label} ${i + 1}/${runs}: exit ${outcome.code} (load ${outcome.load}; generator ${outcome.limited === true ? 'lagged' : 'kept its schedule'})\n`);
+    process.stderr.write(`  ${label} ${i + 1}/${runs}: exit ${outcome.code} (load ${outcome.load}; ${outcome.limited === undefined ? 'no report' : outcome.limited ? 'the generator lagged' : 'the generator kept its schedule'})\n`);
     for (const t of outcome.thresholds) if (!t.startsWith('passed') || outcome.code !== 0) process.stderr.write(`    ${t}\n`);
   }
   return outcomes;
