@@ -10,8 +10,8 @@
  *   (`OperationStats.onTime`), less the generator's own delay in reading answers (its event-loop
  *   delay: p99, or max for a `max` threshold, of its worst phase). When that generator-free figure
  *   gives the same verdict, the verdict stands: the service's doing, not the generator's;
- * - when it does not (or there is no such figure: rps, or a report without on-time latency), the
- *   threshold is inconclusive.
+ * - when it does not (or there is no such figure: rps, a report without on-time latency, or too
+ *   few sends on time to read the percentile from), the threshold is inconclusive.
  *
  * The `detail` says which evidence decided, e.g. "measured 67 ms; over the 3,557 sends on time
  * 66 ms with 4 ms of generator delay allowed: failed".
@@ -37,12 +37,26 @@ export function generatorDelayMs(t: Threshold, generator: GeneratorSection | und
   return phases.reduce((worst, p) => Math.max(worst, t.metric === 'max' ? p.loopDelayMs.max : p.loopDelayMs.p99), 0);
 }
 
+/** The fewest samples a latency metric is read from: p50 2, p90 10, p95 20, p99 100, p999 1,000; max and mean 1. */
+export function samplesNeeded(metric: string): number {
+  const match = /^p(\d+)$/.exec(metric);
+  if (match === null) return 1;
+  const digits = match[1] as string;
+  // p999 is the 99.9th percentile: the digits after the first two are decimals.
+  const percentile = Number(`${digits.slice(0, 2)}.${digits.slice(2)}`);
+  return Math.ceil(1 / (1 - percentile / 100) - 1e-9);
+}
+
 /** The latency over the sends made on time, less the generator's delay, with how it reads; or why there is none. */
 function onTimeEvidence(t: Threshold, stats: OperationStats | undefined, generator: GeneratorSection | undefined): { value: number; text: string } | string {
   if (!LATENCY.has(t.metric)) return 'no figure of the throughput is free of the generator\'s lag';
   const onTime = stats?.onTime;
   if (onTime === undefined) return 'this report has no latency of the sends made on time (written by an older keysim)';
   if (onTime.latency.count === 0) return 'no send was made on time';
+  // A percentile read from fewer samples than it takes to have one above it is the max of a
+  // handful: too thin to overrule the generator's lag (a generator that blocked keeps one on time).
+  const needed = samplesNeeded(t.metric);
+  if (onTime.latency.count < needed) return `only ${formatCount(onTime.latency.count)} of the sends were made on time, too few to read a ${t.metric} from (${formatCount(needed)} needed)`;
   const value = onTime.latency[t.metric as keyof Percentiles];
   if (value === undefined) return `this report has no ${t.metric} of the sends made on time`;
   const delayMs = generatorDelayMs(t, generator);

@@ -89,8 +89,9 @@ describe('the generator measures itself: a run it could not keep the schedule of
     expect(phase.mainThreadBusy).toBeGreaterThan(0);
     expect(phase.processCpuCores).toBeGreaterThan(0);
 
-    // A latency threshold that fails only as measured (over the on-time sends, less the generator's
-    // delay, it passes) and a throughput one that fails are inconclusive; one the lag can only have
+    // A latency threshold that fails as measured with too few sends on time to judge it again (only
+    // the first can be: every later one is due during a 40 ms build) and a throughput one that
+    // fails are inconclusive, whatever the machine's pace; one the lag can only have
     // made worse that passes is passed; errors are judged.
     expect(report.thresholds.map((t) => [t.expression, t.passed, t.inconclusive === true])).toEqual([
       ['p50 < 0.001ms', false, true],

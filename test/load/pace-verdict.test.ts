@@ -77,6 +77,15 @@ describe('a latency or throughput threshold on a run whose generator lagged', ()
     expect(thresholdVerdict(judge(report, 'p99(ratelimit.limit) < 50ms'))).toBe('inconclusive');
   });
 
+  test('too few sends on time to read the percentile from leave a failing latency threshold inconclusive (a blocked generator keeps one on time)', () => {
+    // 99 sends on time, all slow: a p99 needs 100 to have one above it; a p90 has enough.
+    const report = lagged([{ operation: 'keys.verifyKey', latenciesMs: repeat(99, 70), lateLatenciesMs: repeat(43, 400) }]);
+    const p99 = judge(report, 'p99 < 50ms');
+    expect(thresholdVerdict(p99)).toBe('inconclusive');
+    expect(p99.detail).toMatch(/only 99 of the sends were made on time, too few to read a p99 from \(100 needed\)/);
+    expect(thresholdVerdict(judge(report, 'p90 < 50ms'))).toBe('failed');
+  });
+
   test('a throughput threshold that fails when the generator lagged is inconclusive (no figure of it is free of the lag)', () => {
     const result = judge(lagged([verifyRun(10)]), 'rps > 100000');
     expect(thresholdVerdict(result)).toBe('inconclusive');
