@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare] [workers]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare] [workers] [busy]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -16,9 +16,10 @@ import { runnerReport } from './runner-ceiling.js';
 import { oracleReport } from './oracle-overhead.js';
 import { compareStatisticsReport } from './compare-statistics.js';
 import { serveWorkersReport } from './serve-workers.js';
+import { busyVerdictReport } from './busy-verdict.js';
 
-type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare' | 'workers';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare', 'workers'];
+type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare' | 'workers' | 'busy';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare', 'workers', 'busy'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -34,7 +35,8 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
  * load generator's own ceiling and memory) about two more; the oracle section (what the journal, the
  * replay and the history cost) under two more; the compare section (60 short runs: how often
  * `keysim compare` is right) about seven more; the workers section (`serve --workers`) about a
- * minute and a half more.
+ * minute and a half more; the busy section (20 runs of `npm start`'s job beside six busy-looping
+ * processes: one verdict per run on a busy machine) about six more.
  */
 
 const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow[] }>> = {
@@ -47,6 +49,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   oracle: oracleReport,
   compare: compareStatisticsReport,
   workers: serveWorkersReport,
+  busy: () => busyVerdictReport(),
 };
 
 const started = process.hrtime.bigint();

@@ -7,10 +7,11 @@ import { EXIT, type ExitCode } from './exit-codes.js';
 /**
  * The exit code a report calls for (the worst wins): interrupted 130 > target stopped 96 >
  * resources left 95 > invariant violated 100 > check failed 98 > threshold failed 99 >
- * generator-limited 97 > ok 0. A target that stopped answering is the run's first finding (what it
- * left behind is a consequence, still listed in the report). A generator-limited run is
- * inconclusive, which a real failure outranks: an error-rate threshold or a check that failed did
- * so whatever the generator's pace (an inconclusive latency threshold is not a failed one).
+ * inconclusive threshold 97 > ok 0. A target that stopped answering is the run's first finding
+ * (what it left behind is a consequence, still listed in the report). 97 is the verdict "could not
+ * tell": a threshold the generator's lag may explain (thresholds.ts, pace-verdict.ts), when nothing
+ * failed. A run whose generator lagged but whose every threshold could still be judged exits on its
+ * verdicts (0 when they pass); its report keeps the banner saying the generator lagged.
  */
 export function exitCodeOf(report: RunReport): ExitCode {
   if (report.status === 'interrupted') return EXIT.interrupted;
@@ -19,6 +20,6 @@ export function exitCodeOf(report: RunReport): ExitCode {
   if (report.invariants?.verdict === 'violated' || report.invariants?.oracle?.verdict === 'differs') return EXIT.invariantViolated;
   if (report.checks.some((c) => !c.passed)) return EXIT.checkFailed;
   if (report.thresholds.some((t) => thresholdVerdict(t) === 'failed')) return EXIT.thresholdFailed;
-  if (report.generator?.limited === true) return EXIT.generatorLimited;
+  if (report.thresholds.some((t) => thresholdVerdict(t) === 'inconclusive')) return EXIT.generatorLimited;
   return EXIT.ok;
 }

@@ -31,11 +31,14 @@ export const EXIT = {
   /** The target stopped answering during the run (e.g. every request refused): the run ended early. */
   targetStopped: 96,
   /**
-   * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay, its
-   * own CPU), so latency thresholds could not be judged. Run on a quieter machine or lower the rate.
+   * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay), and
+   * a latency or throughput threshold could not be judged: it failed as measured but not over the
+   * sends made on time with the generator's delay allowed for (or, for rps, there is no figure free
+   * of the lag). Nothing failed. A run that lagged with every threshold judged exits on its verdicts.
+   * Run on a quieter machine or lower the rate.
    * Precedence for one run: interrupted 130 > target stopped 96 > resources left 95 > invariant 100 >
    * check 98 > threshold 99 > 97 > compare worse 93 (run --baseline) > ok 0
-   * (a failure that holds whatever the generator's pace outranks an inconclusive run).
+   * (a failure outranks an inconclusive threshold).
    */
   generatorLimited: 97,
   /** A per-response or end-of-run check failed. */

@@ -48,7 +48,7 @@ return segmentOptions(baselineFlagOptions(y))
     .option('fault', { type: 'string', array: true, default: [], describe: 'Inject a fault into the embedded simulator, KEY=VALUE (repeatable; see keysim serve --help), e.g. overAdmitRate=0.1' })
     .option('max-late-share', {
       type: 'number',
-      describe: `The load generator could not keep its schedule (inconclusive run, exit 97) when more than this share of a phase's sends started over 10 ms late (open model; default ${DEFAULT_GENERATOR_LIMITS.lateShare}, 1: never)`,
+      describe: `The load generator could not keep its schedule (a banner; a threshold its lag may explain is inconclusive, exit 97) when more than this share of a phase's sends started over 10 ms late (open model; default ${DEFAULT_GENERATOR_LIMITS.lateShare}, 1: never)`,
     })
     .option('max-loop-delay', {
       type: 'string',

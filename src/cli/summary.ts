@@ -21,7 +21,7 @@ export function renderSummary(report: RunReport): string {
   // The closed model has no intended send times: its latency is from the actual send, uncorrected,
   // so it has no second column to compare with.
   const open = report.settings.model === 'open';
-  const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', ...(open ? ['p99 uncorr.'] : []), 'outcomes'];
+  const header = ['operation', 'requests', 'rps', 'p50 ms', 'p90 ms', 'p95 ms', 'p99 ms', 'max ms', ...(open ? ['p99 uncorr.'] : []), 'outcomes'];
   const rows = [...report.operations, ...(report.operations.length > 1 ? [report.overall] : [])].map((o) => {
     const outcomes = [
       ...Object.entries(o.codes).map(([k, v]) => `${k} ${v}`),
@@ -35,7 +35,7 @@ export function renderSummary(report: RunReport): string {
       ...((o.cutOff ?? 0) > 0 ? [`cut off ${o.cutOff ?? 0}`] : []),
     ].join(', ');
     const c = o.latency.corrected;
-    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), ms(c.p99), ms(c.max), ...(open ? [ms(o.latency.uncorrected.p99)] : []), outcomes];
+    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), c.p95 === undefined ? '-' : ms(c.p95), ms(c.p99), ms(c.max), ...(open ? [ms(o.latency.uncorrected.p99)] : []), outcomes];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < header.length - 1)).join('  ').trimEnd();

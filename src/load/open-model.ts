@@ -47,6 +47,12 @@ export interface PlannedRequest {
 
 export interface PhaseOutcome {
   sent: number;
+  /**
+   * Planned sends whose intended time came while the phase ran (sent, or dropped at the queue
+   * bound or by a stop after they were due): the late share's denominator. A stopped phase's sends
+   * not yet due were never the generator's to be late on.
+   */
+  due: number;
   late: number;
   dropped: number;
 }
@@ -62,6 +68,8 @@ const MAX_CONNECT_TIMEOUT_MS = 10_000;
 interface Pending {
   intendedMs: number;
   request: PlannedRequest;
+  /** The generator queued it more than the late threshold after its intended time. */
+  late: boolean;
   /** Set when a connection takes it (a request dropped from the queue is never serialised). */
   sentMs: number;
   seq: number | undefined;
@@ -128,7 +136,7 @@ export class OpenModelExecutor {
     let head = 0;
     let index = 0;
     let inFlightTotal = 0;
-    const outcome: PhaseOutcome = { sent: 0, late: 0, dropped: 0 };
+    const outcome: PhaseOutcome = { sent: 0, due: 0, late: 0, dropped: 0 };
 
     return new Promise<PhaseOutcome>((resolve) => {
       /** The phase's one timer (a fired Timeout is restarted, not replaced) and its delay, ms. */
@@ -208,6 +216,7 @@ export class OpenModelExecutor {
               body,
               checkFailed: failure !== undefined,
               warmup: phase.warmup,
+              late: pending.late,
             });
           } finally {
             ended(pending.connection, doneMs);
@@ -227,6 +236,7 @@ export class OpenModelExecutor {
               body: undefined,
               checkFailed: false,
               warmup: phase.warmup,
+              late: pending.late,
             });
           } finally {
             ended(undefined, doneMs);
@@ -307,14 +317,16 @@ export class OpenModelExecutor {
         while (index < phase.count && nextDueMs <= nowMs) {
           const intendedMs = nextDueMs;
           index++;
+          outcome.due++;
           nextDueMs = index < phase.count ? phaseStartMs + phaseOffsetMs(phase, index) : Number.POSITIVE_INFINITY;
-          if (nowMs - intendedMs > lateThresholdMs) outcome.late++;
+          const late = nowMs - intendedMs > lateThresholdMs;
+          if (late) outcome.late++;
           if (queue.length - head >= maxQueue) {
             outcome.dropped++;
             continue;
           }
           const request = next();
-          queue.push({ intendedMs, request, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run, connection: undefined });
+          queue.push({ intendedMs, request, late, sentMs: 0, seq: undefined, serviceInvokeMs: undefined, run, connection: undefined });
         }
       };
 

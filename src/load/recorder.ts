@@ -1,6 +1,7 @@
 /**
- * Accumulates the outcome of every request into flat-memory figures: per operation, two HDR
- * histograms (corrected: from the intended send time; uncorrected: from the actual send), HTTP
+ * Accumulates the outcome of every request into flat-memory figures: per operation, three HDR
+ * histograms (corrected: from the intended send time; uncorrected: from the actual send; on time:
+ * the corrected latency of the sends the generator started on time), HTTP
  * statuses, verification codes, rate-limit allow/deny, transport errors, requests cut off at the
  * end of a closed-model phase (counted apart: no answer, no latency, not an error); and a per-second
  * timeline, overall and per operation, whose percentiles and encoded histograms are computed when a
@@ -28,11 +29,18 @@ export interface Sample {
   checkFailed: boolean;
   /** Warm-up requests are sent but not counted. */
   warmup: boolean;
+  /**
+   * The generator started it late (more than the late threshold after its intended time): not in
+   * the on-time latency. Absent: on time (the closed model has no schedule to be late on).
+   */
+  late?: boolean;
 }
 
 interface OperationAccumulator {
   corrected: Histogram;
   uncorrected: Histogram;
+  /** Corrected latency of the sends started on time: the evidence that outlasts a generator's lag. */
+  onTime: Histogram;
   statuses: Map<number, number>;
   codes: Map<string, number>;
   allowed: number;
@@ -55,6 +63,7 @@ function newAccumulator(): OperationAccumulator {
   return {
     corrected: newHistogram(),
     uncorrected: newHistogram(),
+    onTime: newHistogram(),
     statuses: new Map(),
     codes: new Map(),
     allowed: 0,
@@ -182,6 +191,7 @@ export class Recorder {
     if (answered) {
       recordMs(acc.corrected, correctedMs);
       recordMs(acc.uncorrected, sample.doneMs - sample.sentMs);
+      if (sample.late !== true) recordMs(acc.onTime, correctedMs);
     }
     const isError = sample.transportError !== undefined || (sample.status !== undefined && sample.status >= 500);
     if (sample.transportError !== undefined) acc.transportErrors[sample.transportError]++;
@@ -268,6 +278,7 @@ export class Recorder {
       ratePerSec: Math.round((acc.requests / seconds) * 100) / 100,
       latency: { corrected: percentilesMs(acc.corrected), uncorrected: percentilesMs(acc.uncorrected) },
       histograms: { corrected: encodeHistogram(acc.corrected), uncorrected: encodeHistogram(acc.uncorrected) },
+      onTime: { latency: percentilesMs(acc.onTime), histogram: encodeHistogram(acc.onTime) },
       statuses: Object.fromEntries([...acc.statuses].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v])),
       codes: Object.fromEntries([...acc.codes].sort((a, b) => b[1] - a[1])),
       ratelimit: { allowed: acc.allowed, denied: acc.denied },
@@ -280,6 +291,7 @@ export class Recorder {
     const merged = newAccumulator();
     merged.corrected = mergeHistograms(all.map((a) => a.corrected));
     merged.uncorrected = mergeHistograms(all.map((a) => a.uncorrected));
+    merged.onTime = mergeHistograms(all.map((a) => a.onTime));
     for (const acc of all) {
       for (const [k, v] of acc.statuses) merged.statuses.set(k, (merged.statuses.get(k) ?? 0) + v);
       for (const [k, v] of acc.codes) merged.codes.set(k, (merged.codes.get(k) ?? 0) + v);

@@ -201,7 +201,8 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
           late += outcome.late;
           dropped += outcome.dropped;
         }
-        schedule = { scheduledSends: outcome.sent + outcome.dropped, lateSends: outcome.late };
+        // The sends that came due: a Ctrl-C's undue sends are dropped, but were never late.
+        schedule = { scheduledSends: outcome.due, lateSends: outcome.late };
       } else if (settings.model === 'closed') {
         await runClosedPhase({ target, settings, phase, next, recorder, signal: loop.stopSignal, history: phaseHistory });
       }

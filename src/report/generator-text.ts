@@ -14,12 +14,16 @@ export function generatorBanner(report: RunReport): { headline: string; detail: 
   const generator = report.generator;
   if (generator === undefined || !generator.limited) return undefined;
   const machine = generator.loadAverage > 0 ? ` The machine's load average was ${generator.loadAverage} on ${report.environment.cpus} CPUs.` : '';
+  const inconclusive = report.thresholds.some((t) => thresholdVerdict(t) === 'inconclusive');
   return {
-    headline: 'INCONCLUSIVE — the load generator was the bottleneck, not necessarily the service.',
+    headline: inconclusive
+      ? 'INCONCLUSIVE — the load generator was the bottleneck, not necessarily the service.'
+      : 'NOTE — the load generator could not keep its schedule; every threshold could still be judged.',
     detail:
-      `keysim could not keep its own schedule (${generator.reasons.join('; ')}), so its latency and throughput figures measure the generator as much as the service: ` +
-      `latency and throughput thresholds are marked inconclusive, not failed (error-rate thresholds and checks are still judged).${machine} ` +
-      `To get a verdict: ${GENERATOR_ADVICE}.`,
+      `keysim could not keep its own schedule (${generator.reasons.join('; ')}), so its latency and throughput figures measure the generator as well as the service. ` +
+      'Its lag only adds to latency and takes from throughput: a latency or throughput threshold that passes anyway is passed; one that fails is judged again over the sends made on time, ' +
+      `with the generator's own delay allowed for, and is failed if it still fails, inconclusive otherwise (error-rate thresholds and checks are judged as measured).${machine} ` +
+      `${inconclusive ? 'To get a verdict' : 'For figures of the service alone'}: ${GENERATOR_ADVICE}.`,
   };
 }
 
@@ -58,7 +62,7 @@ export function latencyLabel(report: RunReport): string {
   return report.settings.model === 'open' ? 'corrected' : 'latency';
 }
 
-/** A threshold's verdict: an inconclusive one (the generator could not keep its schedule) is not a failed one. */
+/** A threshold's verdict: an inconclusive one (the generator's lag may explain it) is not a failed one. */
 export function thresholdVerdict(result: ThresholdResult): 'passed' | 'failed' | 'inconclusive' {
   return result.passed ? 'passed' : result.inconclusive === true ? 'inconclusive' : 'failed';
 }

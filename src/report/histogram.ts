@@ -45,14 +45,14 @@ export function mergeHistograms(histograms: Iterable<Histogram>): Histogram {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-/** p50 … max in milliseconds; zeros for an empty histogram. */
+/** p50, p90, p95, p99, p99.9, max and mean in milliseconds; zeros for an empty histogram. */
 export function percentilesMs(histogram: Histogram): Percentiles {
   const count = histogram.totalCount;
-  if (count === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0, mean: 0, count: 0 };
+  if (count === 0) return { p50: 0, p90: 0, p95: 0, p99: 0, p999: 0, max: 0, mean: 0, count: 0 };
   // A percentile is reported as the top of its bucket, which can lie above the largest sample.
   const max = round3(histogram.maxValue / 1000);
   const at = (p: number) => Math.min(max, round3(histogram.getValueAtPercentile(p) / 1000));
-  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max, mean: round3(histogram.mean / 1000), count };
+  return { p50: at(50), p90: at(90), p95: at(95), p99: at(99), p999: at(99.9), max, mean: round3(histogram.mean / 1000), count };
 }
 
 /**

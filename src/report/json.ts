@@ -60,7 +60,7 @@ function object<T>(fields: { [K in keyof T]-?: Shape }, optional: ReadonlyArray<
   return { kind: 'object', fields: fields as Record<string, Shape>, optional: new Set(optional) };
 }
 
-const percentilesShape = object<Percentiles>({ p50: num, p90: num, p99: num, p999: num, max: num, mean: num, count });
+const percentilesShape = object<Percentiles>({ p50: num, p90: num, p95: num, p99: num, p999: num, max: num, mean: num, count }, ['p95']);
 
 const operationShape = object<OperationStats>(
   {
@@ -69,6 +69,7 @@ const operationShape = object<OperationStats>(
     ratePerSec: num,
     latency: object<OperationStats['latency']>({ corrected: percentilesShape, uncorrected: percentilesShape }),
     histograms: object<OperationStats['histograms']>({ corrected: base64, uncorrected: base64 }),
+    onTime: object<NonNullable<OperationStats['onTime']>>({ latency: percentilesShape, histogram: base64 }),
     statuses: recordOf(count),
     codes: recordOf(count),
     ratelimit: object<OperationStats['ratelimit']>({ allowed: count, denied: count }),
@@ -76,7 +77,7 @@ const operationShape = object<OperationStats>(
     cutOff: count,
     checkFailures: count,
   },
-  ['cutOff'],
+  ['cutOff', 'onTime'],
 );
 
 const witnessShape = object<WitnessOperation>(

@@ -21,7 +21,7 @@ export function generatorMarkdown(report: RunReport): string[] {
   const limits = generator.limits;
   const loopLimit = limits.loopDelayP99Ms >= Number.MAX_VALUE ? 'not judged' : `${formatValue(limits.loopDelayP99Ms)} ms`;
   const verdict = generator.limited
-    ? `**It could not keep its schedule** — the run is inconclusive: ${escapeMarkdown(generator.reasons.join('; '))}.`
+    ? `**It could not keep its schedule** — a latency or throughput threshold its lag may explain is inconclusive: ${escapeMarkdown(generator.reasons.join('; '))}.`
     : 'It kept its schedule.';
   const rows = generator.phases.map((p) => [
     escapeMarkdown(p.name),

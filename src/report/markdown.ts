@@ -45,7 +45,7 @@ function statusLine(report: RunReport): string {
     report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
   );
   if (report.invariants !== undefined) parts.push(invariantsStatus(report.invariants));
-  if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule (inconclusive)');
+  if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule');
   return parts.join(' · ');
 }
 
@@ -125,7 +125,7 @@ function latencyRow(name: string, op: OperationStats): string[] {
     name,
     formatCount(op.requests),
     formatRate(op.ratePerSec),
-    ...[c.p50, c.p90, c.p99, c.p999, c.max].map((v) => (c.count > 0 ? formatMsValue(v) : '–')),
+    ...[c.p50, c.p90, c.p95, c.p99, c.p999, c.max].map((v) => (c.count > 0 && v !== undefined ? formatMsValue(v) : '–')),
     op.latency.uncorrected.count > 0 ? formatMsValue(op.latency.uncorrected.p99) : '–',
   ];
 }
@@ -136,21 +136,21 @@ function latency(report: RunReport): string {
   const cut = (row: string[]) => (open ? row : row.slice(0, -1));
   const rows = report.operations.map((op) => cut(latencyRow(escapeMarkdown(op.operation), op)));
   rows.push(cut(latencyRow('**all**', report.overall).map((cell, i) => (i === 0 ? cell : `**${cell}**`))));
-  const header = ['Operation', 'Requests', 'Rate (req/s)', 'p50', 'p90', 'p99', 'p99.9', 'max'];
-  return open ? table([...header, 'p99 uncorrected'], rows, 'lrrrrrrrr') : table(header, rows, 'lrrrrrrr');
+  const header = ['Operation', 'Requests', 'Rate (req/s)', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max'];
+  return open ? table([...header, 'p99 uncorrected'], rows, 'lrrrrrrrrr') : table(header, rows, 'lrrrrrrrr');
 }
 
 function distribution(report: RunReport): string {
   const line = (label: string, p: Percentiles) => [
     label,
-    ...[p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => (p.count > 0 ? formatMsValue(v) : '–')),
+    ...[p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map((v) => (p.count > 0 && v !== undefined ? formatMsValue(v) : '–')),
     formatCount(p.count),
   ];
   const rows =
     report.settings.model === 'open'
       ? [line('corrected (from intended send)', report.overall.latency.corrected), line('uncorrected (from actual send)', report.overall.latency.uncorrected)]
       : [line('latency (from actual send)', report.overall.latency.uncorrected)];
-  return table(['All operations (ms)', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'samples'], rows, 'lrrrrrrr');
+  return table(['All operations (ms)', 'p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean', 'samples'], rows, 'lrrrrrrrr');
 }
 
 /** A wide table: one row per operation with a non-zero count, one column per key. */

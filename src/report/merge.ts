@@ -46,12 +46,16 @@ export function mergeOperationStats(operation: string, parts: readonly Operation
   const requests = sum(parts, (p) => p.requests);
   const transportErrors = Object.fromEntries(TRANSPORT_ERROR_KINDS.map((k) => [k, sum(parts, (p) => p.transportErrors[k])])) as Record<TransportErrorKind, number>;
   const cutOffs = parts.filter((p) => p.cutOff !== undefined);
+  // The on-time latency only when every segment kept it: a part missing would skew the figure.
+  const onTimes = parts.flatMap((p) => (p.onTime === undefined ? [] : [p.onTime.histogram]));
+  const onTime = onTimes.length === parts.length ? mergeHistograms(onTimes.map(decodeHistogram)) : undefined;
   return {
     operation,
     requests,
     ratePerSec: Math.round((requests / Math.max(measuredMs / 1000, 1e-9)) * 100) / 100,
     latency: { corrected: percentilesMs(corrected), uncorrected: percentilesMs(uncorrected) },
     histograms: { corrected: encodeHistogram(corrected), uncorrected: encodeHistogram(uncorrected) },
+    ...(onTime === undefined ? {} : { onTime: { latency: percentilesMs(onTime), histogram: encodeHistogram(onTime) } }),
     statuses: sumRecords(parts.map((p) => p.statuses)),
     codes: sumRecords(parts.map((p) => p.codes)),
     ratelimit: { allowed: sum(parts, (p) => p.ratelimit.allowed), denied: sum(parts, (p) => p.ratelimit.denied) },

@@ -16,7 +16,8 @@ export const REPORT_SCHEMA = 'keysim-run-report';
  * The version this keysim writes. Version 2 added the optional `invariants` section, and the
  * optional `cutOff` counts (of operations and totals; absent from reports written before them),
  * and later the optional `generator` section, thresholds' optional `inconclusive` flag, the
- * optional `resources` section and `target.remote` (additive: older version-2 reports lack them,
+ * optional `resources` section, `target.remote`, the optional `p95` of every percentile summary
+ * and operations' optional `onTime` latency (additive: older version-2 reports lack them,
  * and a keysim that predates them ignores them).
  */
 export const REPORT_VERSION = 2;
@@ -27,6 +28,8 @@ export type ReportVersion = (typeof READABLE_REPORT_VERSIONS)[number];
 export interface Percentiles {
   p50: number;
   p90: number;
+  /** Absent from reports written before keysim read it (read them as: not measured). */
+  p95?: number;
   p99: number;
   p999: number;
   max: number;
@@ -56,6 +59,14 @@ export interface OperationStats {
   };
   /** HDR histograms of microseconds, compressed base64 (HdrHistogram V2 encoding), mergeable: docs/outputs.md#encoded-histograms. */
   histograms: { corrected: string; uncorrected: string };
+  /**
+   * The corrected latency of the answered sends the generator started on time (not late: within
+   * `totals.lateThresholdMs` of their intended time), with its histogram. When the generator could
+   * not keep its schedule, a failing latency threshold is judged again over these: what still fails
+   * there is the service's doing (docs/live.md#the-busy-machine-verdict). In the closed model (no
+   * schedule) every send is on time. Absent from reports written before keysim kept it.
+   */
+  onTime?: { latency: Percentiles; histogram: string };
   /** HTTP status → count (`"200": 991`). */
   statuses: Record<string, number>;
   /** Verification codes (VALID, USAGE_EXCEEDED, …) for keys.verifyKey. */
@@ -118,8 +129,11 @@ export interface ThresholdResult {
   passed: boolean;
   /**
    * True when it could not be judged because the load generator could not keep its schedule
-   * (`generator.limited`): latency and throughput figures then measure the generator as much as the
-   * service. An inconclusive threshold is not a failed one. Absent (false) otherwise.
+   * (`generator.limited`) and its lag could explain the verdict: a latency threshold that fails as
+   * measured but passes over the sends made on time with the generator's own delay allowed for, or
+   * a throughput threshold that fails. A threshold lag could only have made worse that passes is
+   * passed, and one that fails over the on-time sends too is failed (`detail` says which evidence
+   * decided). An inconclusive threshold is not a failed one. Absent (false) otherwise.
    */
   inconclusive?: boolean;
   /** The measured value the expression compared (ms for latencies), null when there was no data. */
@@ -152,7 +166,11 @@ export interface PhaseReport {
 /** The load generator's own figures over one measured phase: did it keep its schedule? */
 export interface GeneratorPhase {
   name: string;
-  /** Sends the open model planned in the phase; null in the closed model (it has no schedule). */
+  /**
+   * Sends the open model planned in the phase that came due (all of them, unless the run was
+   * stopped: the sends a Ctrl-C left undue are not counted); null in the closed model (it has no
+   * schedule). The late share is `lateSends / scheduledSends`.
+   */
   scheduledSends: number | null;
   /** Of those, sends started more than `totals.lateThresholdMs` after their intended time; null in the closed model. */
   lateSends: number | null;
@@ -171,8 +189,9 @@ export interface GeneratorPhase {
 }
 
 /**
- * Whether the load generator kept its schedule. When it did not (`limited`), the run is
- * inconclusive: latency and throughput thresholds are not judged, and keysim exits 97.
+ * Whether the load generator kept its schedule. When it did not (`limited`), the report carries a
+ * banner, and a latency or throughput threshold its lag could explain is inconclusive (keysim
+ * exits 97 when one is and nothing failed); thresholds its lag cannot explain are still judged.
  */
 export interface GeneratorSection {
   /** True when any measured phase went over a limit. */

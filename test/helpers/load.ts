@@ -16,8 +16,10 @@ export function loadSettings(overrides: Partial<LoadSettings> = {}): LoadSetting
 
 export interface OperationFixture {
   operation: string;
-  /** Latencies in ms, corrected (one sample per request). */
+  /** Latencies in ms, corrected (one sample per request), of sends the generator made on time. */
   latenciesMs: readonly number[];
+  /** Corrected latencies of sends the generator started late: in the corrected figures, not the on-time ones. */
+  lateLatenciesMs?: readonly number[];
   statuses?: Record<string, number>;
   codes?: Record<string, number>;
   ratelimit?: { allowed: number; denied: number };
@@ -28,14 +30,17 @@ export interface OperationFixture {
 /** Operation figures from raw latencies, recorded in real histograms so the figures agree. */
 export function operationStats(fixture: OperationFixture, measuredMs = 1_000): OperationStats {
   const corrected = newHistogram();
-  for (const ms of fixture.latenciesMs) recordMs(corrected, ms);
-  const requests = fixture.latenciesMs.length;
+  const onTime = newHistogram();
+  for (const ms of fixture.latenciesMs) recordMs(onTime, ms);
+  for (const ms of [...fixture.latenciesMs, ...(fixture.lateLatenciesMs ?? [])]) recordMs(corrected, ms);
+  const requests = fixture.latenciesMs.length + (fixture.lateLatenciesMs?.length ?? 0);
   return {
     operation: fixture.operation,
     requests,
     ratePerSec: Math.round((requests / (measuredMs / 1000)) * 100) / 100,
     latency: { corrected: percentilesMs(corrected), uncorrected: percentilesMs(corrected) },
     histograms: { corrected: encodeHistogram(corrected), uncorrected: encodeHistogram(corrected) },
+    onTime: { latency: percentilesMs(onTime), histogram: encodeHistogram(onTime) },
     statuses: fixture.statuses ?? (requests > 0 ? { '200': requests } : {}),
     codes: fixture.codes ?? {},
     ratelimit: fixture.ratelimit ?? { allowed: 0, denied: 0 },
@@ -56,7 +61,8 @@ function overallOf(fixtures: readonly OperationFixture[], measuredMs: number): O
     {
       operation: 'all',
       latenciesMs: allLatencies,
-      statuses: sum((f) => f.statuses ?? (f.latenciesMs.length > 0 ? { '200': f.latenciesMs.length } : {})),
+      lateLatenciesMs: fixtures.flatMap((f) => f.lateLatenciesMs ?? []),
+      statuses: sum((f) => f.statuses ?? (f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) > 0 ? { '200': f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) } : {})),
       codes: sum((f) => f.codes),
       ratelimit: {
         allowed: fixtures.reduce((n, f) => n + (f.ratelimit?.allowed ?? 0), 0),

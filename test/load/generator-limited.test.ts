@@ -2,8 +2,8 @@
  * A load generator that cannot keep its schedule (a busy machine) made `keysim run` fail a latency
  * threshold (exit 99) with the late sends as a mere footnote: the generator, not the service, had
  * missed its schedule. Now the generator measures itself per measured phase and, when over its
- * limits, the run is inconclusive: latency thresholds inconclusive (not failed), a banner at the
- * top of the summary, the Markdown and the HTML, exit 97.
+ * limits, a banner goes at the top of the summary, the Markdown and the HTML, and a latency
+ * threshold its lag may explain is inconclusive (not failed): exit 97 when nothing failed.
  *
  * Pace-independent both ways: the limited run is made limited on purpose (its requests' `build`
  * busy-waits 40 ms each while they are due every 20 ms, so every send after the first is late
@@ -89,10 +89,13 @@ describe('the generator measures itself: a run it could not keep the schedule of
     expect(phase.mainThreadBusy).toBeGreaterThan(0);
     expect(phase.processCpuCores).toBeGreaterThan(0);
 
-    // Latency and throughput thresholds are inconclusive, whichever way they would have gone; errors are judged.
+    // A latency threshold that fails as measured with too few sends on time to judge it again (only
+    // the first can be: every later one is due during a 40 ms build) and a throughput one that
+    // fails are inconclusive, whatever the machine's pace; one the lag can only have
+    // made worse that passes is passed; errors are judged.
     expect(report.thresholds.map((t) => [t.expression, t.passed, t.inconclusive === true])).toEqual([
       ['p50 < 0.001ms', false, true],
-      ['p99 < 3600s', false, true],
+      ['p99 < 3600s', true, false],
       ['rps > 1000000', false, true],
       ['errors == 0', true, false],
     ]);
@@ -133,7 +136,7 @@ describe('the generator measures itself: a run it could not keep the schedule of
     expect(report.generator?.limited).toBe(true);
     expect(report.thresholds.map((t) => [t.passed, t.inconclusive === true])).toEqual([
       [false, false],
-      [false, true],
+      [true, false],
     ]);
     expect(exitCodeOf(report)).toBe(EXIT.thresholdFailed);
   });
@@ -178,7 +181,9 @@ describe('the generator measures itself: a run it could not keep the schedule of
     expect(report.generator?.phases).toEqual([expect.objectContaining({ scheduledSends: null, lateSends: null })]);
     // Any event-loop delay at all is over a limit of 0 ms (timers never fire to the nanosecond).
     expect(report.generator?.reasons).toEqual([expect.stringMatching(/event-loop delay p99 was [\d.]+ ms, over the limit of 0 ms/)]);
-    expect(exitCodeOf(report)).toBe(EXIT.generatorLimited);
+    // Limited with no threshold left inconclusive: the banner stays, the exit code is the verdicts' (0).
+    expect(exitCodeOf(report)).toBe(EXIT.ok);
+    expect(renderSummary(report)).toMatch(/^!!! NOTE — the load generator could not keep its schedule/);
   });
 });
 
@@ -218,10 +223,11 @@ describe('judgeGenerator: the limits', () => {
     expect(generatorSummaryText(judgeGenerator([], limits, 0))).toBeUndefined();
   });
 
-  test('exitCodeOf: 97 below the failures, above ok', () => {
+  test('exitCodeOf: 97 (a threshold inconclusive) below the failures, above ok', () => {
     const base = { generator: judgeGenerator([phase({ lateSends: 500 })], limits, 0) } as Partial<RunReport>;
     const report = (over: Partial<RunReport>): RunReport => ({ status: 'completed', checks: [], thresholds: [], ...base, ...over }) as RunReport;
-    expect(exitCodeOf(report({}))).toBe(EXIT.generatorLimited);
+    // Limited, but nothing inconclusive: 0 (the banner stays in the report).
+    expect(exitCodeOf(report({}))).toBe(EXIT.ok);
     expect(exitCodeOf(report({ thresholds: [{ expression: 'p99 < 1ms', passed: false, inconclusive: true, actual: 2, detail: '' }] }))).toBe(EXIT.generatorLimited);
     expect(exitCodeOf(report({ thresholds: [{ expression: 'errors == 0', passed: false, actual: 2, detail: '' }] }))).toBe(EXIT.thresholdFailed);
     expect(exitCodeOf(report({ checks: [{ name: 'c', passed: false, detail: '' }] }))).toBe(EXIT.checkFailed);

@@ -79,8 +79,8 @@ describe('thresholds naming something that does not exist are refused before any
     ['rate(VALIDATED) > 0.9', /Unknown outcome "VALIDATED".*USAGE_EXCEEDED.*HTTP status/],
     ['rate(700) > 0.9', /Unknown outcome "700"/],
     ['rate(admitted) > 0.9', /allowed\/denied/],
-    ['p98 < 20ms', /Unknown percentile "p98".*p50, p90, p99, p999/],
-    ['p95(keys.verifyKey) < 20ms', /Unknown percentile "p95"/],
+    ['p98 < 20ms', /Unknown percentile "p98".*p50, p90, p95, p99, p999/],
+    ['p97(keys.verifyKey) < 20ms', /Unknown percentile "p97"/],
   ])('%j', (expression, message) => {
     const result = parseThreshold(expression);
     expect(result.ok).toBe(false);

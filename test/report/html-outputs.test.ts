@@ -121,6 +121,7 @@ describe('the generator-limited banner', () => {
       phases: [{ name: 'steady', scheduledSends: 9_000, lateSends: 120, loopDelayMs: { p50: 1, p99: 60, max: 90 }, processCpuCores: 1.7, mainThreadBusy: 0.97 }],
       loadAverage: 6.5,
     },
+    thresholds: [{ expression: 'p99 < 50ms', passed: false, inconclusive: true, actual: 61, detail: 'measured 61 ms; over the 8,880 sends on time 40 ms with 60 ms of generator delay allowed: passed, so inconclusive' }],
   };
 
   it('at the top, before the figures, naming the reason and what to do', () => {
@@ -130,6 +131,9 @@ describe('the generator-limited banner', () => {
     expect(banner).toBeLessThan(html.indexOf('class="cards"'));
     expect(html).toContain('120 of 9,000 sends (1.3 %) started late');
     expect(html).toContain('lower the rate (--rate)');
+    // A run that lagged with every threshold judged keeps a banner, which does not call it inconclusive.
+    const judged = renderHtml({ ...limited, thresholds: [{ expression: 'p99 < 500ms', passed: true, actual: 61, detail: 'measured 61 ms' }] });
+    expect(judged).toContain('<div class="banner inconclusive" role="alert"><strong>NOTE — the load generator could not keep its schedule; every threshold could still be judged.');
   });
 
   it('absent when the generator kept its schedule, or was not judged', () => {

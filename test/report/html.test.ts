@@ -76,7 +76,7 @@ describe('renderHtml', () => {
       expect(values).toEqual([
         op.requests.toLocaleString('en-US'),
         op.ratePerSec.toFixed(1),
-        ...[c.p50, c.p90, c.p99, c.p999, c.max, c.mean, u.p50, u.p90, u.p99, u.p999, u.max, u.mean].map(formatMsValue),
+        ...[c.p50, c.p90, c.p95, c.p99, c.p999, c.max, c.mean, u.p50, u.p90, u.p95, u.p99, u.p999, u.max, u.mean].map((v) => formatMsValue(v ?? Number.NaN)),
       ]);
     }
     // Spectrum: one corrected and one uncorrected curve per operation plus the overall ones, on each latency axis (log and linear).

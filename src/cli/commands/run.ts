@@ -49,7 +49,7 @@ interface RunArgs extends LoadFlags, BaselineFlags {
   /** With --history on a live target: the clock-skew bound, ms, instead of measuring it. */
   skew?: number;
   fault: string[];
-  /** The generator's limits: above them the run is inconclusive (exit 97). */
+  /** The generator's limits: above them the report says the generator lagged, and a threshold its lag may explain is inconclusive (exit 97). */
   maxLateShare?: number;
   maxLoopDelay?: string;
   /** JUnit XML of every run's thresholds, checks and invariants. */

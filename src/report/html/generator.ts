@@ -5,7 +5,7 @@ import { formatValue } from '../format.js';
 import { esc } from './svg.js';
 import { td } from './tables.js';
 
-/** At the top of the page when the generator could not keep its schedule: the run is inconclusive. */
+/** At the top of the page when the generator could not keep its schedule: a banner (INCONCLUSIVE when a threshold is). */
 export function generatorBannerHtml(report: RunReport): string {
   const banner = generatorBanner(report);
   if (banner === undefined) return '';
@@ -19,7 +19,7 @@ export function generatorSectionHtml(report: RunReport): string {
   const limits = generator.limits;
   const loopLimit = limits.loopDelayP99Ms >= Number.MAX_VALUE ? 'not judged' : `${formatValue(limits.loopDelayP99Ms)} ms`;
   const verdict = generator.limited
-    ? `<strong>It could not keep its schedule</strong>: the run is inconclusive (${esc(generator.reasons.join('; '))}).`
+    ? `<strong>It could not keep its schedule</strong>: a latency or throughput threshold its lag may explain is inconclusive (${esc(generator.reasons.join('; '))}).`
     : 'It kept its schedule.';
   const rows = generator.phases
     .map(

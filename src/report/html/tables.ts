@@ -16,18 +16,18 @@ export function td(text: string, cls = ''): string {
 export function latencyTable(report: RunReport): string {
   // The closed model has no intended send times: one group, from the actual send, never "corrected".
   const open = report.settings.model === 'open';
-  const cols = (p: Percentiles) => [p.p50, p.p90, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 ? formatMsValue(v) : '—', 'num')).join('');
+  const cols = (p: Percentiles) => [p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 && v !== undefined ? formatMsValue(v) : '—', 'num')).join('');
   const groups = (op: OperationStats) =>
     open ? `${cols(op.latency.corrected)}${cols(op.latency.uncorrected).replace(/class="num"/g, 'class="num uncorr"')}` : cols(op.latency.uncorrected);
   const row = (name: string, op: OperationStats, cls = '') =>
     `<tr${cls === '' ? '' : ` class="${cls}"`}><th scope="row">${name}</th>${td(formatCount(op.requests), 'num')}${td(formatRate(op.ratePerSec), 'num')}${groups(op)}</tr>`;
-  const pcts = ['p50', 'p90', 'p99', 'p99.9', 'max', 'mean'].map((p) => `<th scope="col" class="num">${p}</th>`).join('');
+  const pcts = ['p50', 'p90', 'p95', 'p99', 'p99.9', 'max', 'mean'].map((p) => `<th scope="col" class="num">${p}</th>`).join('');
   const caption = open
     ? 'Latency by operation, ms — corrected (from the intended send time) beside uncorrected (from the actual send)'
     : 'Latency by operation, ms — from the actual send (the closed model has no intended send times)';
   const groupHeads = open
-    ? `<th colspan="6" scope="colgroup" class="group corrected-head">corrected</th><th colspan="6" scope="colgroup" class="group uncorrected-head">uncorrected</th>`
-    : `<th colspan="6" scope="colgroup" class="group">latency</th>`;
+    ? `<th colspan="7" scope="colgroup" class="group corrected-head">corrected</th><th colspan="7" scope="colgroup" class="group uncorrected-head">uncorrected</th>`
+    : `<th colspan="7" scope="colgroup" class="group">latency</th>`;
   return (
     `<div class="table-wrap"><table class="latency"><caption>${caption}</caption>` +
     `<thead><tr><th rowspan="2" scope="col">Operation</th><th rowspan="2" scope="col" class="num">Requests</th><th rowspan="2" scope="col" class="num">req/s</th>` +
@@ -148,7 +148,7 @@ export function verdictBadges(report: RunReport): string {
   const thresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
   const checks = report.checks.filter((c) => !c.passed).length;
   let out = '';
-  if (report.generator?.limited === true) out += `<span class="status interrupted">inconclusive: generator-limited</span>`;
+  if (report.generator?.limited === true) out += `<span class="status interrupted">generator-limited</span>`;
   if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
   if (checks > 0) out += `<span class="status failed">${checks} ${checks === 1 ? 'check' : 'checks'} failed</span>`;
   return out + invariantsBadges(report.invariants);
