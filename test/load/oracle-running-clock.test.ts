@@ -56,7 +56,7 @@ async function oracleVerdict(options: { workers?: number; realTimeMs?: () => num
   const oracle = await Oracle.start(client);
   const events = await limitRequests(client, options.requests, options.durationMs);
   await oracle.drain();
-  return oracle.compare(events);
+  return await oracle.compare(events);
 }
 
 describe('the oracle on a running clock', () => {
