@@ -8,7 +8,7 @@
  * holds none, and only its known fields are shown.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
 import {
@@ -28,6 +28,7 @@ import {
 import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
 
 interface CheckArgs {
   paths: string[];
@@ -67,7 +68,7 @@ function truncationLines(t: Truncation): string[] {
 }
 
 /** The verdict as text. */
-export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation): string {
+export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation, recheck?: RunRecheck): string {
   const lines: string[] = [];
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
@@ -94,11 +95,14 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
     lines.push('');
     for (const note of report.notes) lines.push(`note: ${note}`);
   }
+  if (recheck !== undefined) lines.push('', ...renderRecheck(recheck));
   lines.push('');
   const violations = `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`;
   if (!report.passed) lines.push(truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`);
   else if (truncation !== undefined) lines.push(`verdict: PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked (exit ${EXIT.historyTruncated})`);
   else lines.push('verdict: all invariants hold');
+  // Said apart when more than the invariants decides the exit code (the oracle, a threshold, a check).
+  if (recheck !== undefined && recheck.exitCode !== (report.passed ? EXIT.ok : EXIT.invariantViolated)) lines.push(`verdict of the run: ${recheck.verdict} (exit ${recheck.exitCode})`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -175,15 +179,19 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     const source = args.skew !== undefined ? 'given (--skew)' : judged.header.wallSkewMs !== undefined ? `the history's (measured or given when it was recorded${files.length > 1 ? '; the largest of them' : ''})` : 'the default: the history names none';
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
+  // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
+  const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
+  if (files.length > 1) report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
   if (args.json) {
     const cut = truncation === undefined ? {} : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
     const which = files.length === 1 ? { file: files[0] } : { files };
-    process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
+    const run = recheck === undefined ? {} : { run: recheck };
+    process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report, ...run }, null, 2)}\n`);
   } else {
-    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation));
+    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation, recheck));
   }
-  if (!report.passed) return EXIT.invariantViolated;
-  return truncation === undefined ? EXIT.ok : EXIT.historyTruncated;
+  const code = recheck?.exitCode ?? (report.passed ? EXIT.ok : EXIT.invariantViolated);
+  return code === EXIT.ok && truncation !== undefined ? EXIT.historyTruncated : code;
 }
 
 export const checkCommandModule: CommandModule<object, CheckArgs> = {
