@@ -10,7 +10,6 @@
  * Written as the oracle drains (about once a second), through gzip; memory stays flat.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { type Gzip, constants as zlibConstants, createGunzip, createGzip } from 'node:zlib';
 import type { JournalEntry, JournalStart } from '../http/index.js';
 
@@ -85,35 +84,53 @@ export interface JournalFile {
   end(): JournalEnd | undefined;
 }
 
+/** The file's lines; a gzip stream cut short (a killed run) ends them early and sets `cut`. */
+async function* linesOf(path: string, ending: { cut: boolean }): AsyncGenerator<string> {
+  const file = createReadStream(path);
+  const gunzip = createGunzip();
+  file.on('error', (error) => gunzip.destroy(error));
+  const source = file.pipe(gunzip).setEncoding('utf8');
+  let pending = '';
+  try {
+    for await (const chunk of source as AsyncIterable<string>) {
+      pending += chunk;
+      let from = 0;
+      for (let nl = pending.indexOf('\n', from); nl !== -1; nl = pending.indexOf('\n', from)) {
+        yield pending.slice(from, nl);
+        from = nl + 1;
+      }
+      pending = pending.slice(from);
+    }
+  } catch {
+    // The half-written line after the last newline never was an entry: what came before stands.
+    ending.cut = true;
+    return;
+  } finally {
+    file.destroy();
+  }
+  if (pending !== '') ending.cut = true;
+}
+
 /** Opens a journal file; throws with the reason when it is not one. */
 export async function openJournalFile(path: string): Promise<JournalFile> {
-  const input = createReadStream(path).pipe(createGunzip());
-  let cut = false;
-  // A file cut short ends its gzip stream early: what was read is a prefix.
-  input.on('error', () => {
-    cut = true;
-    input.emit('end');
-  });
-  const lines = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const ending = { cut: false };
+  const lines = linesOf(path, ending);
   const first = await lines.next();
-  const header = first.done === true ? undefined : (JSON.parse(first.value) as { format?: unknown; version?: unknown; start?: JournalStart });
+  let header: { format?: unknown; version?: unknown; start?: JournalStart } | undefined;
+  try {
+    header = first.done === true ? undefined : (JSON.parse(first.value) as typeof header);
+  } catch {
+    header = undefined;
+  }
   if (header?.format !== JOURNAL_FORMAT || header.version !== JOURNAL_VERSION || header.start === undefined) {
-    await lines.return?.();
-    throw new Error(`${path} is not a keysim journal (${JOURNAL_FORMAT} version ${JOURNAL_VERSION})`);
+    await lines.return(undefined);
+    throw new Error(`${path} is not a keysim journal (${JOURNAL_FORMAT} version ${JOURNAL_VERSION}), or was cut short before its start was saved`);
   }
   let end: JournalEnd | undefined;
   async function* entries(): AsyncGenerator<JournalEntry> {
-    for (;;) {
-      const next = await lines.next();
-      if (next.done === true) return;
-      if (next.value.trim() === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(next.value);
-      } catch {
-        // The last line of a file cut mid-line: the prefix before it stands.
-        return;
-      }
+    for await (const text of lines) {
+      if (text.trim() === '') continue;
+      const value = JSON.parse(text) as unknown;
       if (typeof value === 'object' && value !== null && 'end' in value) {
         end = (value as { end: JournalEnd }).end;
         return;
@@ -121,5 +138,5 @@ export async function openJournalFile(path: string): Promise<JournalFile> {
       yield value as JournalEntry;
     }
   }
-  return { start: header.start, entries: entries(), end: () => (cut ? undefined : end) };
+  return { start: header.start, entries: entries(), end: () => (ending.cut ? undefined : end) };
 }
