@@ -68,7 +68,9 @@ const caseArb = fc
   .chain((c) => fc.record({ c: fc.constant(c), ops: fc.array(opArb(c.durationMs), { minLength: 1, maxLength: 60 }) }));
 
 describe('journal replay on a running clock', () => {
-  test('the replay answers what the simulator answered, request by request, whatever the clock did between and during requests (seed printed on failure)', () => {
+  test('the replay answers what the simulator answered, request by request, whatever the clock did between and during requests', () => {
+    const seed = Number(process.env.KEYSIM_FC_SEED ?? (Math.random() * 0x7fff_ffff) | 0);
+    console.log(`journal replay on a running clock: fast-check seed ${seed} (replay: KEYSIM_FC_SEED=${seed})`);
     assertProperty(
       fc.property(caseArb, ({ c, ops }) => {
         const sim = runningSimulator(c.tickMs);
@@ -103,7 +105,7 @@ describe('journal replay on a running clock', () => {
         }
         return entries.filter((e) => e.seq !== undefined).length === ops.length;
       }),
-      { numRuns: 300 },
+      { numRuns: 300, seed },
     );
   });
 });
