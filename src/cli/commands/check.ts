@@ -2,9 +2,11 @@
  * `keysim check <history.jsonl.gz | run folder>…`: re-checks a saved history offline and prints the
  * verdict per invariant, with the witnesses of each violation. Several histories of one run (its
  * set-up's and its segments') are combined and judged as one (docs/checking.md#across-segments);
- * histories of different runs are refused (exit 2). Exit 0 when clean, 100 when an
- * invariant is violated, 94 when the history was cut short (a killed run) and the part that could
- * be judged is clean, 2 when the file is missing or not a history. Prints no secret: a history
+ * histories of different runs are refused (exit 2). Given one run's folder it also replays the
+ * journal the run saved (the oracle) and re-judges the thresholds from its report.json, and exits as
+ * the run did (recheck-run.ts); otherwise exit 0 when clean, 100 when an invariant is violated. 94
+ * when the history was cut short (a killed run) and the part that could be judged is clean, 2 when
+ * the file is missing or not a history. Prints no secret: a history
  * holds none, and only its known fields are shown.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -196,7 +198,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
 
 export const checkCommandModule: CommandModule<object, CheckArgs> = {
   command: 'check <paths..>',
-  describe: `Re-check a saved history (${HISTORY_FILE}) for credit and rate-limit invariants — or the histories of one run's segments together`,
+  describe: `Re-check a saved run: the invariants over its history (${HISTORY_FILE}), the oracle from its saved journal, the thresholds from its report — or the histories of one run's segments together`,
   builder: (y: Argv) =>
     y
       .positional('paths', { type: 'string', array: true, demandOption: true, describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one` })
@@ -204,7 +206,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
       .option('host-skew', { type: 'number', describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short')
+      .example('$0 check reports/20270115T120000Z-credits-drain', 'exits as the run did: 0 when everything holds, 100 when an invariant is violated or the oracle differs, 99 for a failed threshold, 94 when a killed run left the history cut short')
       .example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls') as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
