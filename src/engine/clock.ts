@@ -22,6 +22,14 @@ export interface ControllableClock extends Clock {
   advance(byMs: number): Result<EpochMs>;
   /** Puts the clock back where it started: the one backwards move, used by a full reset. */
   resetToStart(): void;
+  /**
+   * Runs `fn` on one reading of the clock: every `now()` inside it answers `nowMs` (moved only by
+   * `set`, `advance` or `resetToStart` inside it). The simulator runs each request this way, so
+   * that the instant its journal records is the very instant the engine decides with — a running
+   * clock read twice can straddle a window edge, and a replay at the journaled instant then
+   * decides otherwise.
+   */
+  holding<T>(fn: (nowMs: EpochMs) => T): T;
 }
 
 /** The last instant a JavaScript Date can show (+275760-09-13): beyond it nothing can be dated. */
@@ -75,6 +83,11 @@ export class ManualClock implements ControllableClock {
   resetToStart(): void {
     this.#nowMs = this.#startMs;
   }
+
+  /** A frozen clock reads one instant anyway. */
+  holding<T>(fn: (nowMs: EpochMs) => T): T {
+    return fn(this.#nowMs);
+  }
 }
 
 /**
@@ -88,6 +101,8 @@ export class SystemClock implements ControllableClock {
   readonly #startOffsetMs: number;
   #offsetMs: number;
   #lastMs = 0;
+  /** The instant a call holds the clock at (holding), else undefined. */
+  #heldMs: EpochMs | undefined;
 
   /**
    * @param readRealMs the real time source (the caller passes `Date.now`: the engine never reads it).
@@ -104,19 +119,27 @@ export class SystemClock implements ControllableClock {
     this.#offsetMs = this.#startOffsetMs;
   }
 
-  now(): EpochMs {
+  /** The running clock as it reads now, whether or not a call holds it. */
+  #read(): EpochMs {
     const ms = this.#readRealMs() + this.#offsetMs;
     if (ms > this.#lastMs) this.#lastMs = ms;
     return this.#lastMs;
   }
 
+  now(): EpochMs {
+    return this.#heldMs ?? this.#read();
+  }
+
   set(toMs: EpochMs): Result<EpochMs> {
     const problem = checkInstant(toMs, 'The target time');
     if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    // Inside a held call "now" is the held instant: what the call has seen so far.
     const nowMs = this.now();
     if (toMs < nowMs) return backwards(nowMs, toMs);
-    this.#offsetMs += toMs - nowMs;
+    // The offset follows real time as it is, so the clock reads toMs from here on.
+    this.#offsetMs += toMs - this.#read();
     this.#lastMs = toMs;
+    if (this.#heldMs !== undefined) this.#heldMs = toMs;
     return ok(toMs);
   }
 
@@ -129,5 +152,17 @@ export class SystemClock implements ControllableClock {
   resetToStart(): void {
     this.#offsetMs = this.#startOffsetMs;
     this.#lastMs = 0;
+    if (this.#heldMs !== undefined) this.#heldMs = this.#read();
+  }
+
+  holding<T>(fn: (nowMs: EpochMs) => T): T {
+    // Nested: the outer call's instant stands.
+    if (this.#heldMs !== undefined) return fn(this.#heldMs);
+    this.#heldMs = this.#read();
+    try {
+      return fn(this.#heldMs);
+    } finally {
+      this.#heldMs = undefined;
+    }
   }
 }

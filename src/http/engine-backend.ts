@@ -55,18 +55,27 @@ const TOO_MANY_REQUESTS: Problem = {
   detail: 'This root key has exceeded the API rate limit set with /_sim/apiRateLimit.set; retry in the next window.',
 };
 
-/** Runs one call against the state: the single place (per process owning state) that calls the engine. */
+/**
+ * Runs one call against the state: the single place (per process owning state) that calls the
+ * engine. The call runs on one reading of the service clock (ControllableClock.holding): the API
+ * rate limit, the journal and the engine all see that instant, so a replay at the journaled instant
+ * decides exactly as the engine did, even on a running clock at a window edge.
+ */
 export function executeCall(ctx: RouteContext, sha256: (text: string) => string, call: EngineCall): EngineOutcome {
+  return ctx.clock.holding((nowMs) => executeAt(ctx, sha256, call, nowMs));
+}
+
+function executeAt(ctx: RouteContext, sha256: (text: string) => string, call: EngineCall, nowMs: number): EngineOutcome {
   const { route, token } = call;
   const admin = route.path.startsWith('/_sim/');
   // The admin surface is never limited: it is how a test gets out of a 429.
   // (Hash the root key only when a limit is set: it is the hot path's most expensive step.)
-  if (ctx.apiRateLimit.config !== null && !admin && !ctx.apiRateLimit.admit(token === undefined ? '' : sha256(token), ctx.clock.now())) {
+  if (ctx.apiRateLimit.config !== null && !admin && !ctx.apiRateLimit.admit(token === undefined ? '' : sha256(token), nowMs)) {
     return { ok: false, problem: TOO_MANY_REQUESTS };
   }
   if (call.rejection !== undefined) return { ok: false, problem: call.rejection };
   // The journal (journal.ts) records the realised order for the oracle: just before execution.
-  if (ctx.journal.active && route.journal !== false) ctx.journal.record(ctx.clock.now(), route.method, route.path, token, call.input, call.seq);
+  if (ctx.journal.active && route.journal !== false) ctx.journal.record(nowMs, route.method, route.path, token, call.input, call.seq);
   const result = route.handle(ctx, token, call.input);
   return result.ok ? { ok: true, reply: result.value } : { ok: false, problem: fromEngine(result.error) };
 }

@@ -4,7 +4,8 @@
  *
  * Requests run one at a time on the event loop, and the engine is synchronous, so the order in
  * which route handlers are called *is* the execution order: the journal records each call just
- * before it, with the service clock, the route, the root key and the validated input.
+ * before it, with the instant it runs at (the one clock reading the engine decides with too), the
+ * route, the root key and the validated input.
  *
  * It is off until `/_sim/journal.start`, which also answers a snapshot of the state at that
  * moment (the replay's starting point). Memory is bounded: a reader drains it with
@@ -20,7 +21,7 @@
 export interface JournalEntry {
   /** Position in the journal since its start, from 0. */
   index: number;
-  /** Service clock just before the call, Unix ms. */
+  /** The service clock's one reading the call ran at (the instant the engine decided with), Unix ms. */
   atMs: number;
   method: 'GET' | 'POST';
   /** Route path, e.g. `/v2/keys.verifyKey` or `/_sim/clock.set`. */

@@ -43,6 +43,11 @@ export interface SimulatorOptions extends ServerOptions {
   clock?: 'manual' | 'system';
   /** Where the clock starts, Unix ms; default now. */
   startMs?: number;
+  /**
+   * The real time a 'system' clock runs on, Unix ms (default `Date.now`). A test can give one that
+   * moves on every read, to show that each request reads the service clock once.
+   */
+  realTimeMs?: () => number;
   seed?: number;
   compat?: Compat;
   /**
@@ -81,7 +86,7 @@ export const nodeSha256Digest = (text: string): string => hash('sha256', text, '
 
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const startMs = options.startMs ?? Date.now();
-  const clock: ControllableClock = options.clock === 'system' ? new SystemClock(Date.now, startMs) : new ManualClock(startMs);
+  const clock: ControllableClock = options.clock === 'system' ? new SystemClock(options.realTimeMs ?? Date.now, startMs) : new ManualClock(startMs);
   const seed = options.seed ?? 1;
   const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256, sha256Digest: nodeSha256Digest });
   const workers = options.workers ?? 1;

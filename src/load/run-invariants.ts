@@ -18,11 +18,12 @@ import type { Target } from './target.js';
 async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[], wallSkewMs: number | undefined, segment: HistoryEnd['segment']): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
   const skew = wallSkewMs ?? header.wallSkewMs;
+  const oracleSection = oracle === undefined ? undefined : await oracle.compare(events);
   const verdict = checkHistory(events, { ...(skew === undefined ? {} : { wallSkewMs: skew }), ...(segment === undefined ? {} : { segment }) });
   return invariantsSection(verdict, {
     operations: events.length,
     notes,
-    ...(oracle === undefined ? {} : { oracle: oracle.compare(events) }),
+    ...(oracleSection === undefined ? {} : { oracle: oracleSection }),
   });
 }
 

@@ -6,6 +6,7 @@
  * Each stage past the set-up has its module: reachability.ts, run-phases.ts, run-invariants.ts
  * and run-report.ts; this one holds the run's state and the order of the stages.
  */
+import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Random } from '../engine/index.js';
@@ -18,6 +19,7 @@ import { DEFAULT_WALL_SKEW_MS, HistoryWriter } from './history.js';
 import { type RunSkew, liveRunSkew } from './clock-skew.js';
 import { recordingServiceApi } from './history-recording.js';
 import { Oracle } from './oracle.js';
+import { JOURNAL_FILE } from './journal-file.js';
 import { DeadTargetWatch, type TargetStoppedVerdict } from './dead-target.js';
 import { DEFAULT_GENERATOR_LIMITS, GeneratorMonitor } from './generator-monitor.js';
 import { ResourceLedger, ledgerPath } from './resources.js';
@@ -118,7 +120,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   let oracleProblem: string | undefined;
   const oracle =
     history !== undefined && target.kind === 'simulator' && options.oracle !== false
-      ? await Oracle.start(client).catch((error: unknown) => {
+      ? await Oracle.start(client, { journalPath: join(dirname(options.historyPath as string), JOURNAL_FILE) }).catch((error: unknown) => {
           oracleProblem = error instanceof Error ? error.message : String(error);
           return undefined;
         })

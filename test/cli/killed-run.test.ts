@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { HISTORY_FILE, readHistory } from '../../src/load/history.js';
+import { JOURNAL_FILE } from '../../src/load/journal-file.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanEnv, cleanUpCli, cli, startCli, tempDir, waitUntil } from '../helpers/cli.js';
 
@@ -45,10 +46,10 @@ describe('runs that die', () => {
     const killed = await running.exited;
     expect(killed.signal).toBe('SIGKILL');
 
-    // Findable: the run folder holds the history (and no report: the run never finished).
+    // Findable: the run folder holds the history and the simulator's journal (no report: the run never finished).
     const folder = join(path, '..');
     expect(readdirSync(out)).toEqual([folder.slice(out.length + 1)]);
-    expect(readdirSync(folder)).toEqual([HISTORY_FILE]);
+    expect(readdirSync(folder).sort()).toEqual([HISTORY_FILE, JOURNAL_FILE].sort());
 
     for (const target of [folder, path]) {
       const check = await cli(['check', target]);

@@ -64,9 +64,11 @@ describe('keysim check across segments', () => {
     expect(report.invariants?.verdict).toBe('clean');
     expect(report.invariants?.notes.join(' ')).toMatch(/Combined from 3 histories \(set-up, segment 0\/2, segment 1\/2\)/);
     expect(report.invariants?.checked.keys).toBeGreaterThan(0);
-    // The merged folder holds the combined history: keysim check judges the same union from it.
+    // The merged folder holds the combined history: keysim check judges the same union from it,
+    // and comes to the merged run's exit code (a busy machine's inconclusive pace included).
     const again = await cli(['check', join(dir, 'merged'), '--json'], env);
-    expect(again.code, again.stderr).toBe(EXIT.ok);
+    expect(again.code, again.stderr).toBe(merged.code);
+    expect((JSON.parse(again.stdout) as { passed: boolean }).passed).toBe(true);
     expect((JSON.parse(again.stdout) as { header: HistoryHeader; operations: number }).header.combined).toEqual(['set-up', 'segment 0/2', 'segment 1/2']);
 
     // Another set-up of the same scenario: its tag is not the segments', so not one run.

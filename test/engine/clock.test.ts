@@ -60,4 +60,25 @@ describe('SystemClock', () => {
     real = 7;
     expect(clock.now()).toBe(1_000_007);
   });
+
+  it('holding: every reading inside a call is the one instant it started at, however real time moves', () => {
+    let real = 1_000;
+    const clock = new SystemClock(() => (real += 3), 50_000);
+    const seen = clock.holding((nowMs) => [nowMs, clock.now(), clock.now(), clock.holding((inner) => inner)]);
+    expect(new Set(seen).size).toBe(1);
+    // Outside a call the clock runs again, and never behind the held instant.
+    expect(clock.now()).toBeGreaterThan(seen[0] as number);
+  });
+
+  it('holding: a move inside a call is seen by the rest of the call and after it', () => {
+    let real = 0;
+    const clock = new SystemClock(() => (real += 5), 1_000_000);
+    clock.holding((nowMs) => {
+      expect(unwrap(clock.advance(60_000))).toBe(nowMs + 60_000);
+      expect(clock.now()).toBe(nowMs + 60_000);
+      expect(errorCode(clock.set(nowMs + 59_999))).toBe('err:service:application:invalid_input');
+    });
+    const after = clock.now();
+    clock.holding((nowMs) => expect(nowMs).toBe(after + 5));
+  });
 });

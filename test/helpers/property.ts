@@ -8,6 +8,8 @@ import fc from 'fast-check';
 export interface PropertyOptions {
   /** Cases per run; KEYSIM_FC_RUNS overrides it (e.g. a long soak). */
   numRuns?: number;
+  /** The seed when KEYSIM_FC_SEED is not set (a test that prints its seed up front draws it itself). */
+  seed?: number;
 }
 
 function envInt(name: string): number | undefined {
@@ -19,7 +21,7 @@ function envInt(name: string): number | undefined {
 }
 
 export function assertProperty<Ts>(property: fc.IProperty<Ts> | fc.IAsyncProperty<Ts>, options: PropertyOptions = {}): void | Promise<void> {
-  const seed = envInt('KEYSIM_FC_SEED') ?? (Math.random() * 0x7fff_ffff) | 0;
+  const seed = envInt('KEYSIM_FC_SEED') ?? options.seed ?? (Math.random() * 0x7fff_ffff) | 0;
   const path = process.env.KEYSIM_FC_PATH;
   const numRuns = envInt('KEYSIM_FC_RUNS') ?? options.numRuns ?? 100;
   const params: fc.Parameters<Ts> = path === undefined ? { seed, numRuns } : { seed, path, numRuns };

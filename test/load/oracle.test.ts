@@ -114,7 +114,7 @@ describe('the oracle', () => {
     sim.reset();
     await oracle.drain();
     const event: HistoryEvent = { seq: 0, op: 'apis.createApi', invokeMs: 1, completeMs: 2, request: {}, outcome: { status: 200 } } as HistoryEvent;
-    expect(oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/reset/) as unknown });
+    expect(await oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/reset/) as unknown });
   });
 
   test('says it did not run when the journal was restarted behind its back (a gap in the order), instead of replaying on the wrong state', async () => {
@@ -129,7 +129,7 @@ describe('the oracle', () => {
     await client.post('/v2/apis.createApi', { name: 'b' }, 'root', { 'x-keysim-seq': '1' });
     await oracle.drain();
     const event: HistoryEvent = { seq: 0, op: 'apis.createApi', invokeMs: 1, completeMs: 2, request: {}, outcome: { status: 200 } } as HistoryEvent;
-    expect(oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/skipped from entry 1 to 0/) as unknown });
+    expect(await oracle.compare([event])).toMatchObject({ verdict: 'not-run', note: expect.stringMatching(/skipped from entry 1 to 0/) as unknown });
   });
 
   test('after an overflow compares what was journaled and says the rest was not compared', async () => {
@@ -145,7 +145,7 @@ describe('the oracle', () => {
       expect(apiId).toMatch(/^api_/);
     }
     await oracle.drain();
-    const result = oracle.compare(events);
+    const result = await oracle.compare(events);
     expect(result).toMatchObject({ verdict: 'agrees', compared: 2, skipped: 2 });
     expect(result.note).toMatch(/overflowed/);
   });

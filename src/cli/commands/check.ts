@@ -2,13 +2,15 @@
  * `keysim check <history.jsonl.gz | run folder>…`: re-checks a saved history offline and prints the
  * verdict per invariant, with the witnesses of each violation. Several histories of one run (its
  * set-up's and its segments') are combined and judged as one (docs/checking.md#across-segments);
- * histories of different runs are refused (exit 2). Exit 0 when clean, 100 when an
- * invariant is violated, 94 when the history was cut short (a killed run) and the part that could
- * be judged is clean, 2 when the file is missing or not a history. Prints no secret: a history
+ * histories of different runs are refused (exit 2). Given one run's folder it also replays the
+ * journal the run saved (the oracle) and re-judges the thresholds from its report.json, and exits as
+ * the run did (recheck-run.ts); otherwise exit 0 when clean, 100 when an invariant is violated. 94
+ * when the history was cut short (a killed run) and the part that could be judged is clean, 2 when
+ * the file is missing or not a history. Prints no secret: a history
  * holds none, and only its known fields are shown.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { type CheckReport, checkHistory } from '../../load/checks/index.js';
 import {
@@ -29,6 +31,7 @@ import { describeOutcome, describeRequest } from '../../load/invariants-section.
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
+import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
 
 interface CheckArgs {
   paths: string[];
@@ -68,7 +71,7 @@ function truncationLines(t: Truncation): string[] {
 }
 
 /** The verdict as text. */
-export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation): string {
+export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation, recheck?: RunRecheck): string {
   const lines: string[] = [];
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
@@ -95,11 +98,14 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
     lines.push('');
     for (const note of report.notes) lines.push(`note: ${note}`);
   }
+  if (recheck !== undefined) lines.push('', ...renderRecheck(recheck));
   lines.push('');
   const violations = `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`;
   if (!report.passed) lines.push(truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`);
   else if (truncation !== undefined) lines.push(`verdict: PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked (exit ${EXIT.historyTruncated})`);
   else lines.push('verdict: all invariants hold');
+  // Said apart when more than the invariants decides the exit code (the oracle, a threshold, a check).
+  if (recheck !== undefined && recheck.exitCode !== (report.passed ? EXIT.ok : EXIT.invariantViolated)) lines.push(`verdict of the run: ${recheck.verdict} (exit ${recheck.exitCode})`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -176,20 +182,24 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     const source = args.skew !== undefined ? 'given (--skew)' : judged.header.wallSkewMs !== undefined ? `the history's (measured or given when it was recorded${files.length > 1 ? '; the largest of them' : ''})` : 'the default: the history names none';
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
+  // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
+  const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
+  if (files.length > 1) report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
   if (args.json) {
     const cut = truncation === undefined ? {} : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
     const which = files.length === 1 ? { file: files[0] } : { files };
-    process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
+    const run = recheck === undefined ? {} : { run: recheck };
+    process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report, ...run }, null, 2)}\n`);
   } else {
-    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation));
+    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation, recheck));
   }
-  if (!report.passed) return EXIT.invariantViolated;
-  return truncation === undefined ? EXIT.ok : EXIT.historyTruncated;
+  const code = recheck?.exitCode ?? (report.passed ? EXIT.ok : EXIT.invariantViolated);
+  return code === EXIT.ok && truncation !== undefined ? EXIT.historyTruncated : code;
 }
 
 export const checkCommandModule: CommandModule<object, CheckArgs> = {
   command: 'check <paths..>',
-  describe: `Re-check a saved history (${HISTORY_FILE}) for credit and rate-limit invariants — or the histories of one run's segments together`,
+  describe: `Re-check a saved run: the invariants over its history (${HISTORY_FILE}), the oracle from its saved journal, the thresholds from its report — or the histories of one run's segments together`,
   builder: (y: Argv) =>
     y
       .positional('paths', { type: 'string', array: true, demandOption: true, describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one` })
@@ -197,7 +207,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
       .option('host-skew', { type: 'number', describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)` })
       .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example(...example('$0 check reports/20270115T120000Z-credits-drain', 'exit 0 when every invariant holds, 100 when one is violated, 94 when a killed run left the history cut short'))
+      .example(...example('$0 check reports/20270115T120000Z-credits-drain', 'exits as the run did: 0 when everything holds, 100 when an invariant is violated or the oracle differs, 99 for a failed threshold, 94 when a killed run left the history cut short'))
       .example(...example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls')) as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);

@@ -1,0 +1,170 @@
+/**
+ * What `keysim check` re-judges of a run besides the invariants, so that it reaches the run's own
+ * verdict and exit code: the oracle, replayed again from the journal the run saved
+ * (load/journal-file.ts), and the thresholds, re-judged from the histograms in its report.json.
+ * What needs the live answers or the target — per-response checks, resources left on it, the
+ * target stopping, the generator's pace — cannot be re-checked from files: it is taken from the
+ * report and said to be so.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HistoryEvent } from '../load/history.js';
+import { JOURNAL_FILE, type JournalEnd, openJournalFile } from '../load/journal-file.js';
+import { OracleReplay } from '../load/oracle-replay.js';
+import { TARGET_STOPPED_CHECK } from '../load/run-report.js';
+import { evaluateThresholds, parseThreshold, type Threshold } from '../load/thresholds.js';
+import { parseReport } from '../report/index.js';
+import type { OracleSection, RunReport, ThresholdResult } from '../report/model.js';
+import { exitCodeOf } from './exit-code-of.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+
+/** The oracle judged again from the saved journal, or why it could not be. */
+export interface OracleRecheck {
+  section?: OracleSection;
+  /** Why it was not re-checked (no journal, an unreadable one). */
+  notRechecked?: string;
+}
+
+/** Replays the run folder's saved journal and compares it with the history's answers. */
+export async function recheckOracle(folder: string, events: readonly HistoryEvent[]): Promise<OracleRecheck> {
+  const file = join(folder, JOURNAL_FILE);
+  if (!existsSync(file)) {
+    return {
+      notRechecked: `the oracle is not re-checked: this run folder has no simulator journal (${JOURNAL_FILE}). Runs on the simulator with --history save it; a live target has none, and a run with --no-oracle or from an older keysim saved none.`,
+    };
+  }
+  let journal;
+  try {
+    journal = await openJournalFile(file);
+  } catch (error) {
+    return { notRechecked: `the oracle is not re-checked: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  let replay: OracleReplay;
+  try {
+    replay = OracleReplay.create(journal.start);
+  } catch (error) {
+    return { notRechecked: `the oracle is not re-checked: the saved journal's start cannot be replayed (${error instanceof Error ? error.message : String(error)})` };
+  }
+  let failure: string | undefined;
+  try {
+    for await (const entry of journal.entries) replay.replay(entry);
+  } catch (error) {
+    failure = error instanceof Error ? error.message : String(error);
+  }
+  const saved = journal.end();
+  // A journal cut short (a killed run) holds a correct prefix: what it lacks is skipped, as after an overflow.
+  const end: JournalEnd = saved ?? { overflowed: true };
+  if (failure !== undefined && end.failure === undefined) end.failure = failure;
+  const section = replay.compare(events, end);
+  if (saved === undefined) section.note = [`the saved journal was cut short (${replay.replayed} entries): answers after it were not compared`, section.note].filter((n) => n !== undefined).join('; ');
+  return { section };
+}
+
+/** The run's report.json beside the history, when there is a readable one. */
+export function runReportIn(folder: string): RunReport | undefined {
+  const file = join(folder, 'report.json');
+  if (!existsSync(file)) return undefined;
+  const parsed = parseReport(readFileSync(file, 'utf8'));
+  return parsed.ok ? parsed.report : undefined;
+}
+
+/** The report's thresholds judged again from its own figures (histograms, counts). */
+export function rejudgeThresholds(report: RunReport): ThresholdResult[] {
+  const thresholds: Threshold[] = [];
+  for (const t of report.thresholds) {
+    const parsed = parseThreshold(t.expression);
+    if (parsed.ok) thresholds.push(parsed.threshold);
+  }
+  return evaluateThresholds(thresholds, report);
+}
+
+/** What the files cannot re-check, with what the run's report says of it. */
+export function notRecheckable(report: RunReport): string[] {
+  const lines: string[] = [];
+  const failedChecks = report.checks.filter((c) => !c.passed && c.name !== TARGET_STOPPED_CHECK);
+  const stopped = report.checks.find((c) => c.name === TARGET_STOPPED_CHECK && !c.passed);
+  lines.push(
+    `per-response checks are not re-checked (they need the live answers): the run's report says ${failedChecks.length === 0 ? `all ${report.checks.length} passed` : failedChecks.map((c) => `"${c.name}" FAILED (${c.detail})`).join('; ')}`,
+  );
+  if (stopped !== undefined) lines.push(`the target stopped answering during the run (the run's report: ${stopped.detail}); not re-checked`);
+  const left = report.resources?.unexpectedlyLeft ?? 0;
+  if (left > 0) lines.push(`the run left ${left} resource${left === 1 ? '' : 's'} on the target (the run's report; not re-checked: it needs the target)`);
+  if (report.generator?.limited === true) lines.push("the load generator could not keep its schedule (the run's report): the run is inconclusive");
+  return lines;
+}
+
+/**
+ * The exit code the run's verdict calls for, with the invariants, the oracle and the thresholds as
+ * judged here and the rest as the report recorded it (interrupted or not: check judges what was saved).
+ */
+export function rerunExitCode(report: RunReport, judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] }): ExitCode {
+  const base = report.invariants ?? { verdict: 'clean' as const, operations: 0, checked: { keys: 0, verifications: 0, rateLimitChecks: 0 }, invariants: [], violations: [], notes: [] };
+  const oracle = judged.oracle ?? report.invariants?.oracle;
+  const invariants = { ...base, verdict: judged.violated ? ('violated' as const) : ('clean' as const), ...(oracle === undefined ? {} : { oracle }) };
+  return exitCodeOf({ ...report, status: 'completed', invariants, thresholds: judged.thresholds } as RunReport);
+}
+
+/** What `keysim check` judged of one run besides its invariants, and the exit code it comes to. */
+export interface RunRecheck {
+  oracle: OracleRecheck;
+  /** Re-judged from report.json; undefined without a readable one. */
+  thresholds?: ThresholdResult[];
+  /** What could not be re-checked, and what the report says of it. */
+  notRechecked: string[];
+  exitCode: ExitCode;
+  /** The exit code in words. */
+  verdict: string;
+}
+
+const VERDICTS: Partial<Record<ExitCode, string>> = {
+  [EXIT.ok]: 'passed',
+  [EXIT.invariantViolated]: 'an invariant is violated or the oracle differs',
+  [EXIT.checkFailed]: 'a per-response check failed',
+  [EXIT.thresholdFailed]: 'a threshold failed',
+  [EXIT.generatorLimited]: 'inconclusive: the load generator could not keep its schedule',
+  [EXIT.resourcesLeft]: 'resources were left on the target',
+  [EXIT.targetStopped]: 'the target stopped answering',
+};
+
+/** Re-checks one run folder's oracle and thresholds; `invariantsHold`: the invariants' verdict here. */
+export async function recheckRun(folder: string, events: readonly HistoryEvent[], invariantsHold: boolean): Promise<RunRecheck> {
+  const oracle = await recheckOracle(folder, events);
+  const report = runReportIn(folder);
+  const notRechecked: string[] = [];
+  if (oracle.notRechecked !== undefined) {
+    const said = report?.invariants?.oracle;
+    notRechecked.push(said === undefined ? oracle.notRechecked : `${oracle.notRechecked} The run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}.`);
+  }
+  let exitCode: ExitCode;
+  let thresholds: ThresholdResult[] | undefined;
+  if (report === undefined) {
+    notRechecked.push('thresholds and per-response checks are not re-checked: this folder has no readable report.json (a killed run writes none)');
+    exitCode = !invariantsHold || oracle.section?.verdict === 'differs' ? EXIT.invariantViolated : EXIT.ok;
+  } else {
+    thresholds = rejudgeThresholds(report);
+    notRechecked.push(...notRecheckable(report));
+    exitCode = rerunExitCode(report, { violated: !invariantsHold, oracle: oracle.section, thresholds });
+  }
+  return { oracle, ...(thresholds === undefined ? {} : { thresholds }), notRechecked, exitCode, verdict: VERDICTS[exitCode] ?? `exit ${exitCode}` };
+}
+
+/** The re-check as lines of text. */
+export function renderRecheck(recheck: RunRecheck): string[] {
+  const lines: string[] = [];
+  const o = recheck.oracle.section;
+  if (o !== undefined) {
+    const counts = `${o.compared} answers compared with a replay of the saved journal (${JOURNAL_FILE}), ${o.skipped} skipped`;
+    if (o.verdict === 'differs') {
+      lines.push(`oracle  DIFFERS: ${o.differences} of ${counts}`);
+      for (const d of o.examples) lines.push(`  #${d.seq} ${d.op} ${d.field}: expected ${d.expected} (replay), received ${d.received}`);
+    } else lines.push(`oracle  ${o.verdict === 'agrees' ? 'agrees' : 'NOT RUN'}: ${counts}`);
+    if (o.note !== undefined) lines.push(`  ${o.note}`);
+  }
+  if (recheck.thresholds !== undefined) {
+    const failed = recheck.thresholds.filter((t) => !t.passed);
+    lines.push(`thresholds  re-judged from report.json's histograms and counts: ${recheck.thresholds.length - failed.length} of ${recheck.thresholds.length} passed`);
+    for (const t of failed) lines.push(`  ${t.inconclusive === true ? 'INCONCLUSIVE' : 'FAILED'} ${t.expression}: ${t.detail}`);
+  }
+  for (const line of recheck.notRechecked) lines.push(`note: ${line}`);
+  return lines;
+}
