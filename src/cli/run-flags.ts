@@ -17,6 +17,7 @@ return segmentOptions(baselineFlagOptions(y))
     .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list), scenario files (.ts .js …), folders or quoted globs; default ${DEFAULT_SCENARIO}` })
     .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
     .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
+    .option('ca', { type: 'string', describe: 'PEM file of the CA(s) that signed an https target\'s certificate (a private CA), trusted besides the system\'s by every request of the run' })
     .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
     .option('stage', {
       type: 'string',

@@ -243,6 +243,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         pipelining: settings.pipelining,
         timeoutMs: settings.timeoutMs,
         lateThresholdMs: LATE_THRESHOLD_MS,
+        ca: target.ca,
       });
     }
 
