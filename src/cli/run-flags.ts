@@ -33,7 +33,7 @@ return segmentOptions(baselineFlagOptions(y))
     .option('dead-after', {
       type: 'string',
       default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
-      describe: 'End the run early (exit 96) when no request got an answer for this long while requests failed at the transport level (refused, reset, timed out); "off" fires until the end',
+      describe: 'End the run early (exit 96) when, for this long, every request failed at the transport level (refused, reset, timed out) or got a gateway error (502, 503, 504) with no other answer in between; "off" fires until the end',
     })
     .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
     .option('seed', { type: 'number', describe: 'Seed of fixtures and request sequence (and of the simulator; default 1)' })

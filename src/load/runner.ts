@@ -232,7 +232,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         executor?.stop();
         stopLoad.abort();
       });
-      recorder.onCompletion = (doneMs, failure) => watch.observe(doneMs, failure);
+      recorder.onCompletion = (doneMs, failure, status) => watch.observe(doneMs, failure, status);
     }
 
     if (settings.model === 'open' && !interrupted) {
