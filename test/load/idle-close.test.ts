@@ -12,6 +12,7 @@ import { IdleCloseLearner } from '../../src/load/http1/idle-close.js';
 import { RequestText, endpointOf } from '../../src/load/http1/request-text.js';
 import { httpJsonClient } from '../../src/load/service-api.js';
 import { type IdleClosingServer, idleClosingServer } from '../helpers/idle-closing-server.js';
+import { startStubServer } from '../helpers/load.js';
 
 const IDLE_CLOSE_MS = 300;
 const PAUSES_MS = [450, 320, 600, 350, 400, 310, 500];
@@ -86,5 +87,31 @@ describe('a server that closes idle connections without a Keep-Alive hint', () =
     } finally {
       c.destroy();
     }
+  });
+});
+
+describe('a connection that breaks under a request', () => {
+  test('a read in set-up or end-of-run checks is retried once on a new connection; a write is never sent twice (it may have spent credits)', async () => {
+    // Cuts the connection under the first request to each path, answers the next.
+    const cut = new Set<string>();
+    const server = await startStubServer((req, res) => {
+      const path = req.url ?? '';
+      if (!cut.has(path)) {
+        cut.add(path);
+        res.socket?.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"meta":{"requestId":"r"},"data":{}}');
+    });
+    const client = httpJsonClient({ url: server.url, rootKey: 'root_key' }, 5_000);
+    try {
+      expect((await client.post('/v2/keys.getKey', { keyId: 'key_1' }, 'root')).status).toBe(200);
+      await expect(client.post('/v2/keys.createKey', { apiId: 'api_1' }, 'root')).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|KEYSIM_CONNECTION_CLOSED/) });
+    } finally {
+      await client.close();
+      await server.kill();
+    }
+    expect(server.paths.filter((p) => p === '/v2/keys.getKey')).toHaveLength(2);
+    expect(server.paths.filter((p) => p === '/v2/keys.createKey')).toHaveLength(1);
   });
 });
