@@ -98,6 +98,8 @@ export class Http1Connection<T> {
   #head = 0;
   /** Request text not yet written (flushed once per turn of the event loop). */
   #out = '';
+  /** How many of the outstanding requests, from the back, are in #out (not yet written). */
+  #unwritten = 0;
   #flushQueued = false;
   #timer: NodeJS.Timeout | undefined;
 
@@ -141,6 +143,7 @@ export class Http1Connection<T> {
     this.#tags.push(tag);
     this.#sentMs.push(nowMs);
     this.#out += text;
+    this.#unwritten++;
     if (this.#timer === undefined) this.#arm(this.#connected ? this.#options.timeoutMs : Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
   }
 
@@ -149,19 +152,24 @@ export class Http1Connection<T> {
     const text = this.#out;
     if (text === '') return;
     this.#out = '';
+    const unwritten = this.#unwritten;
+    this.#unwritten = 0;
     const socket = this.#socket;
     if (socket === undefined) return;
     if (closedByServer(socket) && this.#connected) {
-      // Closed between the send and the write: these bytes never left, so they go on a new connection.
+      // Closed between the send and the write: the unwritten requests never left, so they go on a
+      // new connection; those written before are lost with the old one (never sent twice).
       const tags = this.#detach(socket);
+      const written = tags.slice(0, tags.length - unwritten);
       const sentMs = performance.now();
       this.#open(sentMs);
-      for (const tag of tags) {
+      for (const tag of tags.slice(tags.length - unwritten)) {
         this.#tags.push(tag);
         this.#sentMs.push(sentMs);
       }
       this.#arm(Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
       (this.#socket as Socket | undefined)?.write(text);
+      this.#fail(written, new ConnectionClosedError('the server closed the connection'));
       return;
     }
     socket.write(text);
@@ -277,6 +285,7 @@ export class Http1Connection<T> {
     this.#socket = undefined;
     this.#connected = false;
     this.#out = '';
+    this.#unwritten = 0;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
