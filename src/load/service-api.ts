@@ -57,8 +57,14 @@ export interface HttpJsonClient {
   close(): Promise<void>;
 }
 
+/**
+ * The body limit of the set-up client: the simulator's admin surface answers whole snapshots
+ * (the oracle's journal start, cleanup's search), far larger than any answer of the service.
+ */
+export const ADMIN_MAX_BODY_BYTES = 512 * 1024 * 1024;
+
 export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): HttpJsonClient {
-  const client = new Http1Client(target.url, { timeoutMs, ca: target.ca });
+  const client = new Http1Client(target.url, { timeoutMs, ca: target.ca, maxBodyBytes: ADMIN_MAX_BODY_BYTES });
   const exchange = async (path: string, body: unknown, auth: 'root' | 'none', extraHeaders?: Record<string, string>): Promise<ClientAnswer> => {
     const headers: Record<string, string> = { ...extraHeaders };
     if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;

@@ -28,6 +28,8 @@ export interface Http1ClientOptions {
   tlsOptions?: TlsConnectionOptions | undefined;
   /** Read the answers' Date headers. */
   dates?: boolean;
+  /** The body limit, bytes (default 16 MiB, the load client's). */
+  maxBodyBytes?: number;
 }
 
 export interface ClientRequest {
@@ -70,7 +72,7 @@ export class Http1Client {
     const tlsOptions = options.ca === undefined && options.tlsOptions === undefined ? undefined : { ...options.tlsOptions, ...(options.ca === undefined ? {} : { ca: options.ca }) };
     const endpoint = { ...endpointOf(this.#url), tlsOptions };
     const idleClose = new IdleCloseLearner();
-    const connectionOptions = { endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000), idleClose, dates: options.dates === true };
+    const connectionOptions = { endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000), idleClose, dates: options.dates === true, maxBodyBytes: options.maxBodyBytes };
     const handlers = {
       answered: (exchange: Exchange, r: ParsedResponse) =>
         exchange.resolve({ status: r.status, body: Buffer.from(r.body), contentType: r.contentType, contentEncoding: r.contentEncoding, dateMs: r.dateMs }),

@@ -52,6 +52,8 @@ export interface ConnectionOptions {
   idleClose?: IdleCloseLearner | undefined;
   /** Read the answers' `Date` headers (the clock-skew probes). */
   dates?: boolean | undefined;
+  /** The body limit, bytes (default: the parser's, 16 MiB). */
+  maxBodyBytes?: number | undefined;
 }
 
 /**
@@ -216,7 +218,7 @@ export class Http1Connection<T> {
     this.#openedMs = nowMs;
     this.#lastDataMs = nowMs;
     this.#idleLimitMs = MAX_IDLE_MS;
-    const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true });
+    const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true, ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }) });
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
       if (this.#socket === socket) this.#connected = true;
     });

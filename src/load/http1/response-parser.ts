@@ -39,6 +39,8 @@ export interface ParsedResponse {
 export interface ResponseParserOptions {
   /** Read the `Date` header (the clock-skew probes need it; the load does not). */
   dates?: boolean;
+  /** The body limit, bytes (default MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
 }
 
 /** A head larger than this is refused (a server gone wrong, not a real answer), however it arrives. */
@@ -100,8 +102,8 @@ function keepAliveTimeoutMs(buf: Buffer, start: number, end: number): number | u
   return match === null ? undefined : Number(match[1]) * 1000;
 }
 
-function tooLarge(): HttpProtocolError {
-  return new HttpProtocolError(`the response body is larger than ${MAX_BODY_BYTES} bytes (16 MiB), far beyond any answer of the service`);
+function tooLarge(limit: number): HttpProtocolError {
+  return new HttpProtocolError(`the response body is larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), far beyond any answer of the service`);
 }
 
 export class ResponseParser {
@@ -124,6 +126,7 @@ export class ResponseParser {
   #bodyBytes = 0;
   #failed = false;
   readonly #dates: boolean;
+  readonly #maxBodyBytes: number;
   readonly #onResponse: (response: ParsedResponse) => boolean;
 
   /**
@@ -133,6 +136,7 @@ export class ResponseParser {
   constructor(onResponse: (response: ParsedResponse) => boolean, options: ResponseParserOptions = {}) {
     this.#onResponse = onResponse;
     this.#dates = options.dates === true;
+    this.#maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   }
 
   /** The bytes read so far belong to a response not yet complete. */
@@ -236,7 +240,7 @@ export class ResponseParser {
             this.#state = State.Trailer;
           } else {
             this.#bodyBytes += size;
-            if (this.#bodyBytes > MAX_BODY_BYTES) throw tooLarge();
+            if (this.#bodyBytes > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
             this.#remaining = size;
             this.#state = State.ChunkData;
           }
@@ -266,7 +270,7 @@ export class ResponseParser {
         case State.UntilClose: {
           if (available === 0) return;
           this.#bodyBytes += available;
-          if (this.#bodyBytes > MAX_BODY_BYTES) throw tooLarge();
+          if (this.#bodyBytes > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
           this.#pieces.push(this.#pos === 0 ? buf : buf.subarray(this.#pos));
           this.#pos = buf.length;
           return;
@@ -394,7 +398,7 @@ export class ResponseParser {
     }
     if (contentLength >= 0) {
       if (contentLength === 0) return this.#emit();
-      if (contentLength > MAX_BODY_BYTES) throw tooLarge();
+      if (contentLength > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
       // The common case: the whole body is already here, and is read without a copy.
       if (this.#buf.length - this.#pos >= contentLength) {
         this.#pieces.push(this.#buf.subarray(this.#pos, this.#pos + contentLength));
