@@ -19,6 +19,7 @@ import { type Scenario, defineScenario } from '../../src/load/scenario.js';
 import { httpJsonClient } from '../../src/load/service-api.js';
 import { liveTarget } from '../../src/load/target.js';
 import { HISTORY_FILE } from '../../src/load/history.js';
+import { targetProbe } from '../../src/load/clock-skew.js';
 import { OK_BODY, type StubServer, loadSettings, startStubServer } from '../helpers/load.js';
 
 const ROOT_KEY = 'root_proxy_answers_0123456789';
@@ -209,5 +210,20 @@ describe('limits of the pre-flight and set-up client', () => {
     await expect(checkReachable(liveTarget(server.url, ROOT_KEY), 5_000)).resolves.toBeUndefined();
     pad = 70 * 1024;
     await expect(checkReachable(liveTarget(server.url, ROOT_KEY), 5_000)).rejects.toThrow(/head is longer than 65536 bytes/);
+  });
+});
+
+describe('Date headers behind a proxy', () => {
+  test('two Date headers (the proxy\'s and the service\'s) are not read as "no Date header" by the skew probe: the first valid one is taken', async () => {
+    const server = await stub((_req, res) => {
+      res.setHeader('date', ['Sat, 28 Nov 2026 02:30:16 GMT', 'Sat, 28 Nov 2026 02:30:17 GMT']);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
+    });
+    const { probe, done } = targetProbe({ url: server.url, rootKey: ROOT_KEY }, 5_000);
+    try {
+      expect((await probe()).dateMs).toBe(Date.parse('2026-11-28T02:30:16Z'));
+    } finally {
+      await done();
+    }
   });
 });
