@@ -5,6 +5,7 @@
  * Everything is checked here, before anything is sent: a wrong key or type names the file, the
  * key and what is expected.
  */
+import { dirname, isAbsolute, join } from 'node:path';
 import { parseDurationMs } from '../load/plan.js';
 import { type Stage, parseStage, stagesProblem } from '../load/stages.js';
 import { parseThreshold } from '../load/thresholds.js';
@@ -22,6 +23,8 @@ export interface KeysimConfig {
   rootKeyEnv?: string;
   /** A literal root key. Discouraged: a file ends up in a repository; prefer rootKeyEnv. */
   rootKey?: string;
+  /** The PEM file of the CA(s) that signed an https target's certificate, like --ca (relative to the configuration file). */
+  ca?: string;
   /** Scenarios to run when none is named on the command line. */
   scenarios?: string[];
   /** Thresholds, e.g. "p99(keys.verifyKey) < 20ms"; --threshold adds to them. */
@@ -47,7 +50,7 @@ export function defineConfig(config: KeysimConfig): KeysimConfig {
 
 /** A checked configuration: the run flags it defaults, and its load shape apart (layered in run-settings.ts). */
 export interface RunConfig
-  extends Pick<KeysimConfig, 'target' | 'rootKeyEnv' | 'rootKey' | 'scenarios' | 'connections' | 'pipelining' | 'timeout' | 'model' | 'out' | 'seed' | 'history'> {
+  extends Pick<KeysimConfig, 'target' | 'rootKeyEnv' | 'rootKey' | 'ca' | 'scenarios' | 'connections' | 'pipelining' | 'timeout' | 'model' | 'out' | 'seed' | 'history'> {
   file: string;
   thresholds: string[];
   shape: ShapeLayer;
@@ -57,6 +60,7 @@ const KEYS: ReadonlyArray<keyof KeysimConfig> = [
   'target',
   'rootKeyEnv',
   'rootKey',
+  'ca',
   'scenarios',
   'thresholds',
   'rate',
@@ -127,6 +131,8 @@ export function checkConfig(value: unknown, file: string): RunConfig {
   if (rootKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(rootKeyEnv)) fail('rootKeyEnv', 'the name of an environment variable (letters, digits, _), not the key itself', '(a value that is not a variable name)');
   set('rootKeyEnv', rootKeyEnv);
   set('rootKey', str('rootKey'));
+  const ca = str('ca', 'the path of a PEM file, e.g. "ca.pem"');
+  if (ca !== undefined) config.ca = isAbsolute(ca) ? ca : join(dirname(file), ca);
   set('scenarios', strings('scenarios', 'scenario names, see keysim list'));
   const thresholds = strings('thresholds', 'e.g. "p99(keys.verifyKey) < 20ms"') ?? [];
   for (const t of thresholds) {

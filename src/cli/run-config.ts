@@ -19,6 +19,7 @@ export interface ConfigurableArgs {
   connections?: number | undefined;
   model?: 'open' | 'closed' | undefined;
   rootKey?: string | undefined;
+  ca?: string | undefined;
 }
 
 export interface CompletedArgs {
@@ -58,6 +59,7 @@ export function withConfig<A extends ConfigurableArgs>(
   if (c === undefined) return completed;
   if (completed.connections === undefined && c.connections !== undefined) completed.connections = c.connections;
   if (completed.model === undefined && c.model !== undefined) completed.model = c.model;
+  if (completed.ca === undefined && c.ca !== undefined) completed.ca = c.ca;
   if (c.rootKey !== undefined) {
     warn(`${c.file} holds a root key in clear: a file ends up in a repository. Name its environment variable instead ("rootKeyEnv": "MY_ROOT_KEY").`);
   }

@@ -18,6 +18,7 @@ return segmentOptions(baselineFlagOptions(y))
     .positional('scenario', { type: 'string', array: true, default: [], describe: `Scenario names (keysim list), scenario files (.ts .js …), folders or quoted globs; default ${DEFAULT_SCENARIO}` })
     .option('config', { type: 'string', describe: `Configuration file (default: the ${CONFIG_FILES.join(', ')} of the working directory; --no-config: none). Flags override it, thresholds add` })
     .option('target', { type: 'string', describe: '"sim" (the embedded simulator, default) or the base URL of a live deployment' })
+    .option('ca', { type: 'string', describe: 'PEM file of the CA(s) that signed an https target\'s certificate (a private CA), trusted besides the system\'s by every request of the run' })
     .option('rate', { type: 'number', describe: 'Open model: requests per second (default: the scenario\'s); refused with the closed model' })
     .option('stage', {
       type: 'string',
@@ -33,7 +34,7 @@ return segmentOptions(baselineFlagOptions(y))
     .option('dead-after', {
       type: 'string',
       default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
-      describe: 'End the run early (exit 96) when no request got an answer for this long while requests failed at the transport level (refused, reset, timed out); "off" fires until the end',
+      describe: 'End the run early (exit 96) when, for this long, every request failed at the transport level (refused, reset, timed out) or got a gateway error (502, 503, 504) with no other answer in between; "off" fires until the end',
     })
     .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
     .option('seed', { type: 'number', describe: 'Seed of fixtures and request sequence (and of the simulator; default 1)' })

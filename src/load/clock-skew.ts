@@ -23,7 +23,7 @@
  * default second is used.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
+import { Http1Client } from './http1/client.js';
 import { wallNowMs } from './history-recording.js';
 import type { TargetCredentials } from './service-api.js';
 
@@ -150,23 +150,30 @@ export async function measureSkew(probe: () => Promise<SkewProbe>, options: Meas
   return skewFromProbes(probes, options.marginMs);
 }
 
-/** One probe against a target: the request keysim's reachability check makes. */
-export function targetProbe(target: TargetCredentials, timeoutMs: number): () => Promise<SkewProbe> {
-  return async () => {
+/**
+ * One probe against a target: the request keysim's reachability check makes. Of several `Date`
+ * headers (a proxy adding its own) the first valid one is read. The probes share one client,
+ * closed when `done()` is called.
+ */
+export function targetProbe(target: TargetCredentials, timeoutMs: number): { probe: () => Promise<SkewProbe>; done: () => Promise<void> } {
+  const client = new Http1Client(target.url, { timeoutMs, connections: 1, ca: target.ca, dates: true });
+  const probe = async (): Promise<SkewProbe> => {
     const sentMs = wallNowMs();
-    const res = await request(`${target.url}/v2/identities.listIdentities`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.rootKey}` },
-      body: JSON.stringify({ limit: 1 }),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
+    const res = await client.request({ method: 'POST', path: '/v2/identities.listIdentities', headers: { authorization: `Bearer ${target.rootKey}` }, body: JSON.stringify({ limit: 1 }), retry: true });
     const receivedMs = wallNowMs();
-    await res.body.dump();
-    const header = res.headers.date;
-    const parsed = typeof header === 'string' ? Date.parse(header) : Number.NaN;
-    return { sentMs, receivedMs, dateMs: Number.isFinite(parsed) ? parsed : undefined };
+    return { sentMs, receivedMs, dateMs: res.dateMs };
   };
+  return { probe, done: () => client.close() };
+}
+
+/** measureSkew over targetProbe, its client closed after. */
+async function measureTargetSkew(target: TargetCredentials, timeoutMs: number, options: MeasureOptions | undefined): Promise<MeasuredSkew> {
+  const { probe, done } = targetProbe(target, timeoutMs);
+  try {
+    return await measureSkew(probe, options);
+  } finally {
+    await done();
+  }
 }
 
 /** The skew a run records in its history, and how it was obtained (for the report). */
@@ -187,7 +194,7 @@ export async function liveRunSkew(
 ): Promise<RunSkew> {
   if (options.given !== undefined) return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.`, measured: false };
   try {
-    const m = await measureSkew(targetProbe(target, Math.min(options.timeoutMs, 10_000)), options.measure);
+    const m = await measureTargetSkew(target, Math.min(options.timeoutMs, 10_000), options.measure);
     // The bound must hold until the last answer: allow for drift over the planned run and a minute of set-up.
     const driftMs = Math.ceil((DRIFT_PPM * (options.plannedMs + 60_000)) / 1e6);
     const wallSkewMs = m.skewMs + driftMs;
@@ -211,7 +218,7 @@ export async function liveRunSkew(
 export async function remeasuredRunSkew(target: TargetCredentials, skew: RunSkew, options: { timeoutMs: number; measure?: MeasureOptions }): Promise<RunSkew> {
   if (!skew.measured) return skew;
   try {
-    const m = await measureSkew(targetProbe(target, Math.min(options.timeoutMs, 10_000)), options.measure ?? { spread: 8, bisect: 2 });
+    const m = await measureTargetSkew(target, Math.min(options.timeoutMs, 10_000), options.measure ?? { spread: 8, bisect: 2 });
     if (m.skewMs <= skew.wallSkewMs) return skew;
     return {
       wallSkewMs: m.skewMs,

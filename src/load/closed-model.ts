@@ -181,7 +181,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
               const request = next();
               const seq = history?.writer.begin();
               slot.inFlight = { request, sentMs: performance.now(), seq, serviceInvokeMs: serviceInvokeBound(history) };
-              const headers: Record<string, string> = { 'content-type': 'application/json' };
+              const headers: Record<string, string> = { 'content-type': 'application/json', 'accept-encoding': 'identity' };
               if (request.spec.auth !== 'none') headers.authorization = `Bearer ${target.rootKey}`;
               if (seq !== undefined) headers[SEQ_HEADER] = String(seq);
               return { ...req, method: 'POST', path: `${basePath}/v2/${request.spec.op}`, headers, body: JSON.stringify(request.spec.body) };

@@ -3,10 +3,11 @@
  * its planned end (where refused connections, failing in a millisecond, used to look fast).
  *
  * The rule: the target has stopped when, for `windowMs`, every request that ended failed at the
- * transport level (refused, reset, timed out) — counted from the first failure after the last
- * answer, so that a quiet spell between phases (a scenario's set-up step) is no evidence. It is
- * judged at each completion: a target that hangs is judged `windowMs` after its first request timed
- * out. A single answer, even a 500, proves the target alive and starts over.
+ * transport level (refused, reset, timed out) or got a gateway's error (502, 503, 504: a proxy
+ * whose service behind is down answers, but only that) — counted from the first failure after the
+ * last answer, so that a quiet spell between phases (a scenario's set-up step) is no evidence. It
+ * is judged at each completion: a target that hangs is judged `windowMs` after its first request
+ * timed out. A single other answer, even a 500, proves the service alive and starts over.
  */
 import { TRANSPORT_ERROR_KINDS, type TransportErrorKind } from '../report/model.js';
 
@@ -21,7 +22,16 @@ export interface TargetStoppedVerdict {
   windowMs: number;
   /** Transport failures since the last answer, by kind. */
   failures: Record<TransportErrorKind, number>;
+  /** Gateway errors since the last answer, by status ("502", "503", "504"). */
+  gateway: Record<string, number>;
 }
+
+/** The answers of a gateway whose service behind it does not answer. */
+const GATEWAY_STATUSES: ReadonlyMap<number, string> = new Map([
+  [502, 'Bad Gateway'],
+  [503, 'Service Unavailable'],
+  [504, 'Gateway Timeout'],
+]);
 
 export class DeadTargetWatch {
   readonly windowMs: number;
@@ -29,6 +39,7 @@ export class DeadTargetWatch {
   #lastAnswerMs: number;
   #firstFailureMs: number | undefined;
   #failures: Record<TransportErrorKind, number> = { timeout: 0, reset: 0, refused: 0, other: 0 };
+  #gateway: Record<string, number> = {};
   #verdict: TargetStoppedVerdict | undefined;
 
   /** `startMs`: when the watch begins (monotonic ms), standing in for a first answer. */
@@ -44,22 +55,43 @@ export class DeadTargetWatch {
     return this.#verdict;
   }
 
-  /** A request completed at `atMs` (monotonic): answered (any status), or failed with `failure`. */
-  observe(atMs: number, failure: TransportErrorKind | undefined): void {
+  /**
+   * A request completed at `atMs` (monotonic): answered with `status`, or failed with `failure`.
+   * A 502, 503 or 504 counts as a failure; any other answer proves the service alive.
+   */
+  observe(atMs: number, failure: TransportErrorKind | undefined, status?: number): void {
     if (this.#verdict !== undefined) return;
-    if (failure === undefined) {
+    const gateway = failure === undefined && status !== undefined && GATEWAY_STATUSES.has(status);
+    if (failure === undefined && !gateway) {
       if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
       this.#firstFailureMs = undefined;
       this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
+      this.#gateway = {};
       return;
     }
-    this.#failures[failure]++;
+    if (failure !== undefined) this.#failures[failure]++;
+    else this.#gateway[String(status)] = (this.#gateway[String(status)] ?? 0) + 1;
     this.#firstFailureMs ??= atMs;
     if (atMs - this.#firstFailureMs >= this.windowMs) {
-      this.#verdict = { atMs, lastAnswerMs: this.#lastAnswerMs, firstFailureMs: this.#firstFailureMs, windowMs: this.windowMs, failures: { ...this.#failures } };
+      this.#verdict = {
+        atMs,
+        lastAnswerMs: this.#lastAnswerMs,
+        firstFailureMs: this.#firstFailureMs,
+        windowMs: this.windowMs,
+        failures: { ...this.#failures },
+        gateway: { ...this.#gateway },
+      };
       this.#onStopped(this.#verdict);
     }
   }
+}
+
+/** "502 Bad Gateway", or "40 × 502 Bad Gateway, 2 × 504 Gateway Timeout" with `counts`. */
+function gatewayText(gateway: Record<string, number>, counts: boolean): string {
+  return Object.keys(gateway)
+    .sort()
+    .map((status) => `${counts ? `${gateway[status]} × ` : ''}${status} ${GATEWAY_STATUSES.get(Number(status)) ?? ''}`.trimEnd())
+    .join(counts ? ', ' : ' and ');
 }
 
 /** The verdict in words: what failed, for how long, and when the run ended. */
@@ -67,11 +99,20 @@ export function describeTargetStopped(verdict: TargetStoppedVerdict, runStartMs:
   const failures = TRANSPORT_ERROR_KINDS.filter((k) => verdict.failures[k] > 0)
     .map((k) => `${verdict.failures[k]} ${k}`)
     .join(', ');
+  const gateway = verdict.gateway ?? {};
   const silentS = ((verdict.atMs - verdict.lastAnswerMs) / 1000).toFixed(1);
   const failingS = ((verdict.atMs - verdict.firstFailureMs) / 1000).toFixed(1);
   const endedS = ((verdict.atMs - runStartMs) / 1000).toFixed(1);
+  const ended = `the run ended early at ${endedS} s of ${(plannedMs / 1000).toFixed(1)} s planned`;
+  if (failures === '' && Object.keys(gateway).length > 0) {
+    return (
+      `The target answered only ${gatewayText(gateway, false)} for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s): the service behind the gateway looks down; ` +
+      `${ended}. Check that the service behind the proxy is up (or pass --dead-after off to fire until the end).`
+    );
+  }
+  const what = Object.keys(gateway).length === 0 ? `failed at the transport level (${failures})` : `failed at the transport level or got a gateway error (${failures}, ${gatewayText(gateway, true)})`;
   return (
-    `The target stopped answering: no request got an answer for ${silentS} s, and for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s) every request that ended failed at the transport level (${failures}); ` +
-    `the run ended early at ${endedS} s of ${(plannedMs / 1000).toFixed(1)} s planned. Check that the service is up (or pass --dead-after off to fire until the end).`
+    `The target stopped answering: no request got an answer for ${silentS} s, and for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s) every request that ended ${what}; ` +
+    `${ended}. Check that the service is up (or pass --dead-after off to fire until the end).`
   );
 }

@@ -22,6 +22,8 @@ import { classifyTransportError } from './transport-error.js';
 import { Http1Connection } from './http1/connection.js';
 import type { ParsedResponse } from './http1/response-parser.js';
 import { RequestText, endpointOf } from './http1/request-text.js';
+import { decodeBody, looksLikeJsonObject, serviceJsonOf } from './http1/answer-body.js';
+import { IdleCloseLearner } from './http1/idle-close.js';
 
 export interface OpenModelOptions {
   url: string;
@@ -33,6 +35,8 @@ export interface OpenModelOptions {
   lateThresholdMs?: number;
   /** Queue bound; beyond it planned sends are dropped (and counted). Default 100 000. */
   maxQueue?: number;
+  /** PEM certificates of the CA(s) to trust for an https target (--ca). */
+  ca?: string | undefined;
 }
 
 /** What the executor needs per request: the request and how to check its answer. */
@@ -64,6 +68,27 @@ const STOP_GRACE_MS = 1_000;
 /** The most a connection waits to be established (less when the request timeout is shorter). */
 const MAX_CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * The answer's JSON when `read`, else undefined; throws NotServiceAnswerError when the body is not
+ * the service's JSON. A 5xx without it (a gateway's 502 page) stays an answer: the dead-target
+ * watch counts gateway errors, and the history records every 5xx as unknown anyway.
+ */
+function answerBody(response: ParsedResponse, read: boolean): unknown {
+  const { status, contentType } = response;
+  const bytes = response.contentEncoding === undefined ? response.body : decodeBody(status, contentType, response.contentEncoding, response.body);
+  if (status >= 500) {
+    if (!read || !looksLikeJsonObject(bytes)) return undefined;
+    try {
+      return JSON.parse(bytes.toString('utf8')) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+  if (read) return serviceJsonOf(status, contentType, bytes);
+  if (!looksLikeJsonObject(bytes)) serviceJsonOf(status, contentType, bytes);
+  return undefined;
+}
+
 /** One planned request, from its intended time to its end. */
 interface Pending {
   intendedMs: number;
@@ -87,7 +112,7 @@ interface PhaseRun {
 }
 
 export class OpenModelExecutor {
-  readonly #options: Required<OpenModelOptions>;
+  readonly #options: Required<Omit<OpenModelOptions, 'ca'>>;
   readonly #connections: Http1Connection<Pending>[];
   readonly #text: RequestText;
   #stopped = false;
@@ -97,14 +122,16 @@ export class OpenModelExecutor {
     this.#options = { lateThresholdMs: 10, maxQueue: 100_000, ...options };
     const url = new URL(options.url);
     this.#text = new RequestText(url, options.rootKey);
-    const endpoint = endpointOf(url);
+    const endpoint = { ...endpointOf(url), tlsOptions: options.ca === undefined ? undefined : { ca: options.ca } };
+    // What one connection learns of the server's idle close, the others use.
+    const idleClose = new IdleCloseLearner();
     const handlers = {
       answered: (pending: Pending, response: ParsedResponse) => pending.run.answered(pending, response),
       failed: (pending: Pending, error: Error) => pending.run.failed(pending, error),
     };
     this.#connections = Array.from(
       { length: options.connections },
-      () => new Http1Connection<Pending>({ endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(options.timeoutMs, MAX_CONNECT_TIMEOUT_MS) }, handlers),
+      () => new Http1Connection<Pending>({ endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(options.timeoutMs, MAX_CONNECT_TIMEOUT_MS), idleClose }, handlers),
     );
   }
 
@@ -190,18 +217,18 @@ export class OpenModelExecutor {
 
       const run: PhaseRun = {
         answered: (pending, response) => {
-          const doneMs = performance.now();
           const { request } = pending;
           const status = response.status;
           // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
           let body: unknown;
-          if (response.body.length > 0 && (request.check !== undefined || history !== undefined || recordsBodyOf(request.operation))) {
-            try {
-              body = JSON.parse(response.body.toString('utf8'));
-            } catch {
-              body = undefined;
-            }
+          try {
+            body = answerBody(response, request.check !== undefined || history !== undefined || recordsBodyOf(request.operation));
+          } catch (error) {
+            // Not the service's answer (a proxy's page, a body that does not decode): its effect is unknown.
+            run.failed(pending, error instanceof Error ? error : new Error(String(error)));
+            return;
           }
+          const doneMs = performance.now();
           try {
             recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
             const failure = request.check?.({ status, body });

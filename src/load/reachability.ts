@@ -1,7 +1,9 @@
 /**
- * The check before a run creates anything: the target answers, and it accepts the root key. A run
- * that fails here writes no report, and its error says which of the two to fix.
+ * The check before a run creates anything: the target answers, answers like the service (its JSON
+ * envelope, not a proxy's page), and accepts the root key. A run that fails here writes no report,
+ * and its error says which to fix.
  */
+import { NotServiceAnswerError, firstBytes, looksLikeJsonObject } from './http1/answer-body.js';
 import { httpJsonClient } from './service-api.js';
 import type { Target } from './target.js';
 import { classifyTransportError } from './transport-error.js';
@@ -26,17 +28,68 @@ export class RootKeyRefusedError extends TargetUnreachableError {
   }
 }
 
-/** Checks that the target answers and that the root key is accepted, before anything is created. */
+/**
+ * The target answered, but not like the service: a proxy's 404 page for a URL without its base
+ * path, a 421 from a gateway that does not route this host, a firewall's page.
+ */
+export class NotTheServiceError extends TargetUnreachableError {
+  constructor(url: string, status: number, contentType: string | undefined, body: Buffer) {
+    super(
+      url,
+      `it does not answer like the service (${status})`,
+      `The target at ${url} does not answer like the service (${status} ${contentType ?? 'without a content type'}, ${firstBytes(body, 60)}): check the URL and its base path (the service's API is under URL/v2/…).`,
+    );
+    this.name = 'NotTheServiceError';
+  }
+}
+
+/** TLS verification failures: the certificate is not trusted by this machine. */
+const UNTRUSTED_CERT = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+]);
+
+/** The message for a certificate this machine does not trust, or undefined for any other error. */
+export function untrustedCertificateMessage(url: string, error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !UNTRUSTED_CERT.has(code)) return undefined;
+  const what = error instanceof Error ? error.message : code;
+  return `The certificate of ${url} is not trusted (${what}): pass --ca ca.pem with the CA that signed it (PEM; several certificates may go in one file).`;
+}
+
+/** The service's JSON error envelope, or its success answer: an object with `error`, `data` or `meta`. */
+function isServiceEnvelope(body: Buffer): boolean {
+  if (!looksLikeJsonObject(body)) return false;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
+    return typeof parsed === 'object' && parsed !== null && ('error' in parsed || 'data' in parsed || 'meta' in parsed);
+  } catch {
+    return false;
+  }
+}
+
+/** Checks that the target answers like the service and that the root key is accepted, before anything is created. */
 export async function checkReachable(target: Target, timeoutMs: number): Promise<void> {
   const client = httpJsonClient(target, Math.min(timeoutMs, 10_000));
   try {
-    const res = await client.post('/v2/identities.listIdentities', { limit: 1 }, 'root');
+    const answer = await client.exchange('/v2/identities.listIdentities', { limit: 1 }, 'root');
+    // A gateway's 5xx is "not reachable" below; anything else must be the service's envelope.
+    if (answer.status < 500 && !isServiceEnvelope(answer.body)) throw new NotTheServiceError(target.url, answer.status, answer.contentType, answer.body);
+    if (answer.status === 421) throw new NotTheServiceError(target.url, answer.status, answer.contentType, answer.body);
+    const res = { status: answer.status, body: answer.status < 500 ? (JSON.parse(answer.body.toString('utf8')) as unknown) : undefined };
     if (res.status === 401 || res.status === 403 || (res.status === 400 && JSON.stringify(res.body).includes('authentication'))) {
       throw new RootKeyRefusedError(target.url, res.status === 400 ? 401 : res.status);
     }
     if (res.status >= 500) throw new TargetUnreachableError(target.url, `it answered ${res.status}`);
   } catch (error) {
     if (error instanceof TargetUnreachableError) throw error;
+    const untrusted = untrustedCertificateMessage(target.url, error);
+    if (untrusted !== undefined) throw new TargetUnreachableError(target.url, 'its certificate is not trusted', untrusted);
+    if (error instanceof NotServiceAnswerError) throw new TargetUnreachableError(target.url, 'its answer could not be read', `The target at ${target.url} does not answer like the service: ${error.message}`);
     throw new TargetUnreachableError(target.url, `${classifyTransportError(error)} (${error instanceof Error ? error.message : String(error)})`);
   } finally {
     await client.close();

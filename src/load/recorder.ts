@@ -119,9 +119,9 @@ export class Recorder {
   readonly checkFailureExamples: string[] = [];
   /**
    * Told of every completion, warm-up included, until frozen (the dead-target watch): when it
-   * completed (monotonic ms) and, for a failure, its kind.
+   * completed (monotonic ms) and, for a failure, its kind, else its status.
    */
-  onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined) => void) | undefined;
+  onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined, status: number | undefined) => void) | undefined;
   /**
    * Told of every measured completion (warm-up excluded) until frozen, as it is counted: its
    * corrected latency in ms when answered (undefined after a transport error) and whether it is an
@@ -181,7 +181,7 @@ export class Recorder {
 
   record(sample: Sample): void {
     if (this.#frozen) return;
-    this.onCompletion?.(sample.doneMs, sample.transportError);
+    this.onCompletion?.(sample.doneMs, sample.transportError, sample.status);
     if (sample.warmup) return;
     const acc = this.#accumulator(sample.operation);
     acc.requests++;

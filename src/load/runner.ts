@@ -234,7 +234,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         executor?.stop();
         stopLoad.abort();
       });
-      recorder.onCompletion = (doneMs, failure) => watch.observe(doneMs, failure);
+      recorder.onCompletion = (doneMs, failure, status) => watch.observe(doneMs, failure, status);
     }
 
     if (settings.model === 'open' && !interrupted) {
@@ -245,6 +245,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         pipelining: settings.pipelining,
         timeoutMs: settings.timeoutMs,
         lateThresholdMs: LATE_THRESHOLD_MS,
+        ca: target.ca,
       });
     }
 

@@ -1,15 +1,28 @@
 /**
- * The target's public API and the simulator's admin surface over undici, for fixtures and checks
- * (the measured load goes through open-model.ts / closed-model.ts instead). Error messages name
- * the operation and the service's detail — never the root key.
+ * The target's public API and the simulator's admin surface over keysim's own HTTP/1.1 client
+ * (http1/client.ts), for fixtures and checks (the measured load goes through open-model.ts /
+ * closed-model.ts instead). Error messages name the operation and the service's detail — never
+ * the root key. An answer whose body is not the service's JSON (a proxy's HTML page, a body that
+ * does not decode) raises NotServiceAnswerError naming its status, content type and first bytes.
  */
-import { Agent, request } from 'undici';
+import { type ClientAnswer, Http1Client } from './http1/client.js';
+import { decodeBody, serviceJsonOf } from './http1/answer-body.js';
 import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from './scenario.js';
 
 export interface TargetCredentials {
   /** Base URL without credentials, e.g. http://127.0.0.1:8787. */
   url: string;
   rootKey: string;
+  /** PEM certificates of the CA(s) that signed an https target's certificate (--ca). */
+  ca?: string | undefined;
+}
+
+/**
+ * Calls that change nothing, so that sending one twice cannot harm: retried once on a new
+ * connection when theirs broke. Everything else may have spent credits or created something.
+ */
+export function isReadPath(path: string): boolean {
+  return /\.(get|list)[A-Z][A-Za-z]*$/.test(path) || path === '/_sim/clock.get' || path === '/_sim/health';
 }
 
 /** A failed fixture or admin call: what was called and what the service said. */
@@ -39,26 +52,37 @@ export function detailOf(body: unknown): string {
 export interface HttpJsonClient {
   /** `headers`: extra request headers (e.g. the history's `x-keysim-seq`). */
   post(path: string, body: unknown, auth: 'root' | 'none', headers?: Record<string, string>): Promise<ApiResponse>;
+  /** The same call, its answer as received (body decoded, not parsed): the pre-flight check judges it. */
+  exchange(path: string, body: unknown, auth: 'root' | 'none'): Promise<ClientAnswer>;
   close(): Promise<void>;
 }
 
+/**
+ * The body limit of the set-up client: the simulator's admin surface answers whole snapshots
+ * (the oracle's journal start, cleanup's search), far larger than any answer of the service.
+ */
+export const ADMIN_MAX_BODY_BYTES = 512 * 1024 * 1024;
+
 export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): HttpJsonClient {
-  const dispatcher = new Agent({ connections: 16, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const client = new Http1Client(target.url, { timeoutMs, ca: target.ca, maxBodyBytes: ADMIN_MAX_BODY_BYTES });
+  const exchange = async (path: string, body: unknown, auth: 'root' | 'none', extraHeaders?: Record<string, string>): Promise<ClientAnswer> => {
+    const headers: Record<string, string> = { ...extraHeaders };
+    if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
+    const res = await client.request({ method: 'POST', path, headers, body: JSON.stringify(body), retry: isReadPath(path) });
+    return res.contentEncoding === undefined ? res : { ...res, body: decodeBody(res.status, res.contentType, res.contentEncoding, res.body), contentEncoding: undefined };
+  };
   return {
     async post(path, body, auth, extraHeaders) {
-      const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/json' };
-      if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
-      const res = await request(`${target.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
-      const text = await res.body.text();
-      let parsed: unknown;
+      const res = await exchange(path, body, auth, extraHeaders);
       try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
+        return { status: res.status, body: serviceJsonOf(res.status, res.contentType, res.body) };
+      } catch (error) {
+        if (error instanceof Error) error.message = `${path}: ${error.message}`;
+        throw error;
       }
-      return { status: res.statusCode, body: parsed };
     },
-    close: () => dispatcher.close(),
+    exchange: (path, body, auth) => exchange(path, body, auth),
+    close: () => client.close(),
   };
 }
 

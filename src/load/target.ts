@@ -7,8 +7,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Agent, request } from 'undici';
 import type { SimulatorOptions } from '../http/index.js';
+import { Http1Client } from './http1/client.js';
 
 export interface Target {
   kind: 'simulator' | 'live';
@@ -19,6 +19,8 @@ export interface Target {
   remote?: boolean;
   /** Whether the service clock can be moved (the simulator's admin surface). */
   clockControl: boolean;
+  /** PEM certificates of the CA(s) to trust for an https target (--ca). */
+  ca?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -85,14 +87,14 @@ export function isLoopback(url: URL): boolean {
  * A live deployment. The URL must be http(s) without credentials in it (they would end up in
  * reports); the root key comes separately.
  */
-export function liveTarget(urlText: string, rootKey: string): Target {
+export function liveTarget(urlText: string, rootKey: string, ca?: string): Target {
   const url = new URL(urlText);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--target must be an http(s) URL, got ${url.protocol}`);
   if (url.username !== '' || url.password !== '') {
     throw new Error('--target must not contain credentials; pass the root key in KEYSIM_ROOT_KEY.');
   }
   const base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-  return { kind: 'live', url: base, rootKey, clockControl: false, close: async () => undefined };
+  return { kind: 'live', url: base, rootKey, clockControl: false, ...(ca === undefined ? {} : { ca }), close: async () => undefined };
 }
 
 /** The URL as reports show it: no user info, no query. */
@@ -119,22 +121,15 @@ export interface DetectedTarget {
  * deployment. A simulator that refuses this root key on its admin surface (403: the key is not
  * its operator's) is treated as a live deployment, and the note says so. Anything else is live.
  */
-export async function detectUrlTarget(urlText: string, rootKey: string, timeoutMs = 5_000): Promise<DetectedTarget> {
-  const live = liveTarget(urlText, rootKey);
-  const dispatcher = new Agent({ connections: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: timeoutMs });
+export async function detectUrlTarget(urlText: string, rootKey: string, timeoutMs = 5_000, ca?: string): Promise<DetectedTarget> {
+  const live = liveTarget(urlText, rootKey, ca);
+  const client = new Http1Client(live.url, { timeoutMs, connections: 1, ca });
   try {
-    const health = await request(`${live.url}/_sim/health`, { method: 'GET', dispatcher });
-    const text = await health.body.text();
-    if (health.statusCode !== 200 || !/"status"\s*:\s*"ok"/.test(text)) return { target: live };
-    const admin = await request(`${live.url}/_sim/clock.get`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` },
-      body: '{}',
-      dispatcher,
-    });
-    await admin.body.text();
-    if (admin.statusCode >= 200 && admin.statusCode < 300) return { target: { ...live, kind: 'simulator', remote: true, clockControl: true } };
-    if (admin.statusCode === 403) {
+    const health = await client.request({ method: 'GET', path: '/_sim/health', retry: true });
+    if (health.status !== 200 || health.contentEncoding !== undefined || !/"status"\s*:\s*"ok"/.test(health.body.toString('utf8'))) return { target: live };
+    const admin = await client.request({ method: 'POST', path: '/_sim/clock.get', headers: { authorization: `Bearer ${rootKey}` }, body: '{}', retry: true });
+    if (admin.status >= 200 && admin.status < 300) return { target: { ...live, kind: 'simulator', remote: true, clockControl: true } };
+    if (admin.status === 403) {
       return { target: live, note: `${live.url} is a keysim simulator, but this root key is not its operator's (its admin surface answered 403): treated as a live deployment (no clock control, no admin surface).` };
     }
     return { target: live };
@@ -142,6 +137,6 @@ export async function detectUrlTarget(urlText: string, rootKey: string, timeoutM
     // Not answering here is for the reachability check to report, with its reason.
     return { target: live };
   } finally {
-    await dispatcher.close();
+    await client.close();
   }
 }

@@ -5,8 +5,8 @@ const RESET = new Set(['KEYSIM_CONNECTION_CLOSED', 'ECONNRESET', 'EPIPE', 'UND_E
 
 /**
  * Sorts a failed request into timeout / reset / refused / other by its error's code (and its
- * causes'): keysim's HTTP/1.1 client (http1/errors.ts), undici (the closed model's set-up calls)
- * and the operating system.
+ * causes'): keysim's HTTP/1.1 client (http1/errors.ts; the load and set-up clients alike),
+ * autocannon and the operating system.
  */
 export function classifyTransportError(error: unknown): TransportErrorKind {
   const codes: string[] = [];

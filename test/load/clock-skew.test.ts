@@ -87,7 +87,8 @@ describe('measured skew', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const m = await measureSkew(targetProbe({ url: `http://127.0.0.1:${port}`, rootKey: 'root_x' }, 5_000), { spread: 6, bisect: 1 });
+      const { probe, done } = targetProbe({ url: `http://127.0.0.1:${port}`, rootKey: 'root_x' }, 5_000);
+      const m = await measureSkew(probe, { spread: 6, bisect: 1 }).finally(done);
       // Node refreshes its cached Date a little after each second: the margin covers that.
       expect(m.offsetLoMs - SKEW_MARGIN_MS).toBeLessThanOrEqual(0);
       expect(m.offsetHiMs + SKEW_MARGIN_MS).toBeGreaterThan(0);

@@ -16,6 +16,8 @@ import { kindLabel } from '../../report/resources-text.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { readFixturesTag } from '../fixtures-file.js';
 import { example } from '../help-example.js';
+import { readCaFile } from '../ca-file.js';
+import { untrustedCertificateMessage } from '../../load/reachability.js';
 
 interface CleanupArgs {
   target: string;
@@ -28,6 +30,8 @@ interface CleanupArgs {
   /** Segments' resources.json files or run folders (docs/distributed.md#set-up-once). */
   resources?: string[];
   rootKey?: string;
+  /** --ca: the PEM file of the CA(s) to trust for an https target. */
+  ca?: string;
 }
 
 /** A run's tag: `keysim-` and its run id. Anything looser could match what other runs, or people, made. */
@@ -88,7 +92,8 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     }
   }
 
-  const { target, note } = await detectUrlTarget(args.target, rootKey);
+  const ca = readCaFile(args.ca);
+  const { target, note } = await detectUrlTarget(args.target, rootKey, undefined, ca);
   if (note !== undefined) process.stderr.write(`keysim: ${note}\n`);
   const path = ledgerPath(args.out, tag);
   const hasLedger = existsSync(path);
@@ -120,7 +125,8 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     try {
       leftovers = await findLeftovers(sweep);
     } catch (error) {
-      process.stderr.write(`keysim: could not look for the resources of ${tag} on ${target.url}: ${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})\n`);
+      const untrusted = untrustedCertificateMessage(target.url, error);
+      process.stderr.write(`keysim: could not look for the resources of ${tag} on ${target.url}: ${untrusted ?? `${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})`}\n`);
       return EXIT.targetUnreachable;
     }
     const apis = leftovers.filter((e) => e.kind === 'apis');
@@ -160,6 +166,7 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
       .option('namespace', { type: 'string', array: true, default: [], describe: 'Also look for the run\'s overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)' })
       .option('resources', { type: 'string', array: true, describe: `Also delete what segments run elsewhere left: their ${RESOURCES_FILE} files or run folders (repeatable)` })
       .option('root-key', { type: 'string', describe: 'Root key of the target (prefer the KEYSIM_ROOT_KEY variable)' })
+      .option('ca', { type: 'string', describe: 'PEM file of the CA(s) that signed an https target\'s certificate (a private CA)' })
       .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left'))
       .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)'))
       .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created'))

@@ -23,6 +23,7 @@ import { type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '.
 import { faultsFromFlags } from '../fault-flags.js';
 import { loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
+import { readCaFile } from '../ca-file.js';
 import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 import { type BaselineFlags, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
@@ -41,6 +42,8 @@ interface RunArgs extends LoadFlags, BaselineFlags {
   keep: boolean;
   quiet: boolean;
   rootKey?: string | undefined;
+  /** --ca: the PEM file of the CA(s) to trust for an https target. */
+  ca?: string | undefined;
   history: boolean;
   /** Set when the root key's variable comes from the configuration file (named in the error when unset). */
   rootKeyEnv?: string;
@@ -220,12 +223,13 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     }
     outFolder = checkOut();
     if (!isLoopback(url)) await confirmRemote(url.origin, args);
+    const ca = readCaFile(args.ca);
     try {
       liveTarget(args.target, rootKey);
     } catch (error) {
       throw new UsageError(error instanceof Error ? error.message : String(error));
     }
-    const detected = await detectUrlTarget(args.target, rootKey);
+    const detected = await detectUrlTarget(args.target, rootKey, undefined, ca);
     if (detected.note !== undefined) process.stderr.write(`keysim: ${detected.note}\n`);
     clockControl = detected.target.clockControl;
     makeTarget = async () => detected.target;

@@ -17,13 +17,19 @@
  *   request waits (counted from its send or from the last byte received, whichever is later,
  *   like undici's headers and body timeouts): every request on it fails as a timeout;
  * - destroy(): they fail as abandoned.
- * A connection idle longer than the server's `Keep-Alive: timeout` (less a second, at most 30 s)
- * is replaced before the next send rather than raced against the server closing it.
+ * A connection is never sent on once the server has closed it (ended, half-closed, destroyed): the
+ * next send opens a new one. A connection idle longer than the server's `Keep-Alive: timeout`
+ * (less a margin, at most 30 s) is replaced before the next send rather than raced against the
+ * server closing it; without that hint, the idle close of the server is learnt (idle-close.ts):
+ * once a connection closed while idle after T ms, connections idle longer than half of T are
+ * replaced. Request text whose socket turns out closed before it was written is written on a new
+ * connection instead: those bytes provably never reached the server.
  */
 import { type Socket, connect as netConnect, isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { type ConnectionOptions as TlsConnectionOptions, connect as tlsConnect } from 'node:tls';
 import { ConnectionClosedError, ConnectionDestroyedError, HttpProtocolError, RequestTimeoutError } from './errors.js';
+import { IdleCloseLearner } from './idle-close.js';
 import { type ParsedResponse, ResponseParser } from './response-parser.js';
 
 /** Where the connection goes. */
@@ -42,6 +48,12 @@ export interface ConnectionOptions {
   /** No byte of an answer for this long while a request waits: the connection is given up. */
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** What the connections to one server learn of its idle close, shared between them. */
+  idleClose?: IdleCloseLearner | undefined;
+  /** Read the answers' `Date` headers (the clock-skew probes). */
+  dates?: boolean | undefined;
+  /** The body limit, bytes (default: the parser's, 16 MiB). */
+  maxBodyBytes?: number | undefined;
 }
 
 /**
@@ -55,7 +67,7 @@ export interface ExchangeHandlers<T> {
 
 /** Our own cap on reusing an idle connection (undici's keep-alive default here). */
 const MAX_IDLE_MS = 30_000;
-/** Replace an idle connection this long before the server's announced keep-alive timeout. */
+/** Replace an idle connection this long before the server's announced keep-alive timeout (or at half of it, if sooner). */
 const IDLE_MARGIN_MS = 1_000;
 /** Compact the FIFO's consumed front past this many entries. */
 const FIFO_COMPACT = 64;
@@ -66,9 +78,15 @@ const FIFO_COMPACT = 64;
  */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
+/** The server has closed (or we destroyed) this socket: its FIN was read, or it cannot be written. */
+function closedByServer(socket: Socket): boolean {
+  return socket.destroyed || socket.readableEnded || socket.writableEnded || !socket.writable;
+}
+
 export class Http1Connection<T> {
   readonly #options: ConnectionOptions;
   readonly #handlers: ExchangeHandlers<T>;
+  readonly #idleClose: IdleCloseLearner;
   #socket: Socket | undefined;
   #connected = false;
   #openedMs = 0;
@@ -82,12 +100,15 @@ export class Http1Connection<T> {
   #head = 0;
   /** Request text not yet written (flushed once per turn of the event loop). */
   #out = '';
+  /** How many of the outstanding requests, from the back, are in #out (not yet written). */
+  #unwritten = 0;
   #flushQueued = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: ConnectionOptions, handlers: ExchangeHandlers<T>) {
     this.#options = options;
     this.#handlers = handlers;
+    this.#idleClose = options.idleClose ?? new IdleCloseLearner();
   }
 
   /** Requests sent and not yet answered or failed. */
@@ -112,14 +133,19 @@ export class Http1Connection<T> {
    * that sends several requests at once writes them together without a microtask per connection.
    */
   enqueue(tag: T, text: string, nowMs: number): void {
-    if (this.#socket !== undefined && this.inFlight === 0 && this.#connected && nowMs - this.#lastDataMs > this.#idleLimitMs) {
+    const socket = this.#socket;
+    if (socket !== undefined && closedByServer(socket)) {
+      // The server closed it (its FIN is read, the close event not yet handled): nothing may go on it.
+      this.#teardown(socket, new ConnectionClosedError('the server closed the connection'));
+    } else if (socket !== undefined && this.inFlight === 0 && this.#connected && nowMs - this.#lastDataMs > Math.min(this.#idleLimitMs, this.#idleClose.limitMs)) {
       // Idle past the server's keep-alive: it may be closing it right now. Nothing is outstanding.
-      this.#teardown(this.#socket, undefined);
+      this.#teardown(socket, undefined);
     }
     if (this.#socket === undefined) this.#open(nowMs);
     this.#tags.push(tag);
     this.#sentMs.push(nowMs);
     this.#out += text;
+    this.#unwritten++;
     if (this.#timer === undefined) this.#arm(this.#connected ? this.#options.timeoutMs : Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
   }
 
@@ -128,7 +154,27 @@ export class Http1Connection<T> {
     const text = this.#out;
     if (text === '') return;
     this.#out = '';
-    if (this.#socket !== undefined) this.#socket.write(text);
+    const unwritten = this.#unwritten;
+    this.#unwritten = 0;
+    const socket = this.#socket;
+    if (socket === undefined) return;
+    if (closedByServer(socket) && this.#connected) {
+      // Closed between the send and the write: the unwritten requests never left, so they go on a
+      // new connection; those written before are lost with the old one (never sent twice).
+      const tags = this.#detach(socket);
+      const written = tags.slice(0, tags.length - unwritten);
+      const sentMs = performance.now();
+      this.#open(sentMs);
+      for (const tag of tags.slice(tags.length - unwritten)) {
+        this.#tags.push(tag);
+        this.#sentMs.push(sentMs);
+      }
+      this.#arm(Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
+      (this.#socket as Socket | undefined)?.write(text);
+      this.#fail(written, new ConnectionClosedError('the server closed the connection'));
+      return;
+    }
+    socket.write(text);
   }
 
   /** Closes the connection now; every outstanding request fails as abandoned. */
@@ -172,14 +218,17 @@ export class Http1Connection<T> {
     this.#openedMs = nowMs;
     this.#lastDataMs = nowMs;
     this.#idleLimitMs = MAX_IDLE_MS;
-    const parser = new ResponseParser((response) => this.#answer(socket, response));
+    const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true, ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }) });
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
       if (this.#socket === socket) this.#connected = true;
     });
     if (endpoint.tls) socket.on('data', (chunk: Buffer) => received(chunk, false));
     socket.on('end', () => {
+      if (this.#socket !== socket) return;
+      // Closed by the server while nothing was outstanding: how long it keeps an idle connection.
+      if (this.inFlight === 0 && this.#connected && !parser.midResponse) this.#idleClose.closedIdle(performance.now() - this.#lastDataMs);
       // A body that runs until the close is complete now.
-      if (this.#socket === socket) parser.end();
+      parser.end();
     });
     socket.on('error', (error: Error) => {
       this.#error ??= error;
@@ -209,7 +258,9 @@ export class Http1Connection<T> {
       this.#sentMs.splice(0, this.#head);
       this.#head = 0;
     }
-    if (response.keepAliveMs !== undefined) this.#idleLimitMs = Math.max(0, Math.min(MAX_IDLE_MS, response.keepAliveMs - IDLE_MARGIN_MS));
+    if (response.keepAliveMs !== undefined) {
+      this.#idleLimitMs = Math.max(0, Math.min(MAX_IDLE_MS, response.keepAliveMs - IDLE_MARGIN_MS, response.keepAliveMs / 2));
+    }
     if (response.close) {
       // The server answers nothing more here: detach first, so a send made by the handler opens a new connection.
       const rest = this.#detach(socket);
@@ -236,6 +287,7 @@ export class Http1Connection<T> {
     this.#socket = undefined;
     this.#connected = false;
     this.#out = '';
+    this.#unwritten = 0;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;

@@ -4,6 +4,7 @@
  * once per operation and kind of authorization and reused: a request costs one string
  * concatenation.
  */
+import { ACCEPT_IDENTITY } from './answer-body.js';
 import type { Endpoint } from './connection.js';
 
 /** Where a target URL's requests go: host, port and TLS, from the URL's scheme. */
@@ -39,7 +40,7 @@ export class RequestText {
     const key = anonymous ? `-${op}` : op;
     let head = this.#heads.get(key);
     if (head === undefined) {
-      head = `POST ${this.#pathPrefix}${op} HTTP/1.1\r\n${this.#hostLine}connection: keep-alive\r\ncontent-type: application/json\r\n${anonymous ? '' : this.#authorization}`;
+      head = `POST ${this.#pathPrefix}${op} HTTP/1.1\r\n${this.#hostLine}connection: keep-alive\r\n${ACCEPT_IDENTITY}content-type: application/json\r\n${anonymous ? '' : this.#authorization}`;
       this.#heads.set(key, head);
     }
     const seqLine = seq === undefined ? '' : `${seqHeader}: ${seq}\r\n`;

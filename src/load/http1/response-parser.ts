@@ -2,8 +2,14 @@
  * An incremental HTTP/1.1 response parser for the load generator's own client: bytes go in as the
  * socket delivers them, in pieces of any size, and each complete response comes out in order with
  * its status, its body and what the connection should do next. It reads only what a load client
- * needs (status, Content-Length, Transfer-Encoding: chunked, Connection, Keep-Alive) and skips
- * every other header without decoding it, which is most of why it is cheap.
+ * needs (status, Content-Length, Transfer-Encoding: chunked, Connection, Keep-Alive, Content-Type,
+ * Content-Encoding and, when asked, Date) and skips every other header without decoding it, which
+ * is most of why it is cheap.
+ *
+ * Limits hold whatever the chunking: a head is measured from its first byte across reads (TCP may
+ * deliver 70 KiB in one read or in 1,460-byte pieces, and the verdict must not depend on it), and
+ * a body past MAX_BODY_BYTES is refused as soon as it is known to be (by its Content-Length, or as
+ * its chunks or bytes arrive).
  *
  * Interim answers (1xx other than 101) are skipped; 204 and 304 have no body; an answer with
  * neither a length nor chunked coding runs until the server closes (`end()`).
@@ -22,10 +28,25 @@ export interface ParsedResponse {
   close: boolean;
   /** The server's `Keep-Alive: timeout=N`, in ms; undefined when it sent none. */
   keepAliveMs: number | undefined;
+  /** The Content-Type header's value (the first one), or undefined. */
+  contentType: string | undefined;
+  /** The Content-Encoding header's value (lower case), or undefined (identity). */
+  contentEncoding: string | undefined;
+  /** The first `Date` header that parses, Unix ms; undefined when none does (or dates were not asked for). */
+  dateMs: number | undefined;
 }
 
-/** A head larger than this is refused (a server gone wrong, not a real answer). */
-const MAX_HEAD_BYTES = 64 * 1024;
+export interface ResponseParserOptions {
+  /** Read the `Date` header (the clock-skew probes need it; the load does not). */
+  dates?: boolean;
+  /** The body limit, bytes (default MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
+}
+
+/** A head larger than this is refused (a server gone wrong, not a real answer), however it arrives. */
+export const MAX_HEAD_BYTES = 64 * 1024;
+/** A body larger than this is refused: no answer of the service comes near it. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** A chunk-size or trailer line longer than this is refused. */
 const MAX_LINE_BYTES = 8 * 1024;
 const EMPTY = Buffer.alloc(0);
@@ -81,6 +102,10 @@ function keepAliveTimeoutMs(buf: Buffer, start: number, end: number): number | u
   return match === null ? undefined : Number(match[1]) * 1000;
 }
 
+function tooLarge(limit: number): HttpProtocolError {
+  return new HttpProtocolError(`the response body is larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), far beyond any answer of the service`);
+}
+
 export class ResponseParser {
   #state: State = State.Head;
   /** Unconsumed bytes: a partial head or chunk-size line waits here for the rest. */
@@ -94,15 +119,24 @@ export class ResponseParser {
   #status = 0;
   #close = false;
   #keepAliveMs: number | undefined;
+  #contentType: string | undefined;
+  #contentEncoding: string | undefined;
+  #dateMs: number | undefined;
+  /** Body bytes of the response being read so far (chunked and until-close bodies). */
+  #bodyBytes = 0;
   #failed = false;
+  readonly #dates: boolean;
+  readonly #maxBodyBytes: number;
   readonly #onResponse: (response: ParsedResponse) => boolean;
 
   /**
    * `onResponse` is called for each complete response, in order; returning false stops the parser
    * (the connection was given up inside the call: what is left is not read).
    */
-  constructor(onResponse: (response: ParsedResponse) => boolean) {
+  constructor(onResponse: (response: ParsedResponse) => boolean, options: ResponseParserOptions = {}) {
     this.#onResponse = onResponse;
+    this.#dates = options.dates === true;
+    this.#maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   }
 
   /** The bytes read so far belong to a response not yet complete. */
@@ -172,6 +206,7 @@ export class ResponseParser {
             if (available > MAX_HEAD_BYTES) throw new HttpProtocolError(`the response head is longer than ${MAX_HEAD_BYTES} bytes`);
             return;
           }
+          if (end + 4 - this.#pos > MAX_HEAD_BYTES) throw new HttpProtocolError(`the response head is longer than ${MAX_HEAD_BYTES} bytes`);
           const start = this.#pos;
           this.#pos = end + 4;
           if (!this.#head(buf, start, end)) return;
@@ -204,6 +239,8 @@ export class ResponseParser {
           if (size === 0) {
             this.#state = State.Trailer;
           } else {
+            this.#bodyBytes += size;
+            if (this.#bodyBytes > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
             this.#remaining = size;
             this.#state = State.ChunkData;
           }
@@ -232,6 +269,8 @@ export class ResponseParser {
         }
         case State.UntilClose: {
           if (available === 0) return;
+          this.#bodyBytes += available;
+          if (this.#bodyBytes > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
           this.#pieces.push(this.#pos === 0 ? buf : buf.subarray(this.#pos));
           this.#pos = buf.length;
           return;
@@ -292,6 +331,9 @@ export class ResponseParser {
     let chunked = false;
     let close = http10;
     let keepAliveMs: number | undefined;
+    let contentType: string | undefined;
+    let contentEncoding: string | undefined;
+    let dateMs: number | undefined;
     // Header lines: from after the status line to `end`.
     let line = buf.indexOf(0x0a, start + 12) + 1;
     while (line > 0 && line < end + 2) {
@@ -326,6 +368,15 @@ export class ResponseParser {
         else if (http10 && hasToken(buf, v, ve, 'keep-alive')) close = false;
       } else if (first === 0x6b && nameLength === 10 && nameIs(buf, line, 10, 'keep-alive')) {
         keepAliveMs = keepAliveTimeoutMs(buf, v, ve) ?? keepAliveMs;
+      } else if (first === 0x63 && nameLength === 12 && contentType === undefined && nameIs(buf, line, 12, 'content-type')) {
+        contentType = buf.toString('latin1', v, ve);
+      } else if (first === 0x63 && nameLength === 16 && nameIs(buf, line, 16, 'content-encoding')) {
+        const coding = buf.toString('latin1', v, ve).toLowerCase();
+        contentEncoding = contentEncoding === undefined ? coding : `${contentEncoding}, ${coding}`;
+      } else if (first === 0x64 && nameLength === 4 && this.#dates && dateMs === undefined && nameIs(buf, line, 4, 'date')) {
+        // Two Date headers (a proxy adding its own): the first that parses is the one.
+        const parsed = Date.parse(buf.toString('latin1', v, ve));
+        if (Number.isFinite(parsed)) dateMs = parsed;
       }
       line = lineEnd + 1;
     }
@@ -336,6 +387,10 @@ export class ResponseParser {
     this.#status = status;
     this.#close = close;
     this.#keepAliveMs = keepAliveMs;
+    this.#contentType = contentType;
+    this.#contentEncoding = contentEncoding;
+    this.#dateMs = dateMs;
+    this.#bodyBytes = 0;
     if (status === 204 || status === 304 || status === 101) return this.#emit();
     if (chunked) {
       this.#state = State.ChunkSize;
@@ -343,6 +398,7 @@ export class ResponseParser {
     }
     if (contentLength >= 0) {
       if (contentLength === 0) return this.#emit();
+      if (contentLength > this.#maxBodyBytes) throw tooLarge(this.#maxBodyBytes);
       // The common case: the whole body is already here, and is read without a copy.
       if (this.#buf.length - this.#pos >= contentLength) {
         this.#pieces.push(this.#buf.subarray(this.#pos, this.#pos + contentLength));
@@ -365,7 +421,15 @@ export class ResponseParser {
     pieces.length = 0;
     this.#ownedPieces = 0;
     this.#state = State.Head;
-    const response: ParsedResponse = { status: this.#status, body, close: this.#close, keepAliveMs: this.#keepAliveMs };
+    const response: ParsedResponse = {
+      status: this.#status,
+      body,
+      close: this.#close,
+      keepAliveMs: this.#keepAliveMs,
+      contentType: this.#contentType,
+      contentEncoding: this.#contentEncoding,
+      dateMs: this.#dateMs,
+    };
     const go = this.#onResponse(response);
     if (!go) this.#failed = true;
     return go;

@@ -12,7 +12,7 @@ describe('request text', () => {
   test('an authorized request with a sequence number, under the base path', () => {
     const body = '{"key":"café"}';
     expect(text.post('keys.verifyKey', false, 'x-keysim-seq', 42, body)).toBe(
-      'POST /base/v2/keys.verifyKey HTTP/1.1\r\nhost: api.example.com:8443\r\nconnection: keep-alive\r\ncontent-type: application/json\r\n' +
+      'POST /base/v2/keys.verifyKey HTTP/1.1\r\nhost: api.example.com:8443\r\nconnection: keep-alive\r\naccept-encoding: identity\r\ncontent-type: application/json\r\n' +
         `authorization: Bearer root_abc\r\nx-keysim-seq: 42\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     expect(Buffer.byteLength(body)).toBe(body.length + 1);
