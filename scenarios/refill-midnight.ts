@@ -18,7 +18,8 @@
  * machine) make the affected check inconclusive, never red; `createdAt` (service time) decides.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
+import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
+import { READ_ATTEMPTS, callOutcome } from '../src/load/scenario-calls.js';
 import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
 import { iso, moveClockTo } from '../src/load/scenario-clock.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
@@ -36,7 +37,8 @@ interface MidnightKey extends CreatedKey {
   kind: Kind;
   refillDay: number | undefined;
   createdAtMs: number | undefined;
-  before: { credits: number | undefined; completeWall: number } | undefined;
+  /** The verification before midnight; `unknown`: its answer never came (it may have spent its credit, before or after midnight). */
+  before: { credits: number | undefined; completeWall: number; unknown?: boolean } | undefined;
   /** Cost-0 readings: local wall time at the answer, and the balance. */
   seen: Array<{ wall: number; credits: number }>;
 }
@@ -105,8 +107,13 @@ async function setup(ctx: ScenarioContext): Promise<MidnightFixtures> {
     keys.push({ ...created, kind: s.kind, refillDay: s.refillDay, createdAtMs: isInt(got.createdAt) ? got.createdAt : undefined, before: undefined, seen: [] });
   }
   for (const k of keys) {
-    const r = await ctx.api.call('keys.verifyKey', { key: k.key });
-    const d = okData(r);
+    const outcome = await callOutcome(ctx, 'keys.verifyKey', { key: k.key });
+    if (!outcome.answered || answerEffectUnknown(outcome.response)) {
+      ctx.log(`refill-midnight: the verification of ${k.keyId} before midnight has an unknown outcome (${outcome.answered ? shown(outcome.response) : outcome.why}); its balance after is judged within both`);
+      k.before = { credits: undefined, completeWall: Number.POSITIVE_INFINITY, unknown: true };
+      continue;
+    }
+    const d = okData(outcome.response);
     k.before = { credits: typeof d !== 'string' && isInt(d.credits) ? d.credits : undefined, completeWall: Date.now() };
   }
   const serviceAfterSetupMs = ctx.admin === undefined ? Date.now() + time.offsetMs : await ctx.admin.clockNow();
@@ -128,8 +135,40 @@ const watchEntry: MixEntry<MidnightFixtures> = {
   },
 };
 
+/** The final reading of a key: a verification (cost 1) asked again while its answer never comes. */
+interface FinalReading {
+  credits: number | undefined;
+  /** Verifications before it whose answer never came: each may have spent a credit. */
+  unknown: number;
+  /** Why the last one never came, when none did. */
+  lost: string | undefined;
+}
+
+async function finalReading(ctx: ScenarioContext, k: MidnightKey): Promise<FinalReading> {
+  let unknown = 0;
+  let why = '';
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    const outcome = await callOutcome(ctx, 'keys.verifyKey', { key: k.key });
+    if (outcome.answered && !answerEffectUnknown(outcome.response)) {
+      const d = okData(outcome.response);
+      return { credits: typeof d !== 'string' && isInt(d.credits) ? d.credits : undefined, unknown, lost: undefined };
+    }
+    unknown++;
+    why = outcome.answered ? shown(outcome.response) : outcome.why;
+  }
+  return { credits: undefined, unknown, lost: why };
+}
+
+/** The balances after midnight a correct service may show: `expected` less up to `unknown` debits whose outcome is unknown. */
+function allowedFinals(expected: readonly number[], unknown: number): number[] {
+  const all = new Set<number>();
+  for (const e of expected) for (let u = 0; u <= unknown; u++) all.add(e - u);
+  return [...all].sort((a, b) => b - a);
+}
+
 /** The check of one key: its balance before, during (cost 0) and after midnight. */
-function judge(f: MidnightFixtures, k: MidnightKey, finalCredits: number | undefined): { passed: boolean; detail: string } {
+function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { passed: boolean; detail: string } {
+  const finalCredits = final.credits;
   const midnightWall = wallOf(f, f.midnightMs);
   const u = f.time.uncertaintyMs;
   const due = k.kind !== 'monthly-other';
@@ -137,18 +176,23 @@ function judge(f: MidnightFixtures, k: MidnightKey, finalCredits: number | undef
   if (k.createdAtMs !== undefined ? k.createdAtMs >= f.midnightMs : false) {
     return { passed: true, detail: `inconclusive: ${k.keyId} was created at ${iso(k.createdAtMs ?? 0)}, after midnight (a slow machine; raise KEYSIM_MIDNIGHT_LEAD)` };
   }
+  if (final.lost !== undefined) return { passed: true, detail: `not judged: ${k.keyId}'s verification after midnight never came (${final.lost}), ${final.unknown} attempts` };
   const before = k.before?.credits;
-  const beforeSurely = f.manualClock || (k.before !== undefined && k.before.completeWall < midnightWall - u);
+  const beforeUnknown = k.before?.unknown === true;
+  const beforeSurely = !beforeUnknown && (f.manualClock || (k.before !== undefined && k.before.completeWall < midnightWall - u));
   const early = f.manualClock ? [] : k.seen.filter((s) => s.wall < midnightWall - u && s.credits >= AMOUNT - 1);
   const problems: string[] = [];
   if (early.length > 0 || (beforeSurely && before !== INITIAL - 1)) {
     problems.push(`before midnight it read ${early.length > 0 ? String(early[0]?.credits) : String(before)} credits, expected ${INITIAL - 1}: ${due ? 'refilled before the UTC midnight' : 'refilled on a day it is not due'}`);
   }
-  const expected = due ? (before === AMOUNT - 1 && !beforeSurely ? AMOUNT - 2 : AMOUNT - 1) : INITIAL - 2;
-  if (problems.length === 0 && finalCredits !== expected) {
+  // A verification before midnight whose outcome is unknown spent its credit or not, before or after the refill.
+  const base = beforeUnknown ? (due ? [AMOUNT - 1, AMOUNT - 2] : [INITIAL - 1, INITIAL - 2]) : [due ? (before === AMOUNT - 1 && !beforeSurely ? AMOUNT - 2 : AMOUNT - 1) : INITIAL - 2];
+  const allowed = allowedFinals(base, final.unknown);
+  const expected = allowed.length === 1 ? String(allowed[0]) : `one of ${allowed.join(', ')} (${beforeUnknown ? 'the verification before midnight' : ''}${beforeUnknown && final.unknown > 0 ? ' and ' : ''}${final.unknown > 0 ? `${final.unknown} verifications after it` : ''} without a known outcome)`;
+  if (problems.length === 0 && (finalCredits === undefined || !allowed.includes(finalCredits))) {
     const why = !due
       ? 'refilled although not due'
-      : finalCredits === INITIAL - 2
+      : finalCredits !== undefined && finalCredits <= INITIAL - 1 && finalCredits >= INITIAL - 2 - final.unknown
         ? `not refilled by ${iso(f.midnightMs + f.toleranceMs)} (a refill at another hour than 00:00 UTC${k.kind === 'monthly-due' ? ', or a month skipped' : ''}?)`
         : finalCredits === INITIAL - 1 + AMOUNT - 1
           ? 'the refill added the amount instead of replacing the balance'
@@ -157,7 +201,7 @@ function judge(f: MidnightFixtures, k: MidnightKey, finalCredits: number | undef
   }
   return {
     passed: problems.length === 0,
-    detail: `${k.keyId} (${what}, created ${k.createdAtMs === undefined ? 'at an unknown time' : iso(k.createdAtMs)}): ${problems.length > 0 ? problems.join('; ') : `${String(before)} before midnight, ${String(finalCredits)} after (${k.seen.length} cost-0 readings in between)`}`,
+    detail: `${k.keyId} (${what}, created ${k.createdAtMs === undefined ? 'at an unknown time' : iso(k.createdAtMs)}): ${problems.length > 0 ? problems.join('; ') : `${beforeUnknown ? 'an unknown outcome' : String(before)} before midnight, ${String(finalCredits)} after (${k.seen.length} cost-0 readings in between)`}`,
   };
 }
 
@@ -178,18 +222,15 @@ export default defineScenario<MidnightFixtures>({
       const settleWall = wallOf(f, f.midnightMs + f.toleranceMs) + f.time.uncertaintyMs + SETTLE_MS;
       if (settleWall > Date.now()) await sleep(settleWall - Date.now());
     }
-    const finals = new Map<string, number | undefined>();
-    for (const k of f.keys) {
-      const d = okData(await ctx.api.call('keys.verifyKey', { key: k.key }));
-      finals.set(k.keyId, typeof d !== 'string' && isInt(d.credits) ? d.credits : undefined);
-    }
+    const finals = new Map<string, FinalReading>();
+    for (const k of f.keys) finals.set(k.keyId, await finalReading(ctx, k));
     const names: Record<Kind, string> = {
       daily: 'daily refill at the UTC midnight',
       'monthly-due': 'monthly refill on refillDay at the UTC midnight',
       'monthly-other': 'a monthly key due another day is not refilled',
     };
     return f.keys.map((k) => {
-      const v = judge(f, k, finals.get(k.keyId));
+      const v = judge(f, k, finals.get(k.keyId) ?? { credits: undefined, unknown: 0, lost: 'not read' });
       return checkResult(names[k.kind], v.passed, v.detail);
     });
   },

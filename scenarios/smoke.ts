@@ -5,7 +5,8 @@
  */
 import { type ApiResponse, type MixEntry, OPERATIONS, type Operation, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import type { CheckResult } from '../src/report/model.js';
-import { checkResult, expectError, isInt, isRecord, okData, okList, sameJson, shown } from '../src/load/scenario-checks.js';
+import { checkResult, expectError, isInt, isRecord, notJudged, okData, okList, sameJson, shown } from '../src/load/scenario-checks.js';
+import { callOutcome } from '../src/load/scenario-calls.js';
 import { createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 
@@ -230,6 +231,16 @@ async function setup(ctx: ScenarioContext): Promise<SmokeFixtures> {
 
 type Expectation = (response: ApiResponse) => string | undefined;
 
+/** A step of the walk-through whose answer never came (unknown-outcome.ts): the walk stops, not judged. */
+class AnswerNeverCame extends Error {
+  constructor(
+    readonly step: string,
+    readonly why: string,
+  ) {
+    super(`the answer of step "${step}" never came (${why})`);
+  }
+}
+
 /** Expects a 200 whose `data` passes `fn` (which returns a problem or undefined). */
 const withData =
   (fn: (data: Record<string, unknown>) => string | undefined): Expectation =>
@@ -244,14 +255,18 @@ const is = (what: string, actual: unknown, expected: unknown): string | undefine
 /**
  * The walk-through: every operation of OPERATIONS at least once, in an order whose answers are
  * all determined, on fixtures of its own. One check per step; a step that throws ends the walk
- * with a failed check instead of aborting the run.
+ * with a failed check instead of aborting the run. A step whose answer never came (a dropped
+ * connection, a gateway's 504) ends it too, as not judged: what follows depends on its outcome.
  */
 async function walkThrough(ctx: ScenarioContext, f: SmokeFixtures): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   const walked = new Set<Operation>();
   const step = async (label: string, op: Operation, body: unknown, expectation: Expectation): Promise<ApiResponse> => {
-    const response = await ctx.api.call(op, body);
+    const outcome = await callOutcome(ctx, op, body);
     walked.add(op);
+    // Every step's answer depends on the steps before: past an unknown outcome nothing is determined.
+    if (!outcome.answered) throw new AnswerNeverCame(label, outcome.why);
+    const response = outcome.response;
     const problem = expectation(response);
     results.push(checkResult(`walk: ${label}`, problem === undefined, problem ?? `${op} answered as expected`));
     return response;
@@ -379,6 +394,11 @@ async function walkThrough(ctx: ScenarioContext, f: SmokeFixtures): Promise<Chec
     await step('ratelimit.deleteOverride', 'ratelimit.deleteOverride', { namespace: f.namespace, identifier }, withData((d) => is('deleteOverride data', d, {})));
     await step('ratelimit.getOverride after delete → 404', 'ratelimit.getOverride', { namespace: f.namespace, identifier }, (r) => expectError(r, 404, 'ratelimit_override_not_found'));
   } catch (error) {
+    if (error instanceof AnswerNeverCame) {
+      results.push(notJudged('walk: completed', 1, `${error.why}, at step "${error.step}"; the steps after it depend on its outcome and were not run`));
+      results.push(checkResult('walk: every operation called', true, `not judged: the walk-through stopped at step "${error.step}"`));
+      return results;
+    }
     results.push(checkResult('walk: completed', false, `the walk-through stopped: ${error instanceof Error ? error.message : String(error)}`));
   }
   const missing = OPERATIONS.filter((op) => !walked.has(op));

@@ -39,6 +39,11 @@ export {
   unexpectedCodes,
   withoutAnswer,
   withoutAnswerText,
+  serverErrors,
+  notJudged,
+  neverCameReason,
+  answerEffectUnknown,
 } from './load/scenario-checks.js';
+export { type CallOutcome, callOutcome, readOutcome } from './load/scenario-calls.js';
 export { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace, inParallel, sleep } from './load/scenario-fixtures.js';
 export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';

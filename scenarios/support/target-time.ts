@@ -10,6 +10,7 @@ import { request } from 'undici';
 import type { ScenarioContext } from '../../src/load/scenario.js';
 import { parseDurationMs } from '../../src/load/plan.js';
 import { sleep } from '../../src/load/scenario-fixtures.js';
+import { isServiceBody } from '../../src/load/scenario-checks.js';
 
 export interface TargetTime {
   /** service time ≈ Date.now() + offsetMs */
@@ -20,6 +21,25 @@ export interface TargetTime {
 }
 
 const SAMPLES = 12;
+/** Samples whose answer never came that are replaced before giving up. */
+const MAX_LOST = 6;
+
+/** The Date header of the service's own answer, or undefined when none came (a transport error, a gateway's answer). */
+async function dateSample(url: string, body: string): Promise<string | string[] | undefined> {
+  try {
+    const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    const text = await res.body.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    return isServiceBody(parsed) ? (res.headers.date ?? '') : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export async function targetTime(ctx: ScenarioContext): Promise<TargetTime> {
   if (ctx.admin !== undefined) {
@@ -30,13 +50,18 @@ export async function targetTime(ctx: ScenarioContext): Promise<TargetTime> {
   }
   let lo = Number.NEGATIVE_INFINITY;
   let hi = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < SAMPLES && hi - lo > 60; i++) {
+  let lost = 0;
+  for (let i = 0; i < SAMPLES + lost && hi - lo > 60; i++) {
     const a = Date.now();
     // An unauthenticated verification of a key that does not exist: harmless, and every answer has a Date.
-    const res = await request(`${ctx.target.url}/v2/keys.verifyKey`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: `${ctx.tag}-clock-probe` }) });
-    await res.body.text();
+    const sample = await dateSample(`${ctx.target.url}/v2/keys.verifyKey`, JSON.stringify({ key: `${ctx.tag}-clock-probe` }));
     const b = Date.now();
-    const header = res.headers.date;
+    // An answer that never came, or a gateway's own (its Date is the gateway's clock): asked again, a few times at most.
+    if (sample === undefined) {
+      if (++lost > MAX_LOST) throw new Error(`the target's clock cannot be read: ${lost} of its answers never came (dropped, or not the service's JSON)`);
+      continue;
+    }
+    const header = sample;
     const stamp = typeof header === 'string' ? Date.parse(header) : Number.NaN;
     if (!Number.isFinite(stamp)) throw new Error(`the target sent no usable Date header (${String(header)}), so its clock cannot be read`);
     lo = Math.max(lo, stamp - b);

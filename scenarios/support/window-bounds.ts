@@ -99,17 +99,27 @@ export function checkWindowBounds(counters: readonly CounterRecord[], evidence: 
 }
 
 /**
- * The exact admissions of a burst of `asked` requests on a counter with nothing admitted in the
- * window before: min(asked, limit) when every decision fell in one window. Undefined when it
- * did, a message when it did not, 'straddled' (not judged) when the burst straddled an edge.
+ * The exact admissions of a burst of requests on a counter with nothing admitted in the window
+ * before: min(asked, limit) when every decision fell in one window. `burst` holds the decisions
+ * answered; `unknown` more were asked whose outcome is unknown (their answer never came: each may
+ * have been admitted or refused, or not run at all), so the answered admissions must lie in
+ * [min(asked, limit) − unknown, min(asked, limit)]. Undefined when they do, a message when they do
+ * not, 'straddled' (not judged) when the burst straddled an edge, 'not judged' when no answer came.
  */
-export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[]): string | undefined | 'straddled' {
+export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[], unknown = 0): string | undefined | 'straddled' | 'not judged' {
+  if (burst.length === 0) return 'not judged';
   const resets = new Set(burst.map((d) => d.resetMs));
   if (resets.size !== 1) return 'straddled';
   const [reset] = resets;
   const before = c.decisions.filter((d) => d.admitted && d.resetMs === (reset as number) - c.durationMs).length;
   if (before > 0) return 'straddled';
   const admitted = burst.filter((d) => d.admitted).length;
-  const expected = Math.min(burst.length, c.limit);
-  return admitted === expected ? undefined : `${c.label}: a burst of ${burst.length} in one fresh window admitted ${admitted}, the limit ${c.limit} admits exactly ${expected}`;
+  const asked = burst.length + unknown;
+  const expected = Math.min(asked, c.limit);
+  const lo = Math.max(0, expected - unknown);
+  const hi = Math.min(expected, burst.length);
+  if (admitted >= lo && admitted <= hi) return undefined;
+  return unknown === 0
+    ? `${c.label}: a burst of ${asked} in one fresh window admitted ${admitted}, the limit ${c.limit} admits exactly ${expected}`
+    : `${c.label}: a burst of ${asked} in one fresh window admitted ${admitted} of the ${burst.length} answered (${unknown} answers never came), the limit ${c.limit} admits exactly ${expected}: between ${lo} and ${hi} of those answered`;
 }

@@ -82,7 +82,7 @@ export function decodeAnswer(wire: WireAnswer): unknown {
 }
 
 /** A worker's settings: what a `ServerOptions` holds that can cross a process boundary. */
-export type WorkerServerOptions = Pick<ServerOptions, 'maxBodyBytes' | 'errorsUrl' | 'validateResponses' | 'version' | 'coalesceWrites'>;
+export type WorkerServerOptions = Pick<ServerOptions, 'maxBodyBytes' | 'errorsUrl' | 'validateResponses' | 'version' | 'coalesceWrites' | 'keepAliveTimeoutMs'>;
 
 export type WorkerMessage =
   | { k: 'batch'; calls: WireCall[] }

@@ -20,7 +20,7 @@ import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
 import { faultPath } from './fault-path.js';
-import { hostAllowed } from './host-check.js';
+import { hostAllowed, shownAllowedHosts } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
 import { WORKER_HEADER, type WorkerResponse, send } from './answer.js';
@@ -52,6 +52,11 @@ export interface ServerOptions {
    * together (write-coalescing.ts); default true. False writes each answer as node:http does.
    */
   coalesceWrites?: boolean;
+  /**
+   * How long an idle keep-alive connection is kept open, ms; default 75 s
+   * (DEFAULT_KEEP_ALIVE_TIMEOUT_MS). Answers say it in `Keep-Alive: timeout=N`.
+   */
+  keepAliveTimeoutMs?: number;
   /** Where unexpected errors are logged; default stderr. */
   log?: (line: string) => void;
   /**
@@ -60,6 +65,18 @@ export interface ServerOptions {
    */
   workerId?: number;
 }
+
+/**
+ * The idle keep-alive timeout, ms. A reverse proxy reuses its upstream connections for as long as
+ * its own idle timeout (nginx `keepalive_timeout` 60 s, an AWS ALB 60 s); a server that closes
+ * an idle connection first races the proxy's next request on it, and the proxy answers that
+ * request 502. Node's default (5 s) loses that race; 75 s outlives those proxies.
+ */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 75_000;
+/** The longest keep-alive timeout accepted, ms: an hour. */
+export const MAX_KEEP_ALIVE_TIMEOUT_MS = 3_600_000;
+/** node:http's own request timeout (the whole request), kept unless the headers timeout needs more. */
+const NODE_REQUEST_TIMEOUT_MS = 300_000;
 
 function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
@@ -161,7 +178,9 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         status: 421,
         title: 'Misdirected Request',
         identifier: 'err:service:bad_request:host_not_allowed',
-        detail: `This simulator listens on loopback and answers only the Host headers ${[...allowedHosts].join(', ')}; send one of them (a request naming another host is refused, as a DNS-rebinding page would send).`,
+        detail:
+          `This simulator listens on loopback and answers only the Host headers ${shownAllowedHosts(allowedHosts)}; send one of them (a request naming another host is refused, as a DNS-rebinding page would send). ` +
+          "Behind a reverse proxy that passes the client's Host on, allow that name: keysim serve --allow-host NAME, KEYSIM_ALLOWED_HOSTS, or createSimulator({ allowedHosts }).",
       });
       return;
     }
@@ -365,7 +384,12 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     }
   }
 
-  const server = createServer((req, res) => {
+  const keepAliveMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  // The headers timeout is kept above the keep-alive timeout, as is advised for node:http behind a
+  // load balancer, so that a request arriving on a connection at the end of its idle time is not
+  // cut off by the shorter of the two; node:http requires the request timeout above both.
+  const headersTimeout = keepAliveMs + 1_000;
+  const server = createServer({ headersTimeout, requestTimeout: Math.max(NODE_REQUEST_TIMEOUT_MS, headersTimeout) }, (req, res) => {
     // A request pipelined after a refused operator call: its connection is closing and nothing
     // more is answered on it, so nothing more is run either (its body is discarded).
     if (closing.has(req.socket)) {
@@ -380,6 +404,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       fail(req, res, requestId, error);
     }
   });
+  server.keepAliveTimeout = keepAliveMs;
   if (options.coalesceWrites !== false) server.on('connection', coalesceWrites);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {

@@ -6,7 +6,7 @@
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
-import { type ServerOptions, createSimulatorServer } from './server.js';
+import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions, createSimulatorServer } from './server.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector, FaultsConfig } from './faults.js';
 import { ObservedFaultInjector } from './observed-faults.js';
@@ -14,7 +14,7 @@ import { MAX_WORKERS, startCluster } from './cluster.js';
 import { OPERATIONS } from './operations.js';
 import { Journal } from './journal.js';
 import { restoreKeepingOperator } from './operator.js';
-import { isLoopbackAddress, loopbackHosts } from './host-check.js';
+import { allowedHostEntry, isLoopbackAddress, loopbackHosts } from './host-check.js';
 import { keysimVersion } from '../version.js';
 
 export interface SimulatorOptions extends ServerOptions {
@@ -39,6 +39,12 @@ export interface SimulatorOptions extends ServerOptions {
    * loopback (against DNS rebinding); default true. Off: every Host is answered.
    */
   checkHost?: boolean;
+  /**
+   * Further `Host` names answered on loopback, for a reverse proxy in front that passes the
+   * client's Host on: `NAME` (any port) or `NAME:PORT` (host-check.ts). An invalid one makes
+   * createSimulator throw. The loopback names stay allowed; every other Host still gets 421.
+   */
+  allowedHosts?: readonly string[];
   /** 'manual' (default here: frozen until moved) or 'system' (real time plus an offset). */
   clock?: 'manual' | 'system';
   /** Where the clock starts, Unix ms; default now. */
@@ -128,7 +134,17 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const ctx = { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash };
   const serverOptions = { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() };
   const host = options.host ?? '127.0.0.1';
-  const hostsFor = (address: AddressInfo) => (options.checkHost !== false && isLoopbackAddress(address.address) ? loopbackHosts(address.address, address.port) : null);
+  const extraHosts = (options.allowedHosts ?? []).map((h) => {
+    const entry = allowedHostEntry(h);
+    if (!entry.ok) throw new Error(`cannot start the simulator: allowedHosts: ${entry.message}`);
+    return entry.entry;
+  });
+  const keepAliveMs = options.keepAliveTimeoutMs;
+  if (keepAliveMs !== undefined && (!Number.isFinite(keepAliveMs) || keepAliveMs < 1_000 || keepAliveMs > MAX_KEEP_ALIVE_TIMEOUT_MS)) {
+    throw new Error(`cannot start the simulator: keepAliveTimeoutMs must be from 1000 (1 s) to ${MAX_KEEP_ALIVE_TIMEOUT_MS} (an hour), got ${String(keepAliveMs)}.`);
+  }
+  const hostsFor = (address: AddressInfo) =>
+    options.checkHost !== false && isLoopbackAddress(address.address) ? [...loopbackHosts(address.address, address.port), ...extraHosts] : null;
   let address: AddressInfo;
   let closeServer: () => Promise<void>;
   if (workers > 1) {
@@ -143,6 +159,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
         ...(options.errorsUrl === undefined ? {} : { errorsUrl: options.errorsUrl }),
         ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
         ...(options.coalesceWrites === undefined ? {} : { coalesceWrites: options.coalesceWrites }),
+        ...(keepAliveMs === undefined ? {} : { keepAliveTimeoutMs: keepAliveMs }),
         version: serverOptions.version,
       },
       allowedHosts: hostsFor,

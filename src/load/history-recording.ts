@@ -9,6 +9,16 @@ import type { ServiceClockBounds } from './clock-driver.js';
 import type { HistoryWriter } from './history.js';
 import type { ApiResponse, Operation, RequestSpec, ServiceApi } from './scenario.js';
 import { type HttpJsonClient, serviceApiFrom } from './service-api.js';
+import { answerEffectUnknown } from './unknown-outcome.js';
+
+/**
+ * What the history records of an answer: the answer, or 'unknown' when its effect is unknown — a
+ * 5xx, or an answer that is not the service's (a gateway's 502/504 page, a body cut short:
+ * unknown-outcome.ts). A 200 whose body cannot be read must not count as a known refusal.
+ */
+export function recordedOutcome(response: { status: number; body: unknown } | 'unknown'): { status: number; body: unknown } | 'unknown' {
+  return response === 'unknown' || answerEffectUnknown(response) ? 'unknown' : response;
+}
 
 /** Wall time as Unix ms from the monotonic clock (what the history's invoke/complete times are). */
 export function wallNowMs(): number {
@@ -64,7 +74,7 @@ export function recordLoadCall(history: PhaseHistory | undefined, sent: SentLoad
       completeMs: wallNowMs(),
       // Both bounds or neither: a phase with a service clock has both (clock-driver.ts).
       ...(serviceInvokeMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? serviceInvokeMs }),
-      response,
+      response: recordedOutcome(response),
     });
   } catch (error) {
     // A write error (a full disk) must not count as the request's failure: the writer keeps it,
@@ -100,7 +110,7 @@ export function recordingServiceApi(client: HttpJsonClient, history: HistoryWrit
         completeMs,
         ...(serviceInvokeMs === undefined ? {} : { serviceInvokeMs }),
         ...(serviceCompleteMs === undefined ? {} : { serviceCompleteMs }),
-        response,
+        response: recordedOutcome(response),
       });
     }
   };

@@ -114,6 +114,7 @@ export class Recorder {
   #errors = 0;
   #requests = 0;
   #checkFailures = 0;
+  #notJudged = 0;
   #cutOff = 0;
   /** The first few failed checks, for the report's notes. */
   readonly checkFailureExamples: string[] = [];
@@ -154,6 +155,15 @@ export class Recorder {
   /** Requests cut off at the end of a measured closed-model phase. */
   get cutOff(): number {
     return this.#cutOff;
+  }
+
+  /** Answers whose check was not asked because the answer was not the service's (run-phases.ts). */
+  get notJudged(): number {
+    return this.#notJudged;
+  }
+
+  noteNotJudged(): void {
+    if (!this.#frozen) this.#notJudged++;
   }
 
   noteCheckFailure(message: string): void {

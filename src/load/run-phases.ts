@@ -17,6 +17,7 @@ import { stageText, stagesProblem } from './stages.js';
 import type { Recorder } from './recorder.js';
 import type { ResourceLedger } from './resources.js';
 import { trackingCheck } from './resource-tracking.js';
+import { neverCameReason } from './unknown-outcome.js';
 import type { ProgressSnapshot } from './run-options.js';
 import { runningClockBounds } from './running-clock.js';
 import { ScenarioFailedError } from './scenario-failed.js';
@@ -108,8 +109,13 @@ export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtu
   return { specs, planned, totalMs };
 }
 
-/** Builds a phase's requests one at a time, from its mix, as the executor asks for them. */
-function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown, random: Random, ledger: ResourceLedger): () => PlannedRequest {
+/**
+ * Builds a phase's requests one at a time, from its mix, as the executor asks for them. An answer
+ * that is not the service's (a gateway's 502/504, a body cut short: unknown-outcome.ts) never
+ * came as far as the checks are concerned: the entry's check is not asked (so a counting check
+ * counts it as without answer) and `notJudged` is told instead.
+ */
+function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown, random: Random, ledger: ResourceLedger, notJudged: () => void): () => PlannedRequest {
   const pick = weightedPicker(mix);
   return (): PlannedRequest => {
     const entry = pick(random);
@@ -120,7 +126,19 @@ function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown,
       operation: request.op,
       label: entry.name ?? request.op,
       spec: request,
-      check: trackingCheck(request.op, request.body, request.auth, check === undefined ? undefined : (response) => check(response, fixtures), ledger),
+      check: trackingCheck(
+        request.op,
+        request.body,
+        request.auth,
+        check === undefined
+          ? undefined
+          : (response) => {
+              if (neverCameReason(response) === undefined) return check(response, fixtures);
+              notJudged();
+              return undefined;
+            },
+        ledger,
+      ),
     };
   };
 }
@@ -178,7 +196,9 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         }
       }
       const clockFrom = clockDriver !== undefined ? new Date(clockDriver.fromMs).toISOString() : ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
-      const next = requestSource(spec.mix ?? scenario.mix, fixtures, ctx.random, loop.ledger);
+      const next = requestSource(spec.mix ?? scenario.mix, fixtures, ctx.random, loop.ledger, () => {
+        if (!phase.warmup) recorder.noteNotJudged();
+      });
       if (!phase.warmup) generatorMonitor.startPhase();
       const phaseStartMs = performance.now();
       if (!phase.warmup && !measuringStarted) {

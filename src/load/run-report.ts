@@ -73,11 +73,18 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
     checks.push({
       name: 'per-response checks',
       passed: false,
-      detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
+      detail:
+        `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}` +
+        (recorder.notJudged > 0 ? `; ${recorder.notJudged} not judged (their answer never came)` : ''),
       counts: { failed: recorder.checkFailures, total: recorder.requests },
     });
   } else if (recorder.requests > 0) {
-    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed`, counts: { failed: 0, total: recorder.requests } });
+    const lost = recorder.notJudged;
+    const detail =
+      lost === 0
+        ? `all ${recorder.requests} answers passed`
+        : `no answer failed; ${lost} not judged: their answer never came (a 502/503/504 or a body that is not the service's JSON, e.g. from a proxy in front of it)`;
+    checks.push({ name: 'per-response checks', passed: true, detail, counts: { failed: 0, total: recorder.requests } });
   }
   if (targetStopped !== undefined) {
     const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);

@@ -5,6 +5,9 @@
  */
 import type { CheckResult, OperationStats } from '../report/model.js';
 import type { ApiResponse } from './scenario.js';
+import { answerEffectUnknown, isServiceBody, neverCameReason } from './unknown-outcome.js';
+
+export { answerEffectUnknown, isServiceBody, neverCameReason };
 
 /** A JSON object, as the service's answers hold them. */
 export type Json = Record<string, unknown>;
@@ -69,6 +72,14 @@ export function checkResult(name: string, passed: boolean, detail: string): Chec
   return { name, passed, detail };
 }
 
+/**
+ * A check that could not be judged because answers it depends on never came: it passes (nothing
+ * wrong was seen) and says so, e.g. `not judged: 2 answers never came (504 from a gateway)`.
+ */
+export function notJudged(name: string, lost: number, why: string): CheckResult {
+  return { name, passed: true, detail: `not judged: ${lost} ${lost === 1 ? 'answer' : 'answers'} never came (${why})` };
+}
+
 /** How many verifications of an operation answered `code` (e.g. 'VALID', 'USAGE_EXCEEDED'); 0 when none or never called. */
 export function codeCount(stats: OperationStats | undefined, code: string): number {
   return stats?.codes[code] ?? 0;
@@ -94,12 +105,19 @@ export function cutOff(stats: OperationStats | undefined): number {
   return stats?.cutOff ?? 0;
 }
 
+/** Requests of an operation answered with a 5xx (a gateway's 502/504 or the service's own): their effect is unknown. */
+export function serverErrors(stats: OperationStats | undefined): number {
+  return Object.entries(stats?.statuses ?? {}).reduce((n, [status, count]) => (Number(status) >= 500 ? n + count : n), 0);
+}
+
 /**
- * Requests of an operation whose effect on the service is unknown: transport errors and cut off.
- * An exact count (e.g. "VALID equals the credits") must allow this many either way.
+ * Requests of an operation whose effect on the service is unknown: transport errors, 5xx answers
+ * (a gateway that timed out may have forwarded the request, and the service executed it) and cut
+ * off — the outcomes the invariant checkers take as unknown too (unknown-outcome.ts). An exact
+ * count (e.g. "VALID equals the credits") must allow this many either way.
  */
 export function withoutAnswer(stats: OperationStats | undefined): number {
-  return transportErrors(stats) + cutOff(stats);
+  return transportErrors(stats) + serverErrors(stats) + cutOff(stats);
 }
 
 /** `n requests without answer`, saying how many of them were cut off at a phase's end. */

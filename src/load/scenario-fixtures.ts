@@ -5,6 +5,7 @@
  */
 import { type Json, shown } from './scenario-checks.js';
 import type { Operation, ScenarioContext } from './scenario.js';
+import { READ_ATTEMPTS, readOutcome } from './scenario-calls.js';
 
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
@@ -97,7 +98,10 @@ export async function ensureNamespace(ctx: ScenarioContext, suffix: string): Pro
   }
   const given = process.env.KEYSIM_NAMESPACE;
   const namespace = given !== undefined && given !== '' ? given : own;
-  const probe = await ctx.api.call('ratelimit.limit', { namespace, identifier: `${ctx.tag}-probe`, limit: 1, duration: 1000, cost: 0 });
+  // Cost 0 consumes nothing: asked again when its answer never came (a dropped connection, a gateway's 502).
+  const outcome = await readOutcome(ctx, 'ratelimit.limit', { namespace, identifier: `${ctx.tag}-probe`, limit: 1, duration: 1000, cost: 0 });
+  if (!outcome.answered) throw new Error(`probing the rate-limit namespace "${namespace}": no answer came in ${READ_ATTEMPTS} attempts (${outcome.why})`);
+  const probe = outcome.response;
   if (probe.status === 404) {
     const message =
       `the rate-limit namespace "${namespace}" does not exist on the target and the public API cannot create one: ` +

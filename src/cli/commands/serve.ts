@@ -3,12 +3,17 @@ import { randomInt } from 'node:crypto';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import type { CheckedSnapshot } from '../../engine/index.js';
 import {
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   FAULT_KEYS,
+  MAX_KEEP_ALIVE_TIMEOUT_MS,
+  allowedHostEntry,
+  allowedHostsFromEnv,
   MAX_WORKERS,
   RESTORE_STREAM_MAX_BODY_BYTES,
   createSimulator,
   describeFaults,
   exposureWarning,
+  isLoopbackAddress,
   nodeSha256,
   parseInstant,
   randomRootKey,
@@ -32,6 +37,8 @@ interface ServeArgs {
   errorsUrl?: string;
   fault?: string[];
   workers: number;
+  keepAlive: number;
+  allowHost?: string[];
 }
 
 /** Exits 2 with the message: bad input the user can fix. */
@@ -73,6 +80,18 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         default: 1,
         describe: `HTTP worker processes on the port (1..${MAX_WORKERS}); from 2, this process owns the one engine and the workers do the HTTP, parsing and validation. Pays off with a core for each worker, this process and the load generator; on fewer cores it gains little`,
       })
+      .option('keep-alive', {
+        type: 'number',
+        default: DEFAULT_KEEP_ALIVE_TIMEOUT_MS / 1000,
+        describe:
+          'Seconds an idle keep-alive connection stays open (answers say Keep-Alive: timeout=N). Behind a reverse proxy keep it longer than the proxy keeps idle upstream connections (nginx keepalive_timeout, an AWS ALB idle timeout: 60 s), or the proxy answers 502 when the two close at once',
+      })
+      .option('allow-host', {
+        type: 'string',
+        array: true,
+        describe:
+          "A further Host name to answer on loopback (repeatable; or KEYSIM_ALLOWED_HOSTS, comma-separated): for a reverse proxy that passes the client's Host on. NAME answers it on any port, NAME:PORT on that one; every other Host still gets 421 (the DNS-rebinding protection)",
+      })
       .check((args) => {
         const workers = Number(args.workers);
         if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
@@ -90,11 +109,20 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
           const faults = faultsFromFlags(args.fault.map(String));
           if (!faults.ok) return faults.message;
         }
+        const keepAlive = Number(args.keepAlive);
+        if (!Number.isInteger(keepAlive) || keepAlive < 1 || keepAlive * 1000 > MAX_KEEP_ALIVE_TIMEOUT_MS) {
+          return `--keep-alive must be a whole number of seconds from 1 to ${MAX_KEEP_ALIVE_TIMEOUT_MS / 1000}, got ${String(args.keepAlive)}.`;
+        }
+        for (const host of (args.allowHost as unknown[] | undefined) ?? []) {
+          const entry = allowedHostEntry(String(host));
+          if (!entry.ok) return `--allow-host: ${entry.message}`;
+        }
         return true;
       })
       .example(...example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day'))
       .example(...example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app'))
       .example(...example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot'))
+      .example(...example('$0 serve --allow-host sim.internal --keep-alive 75', 'behind a reverse proxy that passes Host: sim.internal on'))
       .example(...example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms')) as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
@@ -114,6 +142,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
+    const allowedHosts = [...(args.allowHost ?? []).map(String), ...allowedHostsFromEnv(process.env.KEYSIM_ALLOWED_HOSTS)];
+    for (const host of allowedHosts) {
+      const entry = allowedHostEntry(host);
+      if (!entry.ok) usageError(`KEYSIM_ALLOWED_HOSTS: ${entry.message}`);
+    }
     let sim;
     try {
       sim = await createSimulator({
@@ -130,6 +163,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         ...(args.errorsUrl === undefined ? {} : { errorsUrl: args.errorsUrl }),
         ...(faults?.ok === true ? { faults: faults.config } : {}),
         workers: args.workers,
+        keepAliveTimeoutMs: args.keepAlive * 1000,
+        ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -147,6 +182,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     if (givenRootKey === undefined) {
       const how = args.seed === undefined ? 'random' : `from --seed ${args.seed}`;
       out.write(`  operator root key (generated, ${how}; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
+    }
+    out.write(`  idle keep-alive connections kept ${args.keepAlive} s (--keep-alive)\n`);
+    const loopback = isLoopbackAddress(new URL(sim.url).hostname);
+    if (allowedHosts.length > 0) {
+      out.write(loopback ? `  Host names answered besides the loopback ones: ${allowedHosts.join(', ')}\n` : `  --allow-host has no effect: bound beyond loopback, every Host is answered\n`);
     }
     const warning = exposureWarning(new URL(sim.url).hostname);
     if (warning !== null) process.stderr.write(`keysim serve: ${warning}\n`);
