@@ -11,9 +11,10 @@ import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
 import type { PhasesOutcome } from './run-phases.js';
 import type { Operation, RunResults, Scenario, ScenarioContext } from './scenario.js';
 import { evaluateThresholds } from './thresholds.js';
+import { TARGET_STOPPED_CHECK } from '../report/verdict.js';
 
-/** The failed check that marks a run ended early because the target stopped answering (exit 96). */
-export const TARGET_STOPPED_CHECK = 'target answering';
+// The failed check that marks a run ended early because the target stopped answering (exit 96).
+export { TARGET_STOPPED_CHECK } from '../report/verdict.js';
 
 /** The recorder's figures over the measured phases. */
 export type RunFigures = ReturnType<Recorder['finish']>;

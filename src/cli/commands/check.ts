@@ -28,6 +28,7 @@ import {
 import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
+import { type LineStyle, lineStyle, verdictLine } from '../verdict-line.js';
 
 interface CheckArgs {
   paths: string[];
@@ -67,7 +68,7 @@ function truncationLines(t: Truncation): string[] {
 }
 
 /** The verdict as text. */
-export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation): string {
+export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation, style: LineStyle = { marks: false, color: false }): string {
   const lines: string[] = [];
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
@@ -95,10 +96,11 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
     for (const note of report.notes) lines.push(`note: ${note}`);
   }
   lines.push('');
-  const violations = `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`;
-  if (!report.passed) lines.push(truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`);
-  else if (truncation !== undefined) lines.push(`verdict: PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked (exit ${EXIT.historyTruncated})`);
-  else lines.push('verdict: all invariants hold');
+  // The final line, as after keysim run: PASS / FAIL / INCONCLUSIVE, the exit code and why.
+  const violations = `${report.violations.length} violation${report.violations.length === 1 ? '' : 's'}`;
+  if (!report.passed) lines.push(verdictLine(EXIT.invariantViolated, truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`, style));
+  else if (truncation !== undefined) lines.push(verdictLine(EXIT.historyTruncated, 'PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked', style));
+  else lines.push(verdictLine(EXIT.ok, 'all invariants hold', style));
   return `${lines.join('\n')}\n`;
 }
 
@@ -180,7 +182,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     const which = files.length === 1 ? { file: files[0] } : { files };
     process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report }, null, 2)}\n`);
   } else {
-    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation));
+    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation, lineStyle(process.stdout)));
   }
   if (!report.passed) return EXIT.invariantViolated;
   return truncation === undefined ? EXIT.ok : EXIT.historyTruncated;
