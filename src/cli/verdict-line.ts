@@ -67,7 +67,7 @@ export class VerdictReasons {
 
   /** The final line for the code the command ends with. */
   line(code: ExitCode, style: LineStyle): string {
-    const reason = this.#reasons.get(code) ?? (code === EXIT.ok ? 'every threshold, check and invariant held' : 'see the messages above');
+    const reason = this.#reasons.get(code) ?? (code === EXIT.ok ? 'nothing failed' : 'see the messages above');
     return verdictLine(code, reason, style);
   }
 }

@@ -5,7 +5,7 @@
  * so no rendering can disagree with another or with the exit code. Pure.
  */
 import { thresholdVerdict } from './generator-text.js';
-import type { RunReport } from './model.js';
+import type { InvariantsSection, RunReport } from './model.js';
 
 /** The failed check that marks a run ended early because the target stopped answering (exit 96). */
 export const TARGET_STOPPED_CHECK = 'target answering';
@@ -64,6 +64,14 @@ function measured(actual: number | null, expression: string): string {
   return /^\s*(p\d+|max|mean)/i.test(expression) ? `${rounded} ms` : String(rounded);
 }
 
+/** What a passing run held, e.g. `2 thresholds and 3 checks passed, invariants clean, oracle agrees`. */
+function passReason(report: RunReport): string {
+  const judged = [report.thresholds.length > 0 ? plural(report.thresholds.length, 'threshold') : '', report.checks.length > 0 ? plural(report.checks.length, 'check') : ''].filter((x) => x !== '');
+  const held = judged.length === 0 ? 'nothing failed' : `${judged.join(' and ')} passed`;
+  const inv = report.invariants;
+  return held + (inv?.verdict === 'clean' ? ', invariants clean' : inv?.verdict === 'not-checked' ? ', invariants not checked' : '') + (inv?.oracle?.verdict === 'agrees' ? ', oracle agrees' : '');
+}
+
 /**
  * The cause, the worst first: interrupted > target stopped > resources left > invariant violated
  * (or oracle differs) > check failed > threshold failed > generator-limited > ok. A target that
@@ -94,7 +102,14 @@ function causeOf(report: RunReport): { cause: VerdictCause; reason: string } {
     return { cause: 'generatorLimited', reason: `the load generator could not keep its schedule${n > 0 ? `: ${plural(n, 'threshold')} not judged` : ''}` };
   }
   if (report.status === 'failed') return { cause: 'ok', reason: 'nothing failed, but the run ended before its planned end (see its notes)' };
-  return { cause: 'ok', reason: 'every threshold, check and invariant held' };
+  return { cause: 'ok', reason: passReason(report) };
+}
+
+/** The invariants part in one word or two, the oracle accounted for: a run its oracle failed is never `clean`. */
+export function invariantsHeadlineOf(section: InvariantsSection): NonNullable<RunVerdict['invariantsHeadline']> {
+  if (section.verdict === 'violated') return 'violated';
+  if (section.oracle?.verdict === 'differs') return 'oracle differs';
+  return section.verdict === 'clean' ? 'clean' : 'not checked';
 }
 
 /** The run's verdict: every item's state, the tallies, and the headline with its cause and reason. */
@@ -108,8 +123,7 @@ export function runVerdict(report: RunReport): RunVerdict {
     inv === undefined
       ? undefined
       : { state: inv.verdict, each: inv.invariants.map((i) => ({ id: i.id, state: (!i.passed ? 'failed' : i.checked === 0 ? 'unexercised' : 'passed') as InvariantState })) };
-  const invariantsHeadline =
-    inv === undefined ? undefined : inv.verdict === 'violated' ? 'violated' : oracle === 'differs' ? 'oracle differs' : inv.verdict === 'clean' ? 'clean' : 'not checked';
+  const invariantsHeadline = inv === undefined ? undefined : invariantsHeadlineOf(inv);
   return {
     headline: cause === 'ok' ? 'PASS' : cause === 'generatorLimited' ? 'INCONCLUSIVE' : 'FAIL',
     cause,
