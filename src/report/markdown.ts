@@ -30,7 +30,7 @@ export { escapeMarkdown } from './markdown-text.js';
 /** The run's verdict in one line, as the terminal's final line and the HTML headline say it (`runVerdict`). */
 function headlineLine(verdict: RunVerdict): string {
   const mark = verdict.headline === 'PASS' ? '✅' : verdict.headline === 'FAIL' ? '❌' : '⚠️';
-  return `**Verdict: ${mark} ${verdict.headline}** — ${escapeMarkdown(verdict.reason)}`;
+  return `**${mark} ${verdict.headline}** — ${escapeMarkdown(verdict.reason)}`;
 }
 
 function statusLine(report: RunReport, verdict: RunVerdict): string {
