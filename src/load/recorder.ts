@@ -105,6 +105,7 @@ export class Recorder {
   #errors = 0;
   #requests = 0;
   #checkFailures = 0;
+  #unanswered = 0;
   #cutOff = 0;
   /** The first few failed checks, for the report's notes. */
   readonly checkFailureExamples: string[] = [];
@@ -140,6 +141,11 @@ export class Recorder {
 
   get checkFailures(): number {
     return this.#checkFailures;
+  }
+
+  /** Measured requests that got no answer (a transport error): whether they passed their check is unknown. */
+  get unanswered(): number {
+    return this.#unanswered;
   }
 
   /** Requests cut off at the end of a measured closed-model phase. */
@@ -184,7 +190,10 @@ export class Recorder {
       recordMs(acc.uncorrected, sample.doneMs - sample.sentMs);
     }
     const isError = sample.transportError !== undefined || (sample.status !== undefined && sample.status >= 500);
-    if (sample.transportError !== undefined) acc.transportErrors[sample.transportError]++;
+    if (sample.transportError !== undefined) {
+      acc.transportErrors[sample.transportError]++;
+      this.#unanswered++;
+    }
     if (sample.status !== undefined) {
       increment(acc.statuses, sample.status);
       const outcome = outcomeOf(sample.operation, sample.body);

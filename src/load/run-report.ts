@@ -12,6 +12,7 @@ import type { PhasesOutcome } from './run-phases.js';
 import type { Operation, RunResults, Scenario, ScenarioContext } from './scenario.js';
 import { evaluateThresholds } from './thresholds.js';
 import { TARGET_STOPPED_CHECK } from '../report/verdict.js';
+import { answersPassedText } from '../report/checks-text.js';
 
 // The failed check that marks a run ended early because the target stopped answering (exit 96).
 export { TARGET_STOPPED_CHECK } from '../report/verdict.js';
@@ -70,15 +71,18 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
   const { recorder, targetStopped, scenario } = end;
   const checks: CheckResult[] = [];
   const notes: string[] = [];
+  // Requests without an answer are not answers that passed: the counts and the detail keep them apart.
+  const unanswered = recorder.unanswered > 0 ? { unanswered: recorder.unanswered } : {};
   if (recorder.checkFailures > 0) {
     checks.push({
       name: 'per-response checks',
       passed: false,
       detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}`,
-      counts: { failed: recorder.checkFailures, total: recorder.requests },
+      counts: { failed: recorder.checkFailures, total: recorder.requests, ...unanswered },
     });
   } else if (recorder.requests > 0) {
-    checks.push({ name: 'per-response checks', passed: true, detail: `all ${recorder.requests} answers passed`, counts: { failed: 0, total: recorder.requests } });
+    const detail = answersPassedText(recorder.requests, recorder.unanswered);
+    checks.push({ name: 'per-response checks', passed: true, detail, counts: { failed: 0, total: recorder.requests, ...unanswered } });
   }
   if (targetStopped !== undefined) {
     const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);
