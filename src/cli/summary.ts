@@ -1,6 +1,7 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
 import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
-import { generatorBanner, generatorSummaryText, thresholdVerdict } from '../report/generator-text.js';
+import { generatorBanner, generatorSummaryText } from '../report/generator-text.js';
+import { runVerdict } from '../report/verdict.js';
 import { resourceCountText, resourcesVerdict, targetLabel } from '../report/resources-text.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
@@ -40,9 +41,11 @@ export function renderSummary(report: RunReport): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < header.length - 1)).join('  ').trimEnd();
   lines.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line));
-  for (const check of report.checks) lines.push(`${check.passed ? 'pass' : 'FAIL'}  check ${check.name}: ${check.detail}`);
+  // The states are the run verdict's (runVerdict), as in the reports and the JUnit file.
+  const verdict = runVerdict(report);
   const mark = { passed: 'pass', failed: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
-  for (const t of report.thresholds) lines.push(`${mark[thresholdVerdict(t)]}  threshold ${t.expression}: ${t.detail}`);
+  report.checks.forEach((check, i) => lines.push(`${mark[verdict.checks[i]?.state ?? 'failed']}  check ${check.name}: ${check.detail}`));
+  report.thresholds.forEach((t, i) => lines.push(`${mark[verdict.thresholds[i]?.state ?? 'failed']}  threshold ${t.expression}: ${t.detail}`));
   if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
   // One line, not one per phase (a clock scenario has 19): the reports have the table.
   const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);

@@ -22,7 +22,7 @@ import { EXIT, type ExitCode, UsageError } from './exit-codes.js';
 import { createRunFolder } from './out-folder.js';
 import { reportFolderName, writeReport } from './report-files.js';
 import { renderSummary } from './summary.js';
-import { mergeExitCode, mergeParts, readPart } from './commands/merge.js';
+import { mergeExitCode, mergeParts, mergeVerdictLine, readPart } from './commands/merge.js';
 import { writeHgrmFiles } from './run-outputs.js';
 import { crossCheckMerged, partHistoryFile } from './cross-check.js';
 import { FIXTURES_SCHEMA, writeFixturesFile } from './fixtures-file.js';
@@ -180,6 +180,7 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   if (setUpReport.resources !== undefined) report = { ...report, resources: setUpReport.resources };
   const written = writeReport(report, folder);
   writeHgrmFiles(report, folder);
-  process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n\n`);
-  return mergeExitCode(report);
+  const code = mergeExitCode(report);
+  process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n\n${mergeVerdictLine(report, code)}\n`);
+  return code;
 }

@@ -115,6 +115,7 @@ export class Recorder {
   #requests = 0;
   #checkFailures = 0;
   #notJudged = 0;
+  #unanswered = 0;
   #cutOff = 0;
   /** The first few failed checks, for the report's notes. */
   readonly checkFailureExamples: string[] = [];
@@ -150,6 +151,11 @@ export class Recorder {
 
   get checkFailures(): number {
     return this.#checkFailures;
+  }
+
+  /** Measured requests that got no answer (a transport error): whether they passed their check is unknown. */
+  get unanswered(): number {
+    return this.#unanswered;
   }
 
   /** Requests cut off at the end of a measured closed-model phase. */
@@ -204,7 +210,10 @@ export class Recorder {
       if (sample.late !== true) recordMs(acc.onTime, correctedMs);
     }
     const isError = sample.transportError !== undefined || (sample.status !== undefined && sample.status >= 500);
-    if (sample.transportError !== undefined) acc.transportErrors[sample.transportError]++;
+    if (sample.transportError !== undefined) {
+      acc.transportErrors[sample.transportError]++;
+      this.#unanswered++;
+    }
     if (sample.status !== undefined) {
       increment(acc.statuses, sample.status);
       const outcome = outcomeOf(sample.operation, sample.body);

@@ -11,9 +11,11 @@ import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
 import type { PhasesOutcome } from './run-phases.js';
 import type { Operation, RunResults, Scenario, ScenarioContext } from './scenario.js';
 import { evaluateThresholds } from './thresholds.js';
+import { TARGET_STOPPED_CHECK } from '../report/verdict.js';
+import { answersPassedText } from '../report/checks-text.js';
 
-/** The failed check that marks a run ended early because the target stopped answering (exit 96). */
-export const TARGET_STOPPED_CHECK = 'target answering';
+// The failed check that marks a run ended early because the target stopped answering (exit 96).
+export { TARGET_STOPPED_CHECK } from '../report/verdict.js';
 
 /** The recorder's figures over the measured phases. */
 export type RunFigures = ReturnType<Recorder['finish']>;
@@ -69,22 +71,22 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
   const { recorder, targetStopped, scenario } = end;
   const checks: CheckResult[] = [];
   const notes: string[] = [];
+  // Requests without an answer are not answers that passed: the counts and the detail keep them
+  // apart. No answer is a transport error, or an answer that is not the service's (a gateway's
+  // 502/504, a body cut short: unknown-outcome.ts), whose check was not asked (run-phases.ts).
+  const lost = recorder.unanswered + recorder.notJudged;
+  const unanswered = lost > 0 ? { unanswered: lost } : {};
   if (recorder.checkFailures > 0) {
     checks.push({
       name: 'per-response checks',
       passed: false,
-      detail:
-        `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}` +
-        (recorder.notJudged > 0 ? `; ${recorder.notJudged} not judged (their answer never came)` : ''),
-      counts: { failed: recorder.checkFailures, total: recorder.requests },
+      detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}` +
+        (lost > 0 ? `; ${lost} not judged (their answer never came)` : ''),
+      counts: { failed: recorder.checkFailures, total: recorder.requests, ...unanswered },
     });
   } else if (recorder.requests > 0) {
-    const lost = recorder.notJudged;
-    const detail =
-      lost === 0
-        ? `all ${recorder.requests} answers passed`
-        : `no answer failed; ${lost} not judged: their answer never came (a 502/503/504 or a body that is not the service's JSON, e.g. from a proxy in front of it)`;
-    checks.push({ name: 'per-response checks', passed: true, detail, counts: { failed: 0, total: recorder.requests } });
+    const detail = answersPassedText(recorder.requests, lost);
+    checks.push({ name: 'per-response checks', passed: true, detail, counts: { failed: 0, total: recorder.requests, ...unanswered } });
   }
   if (targetStopped !== undefined) {
     const verdict = describeTargetStopped(targetStopped, end.runStartMs, end.totalMs);

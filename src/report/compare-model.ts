@@ -72,6 +72,11 @@ export interface FigureComparison {
   watched: boolean;
   note?: string;
   /**
+   * Set when a side's load generator could not keep its schedule and this figure moves with it:
+   * the machine was the limit, so collecting more runs on it would not settle the verdict.
+   */
+  limitedBy?: 'generator';
+  /**
    * One or two runs per side: the between-run standard deviation each side's replicates were
    * widened by (log scale for relative figures, about the relative spread; share units for shares).
    * 0: the runs showed no variation beyond sampling. Absent with the term off and run by run.

@@ -48,6 +48,9 @@ export function formatInterval(f: FigureComparison): string {
   return `[${signed(f.interval.low * 100, d)}, ${signed(f.interval.high * 100, d)}]`;
 }
 
+/** The verdict of a figure a generator-limited run held back. */
+export const GENERATOR_LIMITED_LABEL = 'inconclusive — the machine (the load generator) was the limit: run on a quieter machine or at a lower rate';
+
 export function verdictLabel(f: FigureComparison): string {
   switch (f.verdict) {
     case 'worse':
@@ -57,7 +60,8 @@ export function verdictLabel(f: FigureComparison): string {
     case 'same':
       return 'same';
     case 'inconclusive':
-      return 'inconclusive — collect more';
+      // Where the load generator was the limit, more runs on the same machine would not help.
+      return f.limitedBy === 'generator' ? GENERATOR_LIMITED_LABEL : 'inconclusive — collect more';
     default:
       return 'not judged';
   }

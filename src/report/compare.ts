@@ -259,8 +259,12 @@ function holdBackGeneratorLimited(figures: FigureComparison[], base: readonly Ru
   const who = sides.length > 1 ? 'on both sides' : `on the ${sides[0] ?? ''} side`;
   const note = `held back: the load generator could not keep its schedule ${who}, so the change may be the machine's, not the service's`;
   for (const f of figures) {
-    if (!GENERATOR_PACED.has(f.figure) || (f.verdict !== 'worse' && f.verdict !== 'better')) continue;
+    if (!GENERATOR_PACED.has(f.figure)) continue;
+    // Inconclusive by its interval too: more runs on the same machine would not settle it.
+    if (f.verdict === 'inconclusive') f.limitedBy = 'generator';
+    if (f.verdict !== 'worse' && f.verdict !== 'better') continue;
     f.verdict = 'inconclusive';
+    f.limitedBy = 'generator';
     f.note = f.note === undefined ? note : `${f.note}; ${note}`;
   }
 }

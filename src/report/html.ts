@@ -9,7 +9,7 @@ import { esc } from './html/svg.js';
 import { spectrumChart } from './html/spectrum-chart.js';
 import { latencyOverTimeChart, throughputChart } from './html/timeline-charts.js';
 import { outcomeChart, verdictChart } from './html/outcome-charts.js';
-import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
+import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, verdictHeadline, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
 import { invariantsSectionHtml } from './html/invariants.js';
 import { resourcesSectionHtml } from './html/resources.js';
 import { CSS } from './html/style.js';
@@ -34,6 +34,7 @@ export function renderHtml(report: RunReport): string {
     `<header><h1>${esc(`keysim run: ${report.scenario.name}`)}<span class="status ${report.status}">${statusLabel}</span>${verdictBadges(report)}</h1>`,
     report.scenario.description.trim() === '' ? '' : `<p class="description">${esc(report.scenario.description)}</p>`,
     `</header>`,
+    verdictHeadline(report),
     statusBanner(report),
     generatorBannerHtml(report),
     summaryCards(report),
@@ -56,7 +57,7 @@ export function renderHtml(report: RunReport): string {
     outcomeTables(report),
     `</section>`,
     `<section aria-labelledby="h-verdicts"><h2 id="h-verdicts">Thresholds and checks</h2>`,
-    `<div class="panel">${verdictChart(report.thresholds, report.checks)}</div>`,
+    `<div class="panel">${verdictChart(report)}</div>`,
     verdictTables(report),
     `</section>`,
     invariantsSectionHtml(report.invariants),

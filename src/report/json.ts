@@ -197,7 +197,7 @@ const reportShape = object<RunReport>(
         ['operations'],
       ),
     ),
-    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count }) }, ['counts'])),
+    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count, unanswered: count }, ['unanswered']) }, ['counts'])),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
     generator: generatorShape,

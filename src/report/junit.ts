@@ -16,7 +16,7 @@
  * carry at all (most control characters, lone surrogates) are replaced by U+FFFD.
  */
 import type { RunReport } from './model.js';
-import { thresholdVerdict } from './generator-text.js';
+import { type RunVerdict, runVerdict } from './verdict.js';
 import { escapeHtml } from './html/svg.js';
 
 /** One scenario run for the JUnit file: its report, or why it produced none. */
@@ -39,7 +39,7 @@ interface Case {
   outcome: { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
 }
 
-function suiteCases(report: RunReport): Case[] {
+function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
   const scenario = report.scenario.name;
   const cases: Case[] = [];
   if (report.status !== 'completed') {
@@ -53,26 +53,26 @@ function suiteCases(report: RunReport): Case[] {
       },
     });
   }
-  for (const t of report.thresholds) {
-    const verdict = thresholdVerdict(t);
+  report.thresholds.forEach((t, i) => {
+    const state = verdict.thresholds[i]?.state ?? 'failed';
     cases.push({
       classname: `${scenario}.thresholds`,
       name: t.expression,
       outcome:
-        verdict === 'passed'
+        state === 'passed'
           ? { kind: 'passed' }
-          : verdict === 'inconclusive'
+          : state === 'inconclusive'
             ? { kind: 'skipped', message: `inconclusive: ${t.detail}` }
             : { kind: 'failure', message: `${t.expression}: ${t.detail}`, detail: `threshold ${t.expression}\nmeasured: ${t.actual === null ? 'no data' : String(t.actual)}\n${t.detail}` },
     });
-  }
-  for (const c of report.checks) {
+  });
+  report.checks.forEach((c, i) => {
     cases.push({
       classname: `${scenario}.checks`,
       name: c.name,
-      outcome: c.passed ? { kind: 'passed' } : { kind: 'failure', message: c.detail === '' ? `${c.name} failed` : c.detail, detail: c.detail },
+      outcome: verdict.checks[i]?.state === 'passed' ? { kind: 'passed' } : { kind: 'failure', message: c.detail === '' ? `${c.name} failed` : c.detail, detail: c.detail },
     });
-  }
+  });
   const invariants = report.invariants;
   if (invariants !== undefined) {
     for (const inv of invariants.invariants) {
@@ -94,14 +94,14 @@ function suiteCases(report: RunReport): Case[] {
       cases.push({ classname: `${scenario}.invariants`, name: 'history checked', outcome: { kind: 'skipped', message: invariants.notes.join('; ') || 'the history was not checked' } });
     }
     const oracle = invariants.oracle;
-    if (oracle !== undefined) {
+    if (oracle !== undefined && verdict.oracle !== undefined) {
       cases.push({
         classname: `${scenario}.invariants`,
         name: 'oracle: every answer agrees with a replay through a fresh engine',
         outcome:
-          oracle.verdict === 'agrees'
+          verdict.oracle === 'agrees'
             ? { kind: 'passed' }
-            : oracle.verdict === 'not-run'
+            : verdict.oracle === 'not-run'
               ? { kind: 'skipped', message: oracle.note ?? 'the oracle did not run' }
               : {
                   kind: 'failure',
@@ -146,7 +146,8 @@ export function renderJunit(runs: readonly JunitRun[]): string {
     let xml: string;
     if ('report' in run) {
       const r = run.report;
-      cases = suiteCases(r);
+      const verdict = runVerdict(r);
+      cases = suiteCases(r, verdict);
       const seconds = Number.isFinite(r.measuredMs) ? (r.measuredMs / 1000).toFixed(3) : '0';
       xml = suiteXml(`keysim ${r.scenario.name}`, cases, r.startedAt.replace(/\.\d+Z$/, ''), seconds, [
         ['scenario', r.scenario.name],
@@ -157,6 +158,8 @@ export function renderJunit(runs: readonly JunitRun[]): string {
         ['requests', String(r.totals.requests)],
         ['errors', String(r.totals.errors)],
         ['generatorLimited', String(r.generator?.limited === true)],
+        // The run's headline and reason, as the terminal's final line and the reports say them.
+        ['verdict', `${verdict.headline}: ${verdict.reason}`],
       ]);
     } else {
       cases = [{ classname: `${run.scenario}.run`, name: 'run completed', outcome: { kind: 'error', message: run.error } }];

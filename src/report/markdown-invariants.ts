@@ -6,11 +6,14 @@
 import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOperation } from './model.js';
 import { formatCount, formatInstant, plural, seqText } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, markdownTable } from './markdown-text.js';
+import { invariantsHeadlineOf } from './verdict.js';
 
 /** The part of the report's status line about invariants (and the oracle, when it ran). */
 export function invariantsStatus(section: InvariantsSection): string {
-  const verdict = section.verdict === 'clean' ? '✅ clean' : section.verdict === 'violated' ? '❌ **VIOLATED**' : '⚠️ not checked';
-  const oracle = section.oracle === undefined || section.oracle.verdict === 'not-run' ? '' : `, oracle ${section.oracle.verdict === 'agrees' ? '✅ agrees' : '❌ **differs**'}`;
+  // The invariants' word of the run's verdict: a run its oracle failed is not called clean.
+  const headline = invariantsHeadlineOf(section);
+  const verdict = headline === 'clean' ? '✅ clean' : headline === 'violated' ? '❌ **VIOLATED**' : headline === 'oracle differs' ? '❌ **oracle differs**' : '⚠️ not checked';
+  const oracle = section.oracle === undefined || section.oracle.verdict === 'not-run' || headline === 'oracle differs' ? '' : `, oracle ${section.oracle.verdict === 'agrees' ? '✅ agrees' : '❌ **differs**'}`;
   return `**Invariants:** ${verdict}${oracle}`;
 }
 

@@ -20,18 +20,24 @@ import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } fro
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
 import { segmentBanner } from './segment-text.js';
 import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
-import { thresholdVerdict } from './generator-text.js';
+import { type RunVerdict, runVerdict } from './verdict.js';
 import { resourcesMarkdown } from './markdown-resources.js';
 import { targetLabel } from './resources-text.js';
 import { stageRowCells, stageRows, stagesSummary } from './stages-text.js';
 
 export { escapeMarkdown } from './markdown-text.js';
 
-function statusLine(report: RunReport): string {
-  const failedThresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
-  const inconclusive = report.thresholds.filter((t) => thresholdVerdict(t) === 'inconclusive').length;
-  const passedThresholds = report.thresholds.length - failedThresholds - inconclusive;
-  const failedChecks = report.checks.filter((c) => !c.passed).length;
+/** The run's verdict in one line, as the terminal's final line and the HTML headline say it (`runVerdict`). */
+function headlineLine(verdict: RunVerdict): string {
+  const mark = verdict.headline === 'PASS' ? '✅' : verdict.headline === 'FAIL' ? '❌' : '⚠️';
+  return `**${mark} ${verdict.headline}** — ${escapeMarkdown(verdict.reason)}`;
+}
+
+function statusLine(report: RunReport, verdict: RunVerdict): string {
+  const failedThresholds = verdict.thresholdTally.failed;
+  const inconclusive = verdict.thresholdTally.inconclusive;
+  const passedThresholds = verdict.thresholdTally.passed;
+  const failedChecks = verdict.checkTally.failed;
   const parts: string[] = [];
   parts.push(
     report.status === 'completed' ? '**Status:** ✅ completed' : report.status === 'interrupted' ? '**Status:** ⚠️ **INTERRUPTED**' : '**Status:** ❌ **FAILED**',
@@ -216,14 +222,15 @@ function outcomes(report: RunReport): string[] {
 }
 
 function thresholdsAndChecks(report: RunReport): string[] {
+  const states = runVerdict(report).thresholds;
   const out: string[] = [];
   out.push(
     report.thresholds.length === 0
       ? '**Thresholds:** none defined.'
       : `**Thresholds**\n\n${table(
           ['', 'Threshold', 'Actual', 'Detail'],
-          report.thresholds.map((t) => [
-            thresholdVerdict(t) === 'inconclusive' ? '⚠️ inconclusive' : mark(t.passed),
+          report.thresholds.map((t, i) => [
+            states[i]?.state === 'inconclusive' ? '⚠️ inconclusive' : mark(states[i]?.state === 'passed'),
             escapeMarkdown(t.expression),
             t.actual === null ? 'no data' : formatValue(t.actual),
             escapeMarkdown(t.detail),
@@ -280,7 +287,8 @@ export function renderMarkdown(report: RunReport): string {
   const title = report.status === 'completed' ? '' : ` — ${report.status === 'interrupted' ? '⚠️ INTERRUPTED' : '❌ FAILED'}`;
   const lines: string[] = [`# keysim run: ${escapeMarkdown(report.scenario.name)}${title}`, '', ...banner(report), ...generatorBannerMarkdown(report)];
   if (report.scenario.description.trim() !== '') lines.push(escapeMarkdownBlock(report.scenario.description), '');
-  lines.push(statusLine(report), '', overview(report), '');
+  const verdict = runVerdict(report);
+  lines.push(headlineLine(verdict), '', statusLine(report, verdict), '', overview(report), '');
   lines.push('## Totals', '', totals(report), '');
   lines.push(
     '## Latency (ms)',

@@ -6,6 +6,7 @@
  * Thresholds are not evaluated here (the report layer does not parse them): the caller evaluates
  * them on the merged report.
  */
+import { answersPassedText } from './checks-text.js';
 import { decodeHistogram, encodeHistogram, mergeHistograms, percentilesMs } from './histogram.js';
 import type {
   CheckResult,
@@ -109,10 +110,13 @@ export function mergeChecks(parts: readonly RunReport[]): CheckResult[] {
   return [...byName.entries()].map(([name, entries]) => {
     const passed = entries.every((e) => e.check.passed);
     const counted = entries.every((e) => e.check.counts !== undefined);
-    const counts = counted ? { failed: sum(entries, (e) => e.check.counts?.failed ?? 0), total: sum(entries, (e) => e.check.counts?.total ?? 0) } : undefined;
+    const unanswered = sum(entries, (e) => e.check.counts?.unanswered ?? 0);
+    const counts = counted
+      ? { failed: sum(entries, (e) => e.check.counts?.failed ?? 0), total: sum(entries, (e) => e.check.counts?.total ?? 0), ...(unanswered > 0 ? { unanswered } : {}) }
+      : undefined;
     const failed = entries.filter((e) => !e.check.passed);
     let detail: string;
-    if (counts !== undefined && passed) detail = `all ${counts.total} answers passed, over ${entries.length} segments`;
+    if (counts !== undefined && passed) detail = `${answersPassedText(counts.total, unanswered)}, over ${entries.length} segments`;
     else if (counts !== undefined) detail = `${counts.failed} of ${counts.total} answers failed their check; ${failed.map((e) => `segment ${e.segment}: ${e.check.detail}`).join(' | ')}`;
     else if (passed) detail = `passed in all ${entries.length} segments${entries[0] === undefined ? '' : `; segment ${entries[0].segment}: ${entries[0].check.detail}`}`;
     else detail = failed.map((e) => `segment ${e.segment}: ${e.check.detail}`).join(' | ');

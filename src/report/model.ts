@@ -119,7 +119,12 @@ export interface CheckResult {
    * The raw counts behind a counting check (the per-response checks): answers that failed it, of
    * how many. Merging segments sums them. Absent from checks that count nothing.
    */
-  counts?: { failed: number; total: number };
+  counts?: {
+    failed: number;
+    total: number;
+    /** Of `total`, the requests that got no answer: neither passed nor failed their check (absent: 0). */
+    unanswered?: number;
+  };
 }
 
 export interface ThresholdResult {

@@ -115,7 +115,7 @@ describe('keysim check', () => {
     expect(result.stdout).toMatch(/7 operations; checked 1 key, 5 verifications, 1 rate-limit decision$/m);
     expect(result.stdout).toMatch(/credits\.no-over-spend\s+passed \(\d+ checks\)/);
     expect(result.stdout).toMatch(/ratelimit\.no-over-admission\s+passed \(1 checks\)/);
-    expect(result.stdout).toContain('verdict: all invariants hold');
+    expect(result.stdout).toContain('PASS (exit 0): all invariants hold');
     expect(result.stdout + result.stderr).not.toContain(PLAINTEXT);
   });
 
@@ -128,7 +128,7 @@ describe('keysim check', () => {
     // Witness lines: the creation and the over-granted verification, with wall and service times.
     expect(result.stdout).toMatch(/#0 keys\.createKey credits 3 → key_cli\s+\[sent 2027-01-15T12:00:00\.000Z, answered \+2\.0 ms; service clock 2027-01-15T12:00:00\.000Z … /);
     expect(result.stdout).toMatch(/#4 keys\.verifyKey key_cli cost 1 → VALID credits 0\s+\[sent 2027-01-15T12:00:00\.040Z, answered \+3\.0 ms/);
-    expect(result.stdout).toMatch(/verdict: \d+ violations? \(exit 100\)/);
+    expect(result.stdout).toMatch(/FAIL \(exit 100\): \d+ violations?/);
     expect(result.stdout + result.stderr).not.toContain(PLAINTEXT);
   });
 

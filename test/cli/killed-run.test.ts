@@ -56,7 +56,7 @@ describe('runs that die', () => {
       expect(check.code, `stdout: ${check.stdout}\nstderr: ${check.stderr}`).toBe(EXIT.historyTruncated);
       expect(check.stdout).toMatch(/TRUNCATED: the history was cut short/);
       expect(check.stdout).toMatch(/(\d+) complete operations were read; (\d+) were checked/);
-      expect(check.stdout).toMatch(/verdict: PARTIAL/);
+      expect(check.stdout).toMatch(/INCONCLUSIVE \(exit 94\): PARTIAL/);
       expect(check.stdout).not.toMatch(/all invariants hold/);
     }
     const json = await cli(['check', folder, '--json']);

@@ -213,7 +213,7 @@ describe('exitCodeOf: the worst outcome wins', () => {
   const failedCheck: RunReport['checks'] = [{ name: 'c', passed: false, detail: '' }];
   const failedThreshold: RunReport['thresholds'] = [{ expression: 'p99 < 1ms', passed: false, actual: 2, detail: '' }];
   const leftBehind: NonNullable<RunReport['resources']> = { tag: 'keysim-t-1', disposal: 'cleaned', kinds: [{ kind: 'keys', created: 2, deleted: 0, left: 2, leftExpected: 0 }], unexpectedlyLeft: 2, notes: [] };
-  const violated = { verdict: 'violated' } as NonNullable<RunReport['invariants']>;
+  const violated = { verdict: 'violated', invariants: [], violations: [] } as unknown as NonNullable<RunReport['invariants']>;
 
   test.each<[string, RunReport, number]>([
     ['all passed', { ...base, checks: [{ name: 'c', passed: true, detail: '' }], thresholds: [{ expression: 'errors == 0', passed: true, actual: 0, detail: '' }] }, EXIT.ok],

@@ -55,7 +55,7 @@ describe('keysim check across segments', () => {
     expect(across.code, across.stdout + across.stderr).toBe(EXIT.ok);
     expect(across.stdout).toContain('combined from 3 histories: set-up, segment 0/2, segment 1/2');
     expect(across.stdout).toMatch(/credits\.no-over-spend\s+passed \(\d+ checks\)/);
-    expect(across.stdout).toContain('verdict: all invariants hold');
+    expect(across.stdout).toContain('PASS (exit 0): all invariants hold');
 
     // keysim merge with the set-up's history: the merged report's invariants are the verdict across segments.
     const merged = await cli(['merge', ...parts, '--history', setupFolder as string, '--out', join(dir, 'merged'), '--quiet'], env);

@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { compareRuns, type CompareInput } from '../../src/report/compare.js';
 import { ALL_OPERATIONS, type Comparison, type FigureComparison } from '../../src/report/compare-model.js';
 import { seededRandom } from '../../src/report/compare-stats.js';
+import { verdictLabel } from '../../src/report/compare-text.js';
 import { parseWatch } from '../../src/report/compare-watch.js';
 import { latencySeconds, reportFromSeconds } from '../helpers/compare-reports.js';
 
@@ -145,6 +146,17 @@ describe('a generator-limited run', () => {
     const c = compared([base], [cand], { resamples: 200, watches: [parsedWatch('errors')] });
     expect(figure(c, 'errors', ALL_OPERATIONS).verdict).toBe('worse');
     expect(c.worse).toEqual(['errors']);
+  });
+
+  test('a comparison held back by a generator-limited run says the machine was the limit, not "collect more"', () => {
+    const c = compared([runOf(1)], [limitedRun(runOf(1, 1.2))], { resamples: 200 });
+    for (const name of ['p50', 'p99']) {
+      expect(verdictLabel(figure(c, name)), name).toMatch(/the machine \(the load generator\) was the limit/);
+      expect(verdictLabel(figure(c, name)), name).not.toMatch(/collect more/);
+    }
+    // Without the limit, an inconclusive figure still asks for more data.
+    const plain = compared([runOf(1)], [runOf(1, 1.2)], { resamples: 200 });
+    expect(verdictLabel({ ...figure(plain, 'p99'), verdict: 'inconclusive' })).toBe('inconclusive — collect more');
   });
 
   test('both sides limited: the note says so', () => {

@@ -32,6 +32,7 @@ import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
+import { type LineStyle, lineStyle, verdictLine } from '../verdict-line.js';
 
 interface CheckArgs {
   paths: string[];
@@ -71,7 +72,15 @@ function truncationLines(t: Truncation): string[] {
 }
 
 /** The verdict as text. */
-export function renderVerdict(file: string, header: HistoryHeader, operations: number, report: CheckReport, truncation?: Truncation, recheck?: RunRecheck): string {
+export function renderVerdict(
+  file: string,
+  header: HistoryHeader,
+  operations: number,
+  report: CheckReport,
+  truncation?: Truncation,
+  recheck?: RunRecheck,
+  style: LineStyle = { marks: false, color: false },
+): string {
   const lines: string[] = [];
   const run = header.run;
   const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
@@ -100,12 +109,16 @@ export function renderVerdict(file: string, header: HistoryHeader, operations: n
   }
   if (recheck !== undefined) lines.push('', ...renderRecheck(recheck));
   lines.push('');
-  const violations = `verdict: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} (exit ${EXIT.invariantViolated})`;
-  if (!report.passed) lines.push(truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`);
-  else if (truncation !== undefined) lines.push(`verdict: PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked (exit ${EXIT.historyTruncated})`);
-  else lines.push('verdict: all invariants hold');
-  // Said apart when more than the invariants decides the exit code (the oracle, a threshold, a check).
-  if (recheck !== undefined && recheck.exitCode !== (report.passed ? EXIT.ok : EXIT.invariantViolated)) lines.push(`verdict of the run: ${recheck.verdict} (exit ${recheck.exitCode})`);
+  // The final line, as after keysim run: PASS / FAIL / INCONCLUSIVE, the exit code and why. When more
+  // than the invariants decides the code (the oracle, a threshold, a check), the run's verdict is said.
+  const violations = `${report.violations.length} violation${report.violations.length === 1 ? '' : 's'}`;
+  const invariantsCode = report.passed ? EXIT.ok : EXIT.invariantViolated;
+  if (recheck !== undefined && recheck.exitCode !== invariantsCode) {
+    const invariants = report.passed ? 'every invariant holds' : violations;
+    lines.push(verdictLine(recheck.exitCode, `the run's verdict: ${recheck.verdict} (${invariants})`, style));
+  } else if (!report.passed) lines.push(verdictLine(EXIT.invariantViolated, truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`, style));
+  else if (truncation !== undefined) lines.push(verdictLine(EXIT.historyTruncated, 'PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked', style));
+  else lines.push(verdictLine(EXIT.ok, 'all invariants hold', style));
   return `${lines.join('\n')}\n`;
 }
 
@@ -191,7 +204,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     const run = recheck === undefined ? {} : { run: recheck };
     process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report, ...run }, null, 2)}\n`);
   } else {
-    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation, recheck));
+    process.stdout.write(renderVerdict(judged.name, judged.header, events.length, report, truncation, recheck, lineStyle(process.stdout)));
   }
   const code = recheck?.exitCode ?? (report.passed ? EXIT.ok : EXIT.invariantViolated);
   return code === EXIT.ok && truncation !== undefined ? EXIT.historyTruncated : code;

@@ -14,6 +14,7 @@ import { ReportWriteError, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
 import { writeHgrmFiles } from '../run-outputs.js';
 import { exitCodeOf } from '../exit-code-of.js';
+import { VerdictReasons, lineStyle } from '../verdict-line.js';
 import { crossCheckMerged, partHistoryFile } from '../cross-check.js';
 import { historyFileOf } from './check.js';
 import { example } from '../help-example.js';
@@ -68,6 +69,21 @@ export function mergeParts(parts: readonly RunReport[], extraThresholds: readonl
   }
 }
 
+/** What a partial merge misses, e.g. `missing segments 2/4; incomplete segments 1/4`. */
+function partialText(report: RunReport): string {
+  const merge = report.merge;
+  if (merge === undefined) return '';
+  return [merge.missing.length > 0 ? `missing segments ${merge.missing.join(', ')}` : '', merge.incomplete.length > 0 ? `incomplete segments ${merge.incomplete.join(', ')}` : ''].filter((t) => t !== '').join('; ');
+}
+
+/** The final line of a merge: the merged report's verdict, or the partial merge that outranks it. */
+export function mergeVerdictLine(report: RunReport, code: ExitCode): string {
+  const reasons = new VerdictReasons();
+  if (report.merge?.partial === true) reasons.note(EXIT.mergePartial, `the merged report is partial (${partialText(report)})`);
+  reasons.report(report);
+  return reasons.line(code, lineStyle(process.stdout));
+}
+
 /** A merged report's exit code: a partial merge (92) outranks what its figures say, which miss part of the plan. */
 export function mergeExitCode(report: RunReport): ExitCode {
   if (report.merge?.partial === true) return EXIT.mergePartial;
@@ -98,9 +114,11 @@ export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
     return EXIT.failure;
   }
   if (report.merge?.partial === true) {
-    process.stderr.write(`keysim: the merged report is PARTIAL: ${[report.merge.missing.length > 0 ? `missing segments ${report.merge.missing.join(', ')}` : '', report.merge.incomplete.length > 0 ? `incomplete segments ${report.merge.incomplete.join(', ')}` : ''].filter((t) => t !== '').join('; ')} (exit ${EXIT.mergePartial}).\n`);
+    process.stderr.write(`keysim: the merged report is PARTIAL: ${partialText(report)} (exit ${EXIT.mergePartial}).\n`);
   }
-  return mergeExitCode(report);
+  const code = mergeExitCode(report);
+  if (!args.quiet) process.stdout.write(`${mergeVerdictLine(report, code)}\n`);
+  return code;
 }
 
 export const mergeCommandModule: CommandModule<object, MergeArgs> = {

@@ -1,5 +1,5 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
@@ -16,7 +16,7 @@ import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
-import { exitCodeOf } from '../exit-code-of.js';
+import { VerdictReasons, lineStyle } from '../verdict-line.js';
 import { ReportWriteError, reportFolderName, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';
 import { type LoadFlags, deadAfterFlag, generatorLimitsOf, settingsFor } from '../run-settings.js';
@@ -117,6 +117,14 @@ function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot)
       process.stderr.write(`${text}\n`);
     }
   };
+}
+
+/**
+ * The `history:` line after a run's summary: only for a history file that is there (a run may end
+ * without one: nothing recorded when the run stopped before its load, or the file was removed).
+ */
+export function historyLineOf(path: string | undefined): string {
+  return path === undefined || !existsSync(path) ? '' : `history: ${path} (keysim check re-checks it)\n`;
 }
 
 // Where the exit code of a report is decided; re-exported for the commands and tests that import it from here.
@@ -271,6 +279,9 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   }
 
   let exit: ExitCode = EXIT.ok;
+  const reasons = new VerdictReasons();
+  // Several scenarios: the final line names the one that decided the exit code.
+  const label = (name: string) => (scenarios.length > 1 ? name : undefined);
   let ran = 0;
   try {
     for (const [i, scenario] of scenarios.entries()) {
@@ -327,11 +338,14 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         if (error instanceof TargetUnreachableError) {
           process.stderr.write(`keysim: ${error.message}\n`);
           exit = worse(exit, EXIT.targetUnreachable);
+          reasons.note(EXIT.targetUnreachable, `${scenario.name}: the target did not answer`);
           continue;
         }
         if (error instanceof ScenarioFailedError) {
           process.stderr.write(`keysim: ${error.message}\n`);
-          exit = worse(exit, (error.resources?.unexpectedlyLeft ?? 0) > 0 ? EXIT.resourcesLeft : EXIT.failure);
+          const code = (error.resources?.unexpectedlyLeft ?? 0) > 0 ? EXIT.resourcesLeft : EXIT.failure;
+          exit = worse(exit, code);
+          reasons.note(code, `${scenario.name}: the scenario failed before its load (${error.message.split('\n')[0] ?? ''})`);
           continue;
         }
         throw error;
@@ -340,7 +354,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         await target.close();
       }
       if (process.stderr.isTTY === true && !args.quiet) process.stderr.write('\n');
-      const historyLine = historyPath === undefined ? '' : `history: ${historyPath} (keysim check re-checks it)\n`;
+      const historyLine = historyLineOf(historyPath);
       let written;
       try {
         written = writeReport(report, folder);
@@ -350,11 +364,12 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         process.stdout.write(`${renderSummary(report)}\n${historyLine}\n`);
         process.stderr.write(`keysim: ${error.message} The report of "${scenario.name}" was not saved.\n`);
         exit = worse(exit, EXIT.failure);
+        reasons.note(EXIT.failure, `the report of "${scenario.name}" was not saved`);
         outputs.addReport(report, folder);
         continue;
       }
       process.stdout.write(`${renderSummary(report)}\nreport: ${written.html}\n${historyLine}\n`);
-      exit = worse(exit, exitCodeOf(report));
+      exit = worse(exit, reasons.report(report, label(scenario.name)));
       try {
         writeHgrmFiles(report, folder);
       } catch (error) {
@@ -362,23 +377,31 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         // The report is saved; the files beside it are not.
         process.stderr.write(`keysim: ${error.message}\n`);
         exit = worse(exit, EXIT.failure);
+        reasons.note(EXIT.failure, 'a file beside the report could not be written');
       }
       outputs.addReport(report, folder);
       if (baselines !== undefined) {
         const write = (text: string) => process.stdout.write(text);
-        exit = worse(exit, compareWithBaseline(baselines, report, folder, write, (text) => process.stderr.write(text)));
+        const compared = compareWithBaseline(baselines, report, folder, write, (text) => process.stderr.write(text));
+        exit = worse(exit, compared);
+        if (compared === EXIT.compareWorse) reasons.note(compared, `${scenario.name}: a watched figure is worse than the baseline's`);
       }
     }
   } finally {
     process.off('SIGINT', onSigint);
     await outputs.close();
   }
-  if (outputs.writeFailed) exit = worse(exit, EXIT.failure);
+  if (outputs.writeFailed) {
+    exit = worse(exit, EXIT.failure);
+    reasons.note(EXIT.failure, 'an output file (--junit, --series) could not be written');
+  }
   if (ran === 0 && !controller.signal.aborted) {
     // A QA job gating on the exit code must not go green having tested nothing.
     process.stderr.write(`keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`);
     return EXIT.usage;
   }
+  // One verdict, said once, after every scenario: what a CI log is searched for.
+  process.stdout.write(`${reasons.line(exit, lineStyle(process.stdout))}\n`);
   return exit;
 }
 

@@ -6,6 +6,7 @@
 import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOperation } from '../model.js';
 import { formatCount, formatInstant, plural, seqText } from '../format.js';
 import { esc } from './svg.js';
+import { invariantsHeadlineOf } from '../verdict.js';
 import type { Tone } from './outcome-charts.js';
 
 function cell(html: string, cls = ''): string {
@@ -22,15 +23,17 @@ const VERDICT_LABEL: Record<InvariantsSection['verdict'], string> = { clean: 'cl
 export function invariantsCard(section: InvariantsSection): { value: string; detail: string; tone: Tone } {
   const differs = section.oracle?.verdict === 'differs';
   const oracle = section.oracle === undefined || section.oracle.verdict === 'not-run' ? '' : ` · oracle ${section.oracle.verdict}`;
+  // The large value is the verdict's word for the section: an oracle that differs is never shown as clean.
+  const value = invariantsHeadlineOf(section);
   switch (section.verdict) {
     case 'clean':
-      return { value: 'clean', detail: `${section.invariants.length}/${section.invariants.length} held${oracle}`, tone: differs ? 'error' : 'ok' };
+      return { value, detail: `${section.invariants.length}/${section.invariants.length} held${oracle}`, tone: differs ? 'error' : 'ok' };
     case 'violated': {
       const broken = section.invariants.filter((inv) => !inv.passed).length;
       return { value: 'violated', detail: `${broken}/${section.invariants.length} broken · ${plural(section.violationsTotal, 'violation')}${oracle}`, tone: 'error' };
     }
     case 'not-checked':
-      return { value: 'not checked', detail: `history of ${plural(section.operations, 'operation')}${oracle}`, tone: differs ? 'error' : 'warn' };
+      return { value, detail: `history of ${plural(section.operations, 'operation')}${oracle}`, tone: differs ? 'error' : 'warn' };
   }
 }
 

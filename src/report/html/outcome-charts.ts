@@ -1,5 +1,6 @@
 /** The outcome breakdown and the thresholds/checks strip. */
-import { type CheckResult, type OperationStats, type RunReport, TRANSPORT_ERROR_KINDS, type ThresholdResult } from '../model.js';
+import { type OperationStats, type RunReport, TRANSPORT_ERROR_KINDS, type ThresholdResult } from '../model.js';
+import { type Tally, runVerdict } from '../verdict.js';
 import { formatCount, formatPercent, formatValue, sortedCounts, sumCounts } from '../format.js';
 import { type Box, esc, linear, n, noData, plotHeight, plotWidth, svgOpen, truncate } from './svg.js';
 
@@ -111,15 +112,26 @@ export function outcomeChart(report: RunReport): string {
 
 /* ------------------------------------------------------------------- thresholds and checks */
 
-export function verdictChart(thresholds: readonly ThresholdResult[], checks: readonly CheckResult[]): string {
+/**
+ * The thresholds/checks strip: one segment per threshold and check, in the states of the run's
+ * verdict (`runVerdict`): passed ✓ green, failed ✗ red, inconclusive ? amber and counted apart.
+ */
+export function verdictChart(report: RunReport): string {
   const box: Box = { width: 1000, height: 116, left: 110, right: 190, top: 12, bottom: 12 };
-  const groups: Array<{ title: string; items: Array<{ passed: boolean; name: string; label: string }> }> = [
-    { title: 'Thresholds', items: thresholds.map((t) => ({ passed: t.passed, name: t.expression, label: `${t.expression}: ${t.passed ? 'passed' : 'FAILED'} (actual ${t.actual === null ? 'no data' : formatValue(t.actual)})` })) },
-    { title: 'Checks', items: checks.map((c) => ({ passed: c.passed, name: c.name, label: `${c.name}: ${c.passed ? 'passed' : 'FAILED'}` })) },
+  const verdict = runVerdict(report);
+  const actual = (t: ThresholdResult) => (t.actual === null ? 'no data' : formatValue(t.actual));
+  const groups: Array<{ title: string; tally: Tally; items: Array<{ state: StripState; name: string; label: string }> }> = [
+    {
+      title: 'Thresholds',
+      tally: verdict.thresholdTally,
+      items: report.thresholds.map((t, i) => {
+        const state = verdict.thresholds[i]?.state ?? 'failed';
+        return { state, name: t.expression, label: `${t.expression}: ${STATE_WORD[state]} (actual ${actual(t)})` };
+      }),
+    },
+    { title: 'Checks', tally: verdict.checkTally, items: report.checks.map((c, i) => { const state = verdict.checks[i]?.state ?? 'failed'; return { state, name: c.name, label: `${c.name}: ${STATE_WORD[state]}` }; }) },
   ];
-  const summary = groups
-    .map((g) => (g.items.length === 0 ? `${g.title}: none` : `${g.title}: ${g.items.filter((i) => i.passed).length} of ${g.items.length} passed`))
-    .join('; ');
+  const summary = groups.map((g) => (g.items.length === 0 ? `${g.title}: none` : `${g.title}: ${tallyText(g.tally)}`)).join('; ');
   let out = svgOpen(box, summary, 'verdicts');
   const width = plotWidth(box);
   groups.forEach((group, gi) => {
@@ -136,17 +148,27 @@ export function verdictChart(thresholds: readonly ThresholdResult[], checks: rea
     const segment = width / group.items.length;
     group.items.forEach((item, i) => {
       const x = box.left + i * segment;
-      out += `<rect class="segment ${item.passed ? 'tone-ok' : 'tone-error'}" x="${n(x)}" y="${n(yTop)}" width="${n(Math.max(0.5, segment - gap))}" height="${h}" rx="3"><title>${esc(item.label)}</title></rect>`;
+      const mark = STATE_MARK[item.state];
+      out += `<rect class="segment ${STATE_TONE[item.state]}" x="${n(x)}" y="${n(yTop)}" width="${n(Math.max(0.5, segment - gap))}" height="${h}" rx="3"><title>${esc(item.label)}</title></rect>`;
       if (segment >= 26) {
-        const text = segment >= 80 ? `${item.passed ? '✓' : '✗'} ${truncate(item.name, Math.floor((segment - gap - 28) / 7))}` : item.passed ? '✓' : '✗';
+        const text = segment >= 80 ? `${mark} ${truncate(item.name, Math.floor((segment - gap - 28) / 7))}` : mark;
         out += `<text class="segment-mark" x="${n(x + (segment - gap) / 2)}" y="${n(yTop + h / 2)}" text-anchor="middle" dominant-baseline="central">${esc(text)}</text>`;
       }
     });
-    const passed = group.items.filter((i) => i.passed).length;
-    const failed = group.items.length - passed;
-    out += `<text class="value ${failed > 0 ? 'failed' : 'passed'}" x="${n(box.width - box.right + 10)}" y="${n(yTop + h / 2)}" dominant-baseline="middle">${passed}/${group.items.length} passed${failed > 0 ? ` · ${failed} failed` : ''}</text>`;
+    const tone = group.tally.failed > 0 ? 'failed' : group.tally.inconclusive > 0 ? 'inconclusive' : 'passed';
+    out += `<text class="value ${tone}" x="${n(box.width - box.right + 10)}" y="${n(yTop + h / 2)}" dominant-baseline="middle">${esc(tallyText(group.tally))}</text>`;
   });
   return `${out}</svg>`;
+}
+
+type StripState = 'passed' | 'failed' | 'inconclusive';
+const STATE_MARK: Record<StripState, string> = { passed: '✓', failed: '✗', inconclusive: '?' };
+const STATE_TONE: Record<StripState, string> = { passed: 'tone-ok', failed: 'tone-error', inconclusive: 'tone-warn' };
+const STATE_WORD: Record<StripState, string> = { passed: 'passed', failed: 'FAILED', inconclusive: 'inconclusive' };
+
+/** `2/3 passed · 1 failed · 1 inconclusive`: an inconclusive item is never counted as a failed one. */
+export function tallyText(tally: Tally): string {
+  return [`${tally.passed}/${tally.total} passed`, tally.failed > 0 ? `${tally.failed} failed` : '', tally.inconclusive > 0 ? `${tally.inconclusive} inconclusive` : ''].filter((x) => x !== '').join(' · ');
 }
 
 /* ------------------------------------------------------------------------------- tables */

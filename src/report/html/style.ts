@@ -43,7 +43,7 @@ svg .chart-title,svg .section-title{font-size:13px;font-weight:600;fill:var(--fg
 svg .axis-title{font-size:11px}
 svg .legend{font-size:12px;fill:var(--fg)}
 svg .value{fill:var(--fg);font-variant-numeric:tabular-nums}
-svg .value.failed{fill:var(--error);font-weight:600}svg .value.passed{fill:var(--ok);font-weight:600}
+svg .value.failed{fill:var(--error);font-weight:600}svg .value.passed{fill:var(--ok);font-weight:600}svg .value.inconclusive{fill:var(--warn);font-weight:600}
 svg .no-data{font-size:14px;font-style:italic}
 svg .plot-bg{fill:var(--plot);stroke:var(--line)}
 svg .frame{fill:none;stroke:var(--line)}
@@ -72,6 +72,7 @@ th.group{text-align:center}.corrected-head{color:var(--corrected)}.uncorrected-h
 tfoot th,tfoot td{font-weight:650;border-top:2px solid var(--line)}
 tr.fail td{background:rgba(220,38,38,.06)}
 .badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.run-headline{margin:12px 0;padding:10px 16px;border-radius:8px;border-left:6px solid;font-size:15px}.run-headline-word{font-size:28px;margin-right:10px;vertical-align:middle}.run-headline.pass{border-color:var(--ok)}.run-headline.pass .run-headline-word{color:var(--ok)}.run-headline.fail{border-color:var(--error);background:rgba(220,38,38,.06)}.run-headline.fail .run-headline-word{color:var(--error)}.run-headline.inconclusive{border-color:var(--warn);background:rgba(217,119,6,.08)}.run-headline.inconclusive .run-headline-word{color:var(--warn)}
 .badge.pass{background:var(--ok)}.badge.fail{background:var(--error)}.badge.neutral{background:var(--neutral)}.badge.inconclusive{background:var(--warn)}
 code{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:13px;word-break:break-word}
 details{margin:10px 0}summary{cursor:pointer;color:var(--muted)}

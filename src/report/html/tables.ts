@@ -1,6 +1,6 @@
 /** The tables, cards and banners of the report page (every chart has a table for accessibility). */
-import { type OperationStats, type Percentiles, type RunReport, type ThresholdResult, TRANSPORT_ERROR_KINDS } from '../model.js';
-import { thresholdVerdict } from '../generator-text.js';
+import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS } from '../model.js';
+import { runVerdict } from '../verdict.js';
 import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, formatPercent, formatRate, formatValue, sortedCounts, sumCounts, unionKeys } from '../format.js';
 import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
@@ -75,14 +75,15 @@ export function outcomeTables(report: RunReport): string {
 
 export function verdictTables(report: RunReport): string {
   const badge = (passed: boolean) => `<span class="badge ${passed ? 'pass' : 'fail'}">${passed ? '✓ passed' : '✗ failed'}</span>`;
-  const thresholdBadge = (t: ThresholdResult) =>
-    thresholdVerdict(t) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(t.passed);
+  const states = runVerdict(report).thresholds;
+  const stateOf = (i: number) => states[i]?.state ?? 'failed';
+  const thresholdBadge = (i: number) => (stateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(stateOf(i) === 'passed'));
   const thresholds =
     report.thresholds.length === 0
       ? '<p class="muted">No thresholds defined.</p>'
       : `<div class="table-wrap"><table><caption>Thresholds</caption><thead><tr><th scope="col">Result</th><th scope="col">Threshold</th><th scope="col" class="num">Actual</th><th scope="col">Detail</th></tr></thead><tbody>` +
         report.thresholds
-          .map((t) => `<tr class="${thresholdVerdict(t) === 'failed' ? 'fail' : 'pass'}">${td(thresholdBadge(t))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
+          .map((t, i) => `<tr class="${stateOf(i) === 'failed' ? 'fail' : stateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(thresholdBadge(i))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
           .join('') +
         `</tbody></table></div>`;
   const checks =
@@ -143,10 +144,22 @@ function runStatusBanner(report: RunReport): string {
   return '';
 }
 
+/**
+ * The run's verdict in large type at the top, with its reason: the same headline and reason as the
+ * terminal's final line, the Markdown's and the JUnit file's (`runVerdict`).
+ */
+export function verdictHeadline(report: RunReport): string {
+  const verdict = runVerdict(report);
+  const tone = verdict.headline === 'PASS' ? 'pass' : verdict.headline === 'FAIL' ? 'fail' : 'inconclusive';
+  const mark = verdict.headline === 'PASS' ? '✓' : verdict.headline === 'FAIL' ? '✗' : '?';
+  return `<div class="run-headline ${tone}" role="status"><strong class="run-headline-word">${mark} ${verdict.headline}</strong> <span class="run-headline-reason">${esc(verdict.reason)}</span></div>`;
+}
+
 /** Red badges beside the status when thresholds, checks or invariants failed: a completed run can still be a failing one. */
 export function verdictBadges(report: RunReport): string {
-  const thresholds = report.thresholds.filter((t) => thresholdVerdict(t) === 'failed').length;
-  const checks = report.checks.filter((c) => !c.passed).length;
+  const verdict = runVerdict(report);
+  const thresholds = verdict.thresholdTally.failed;
+  const checks = verdict.checkTally.failed;
   let out = '';
   if (report.generator?.limited === true) out += `<span class="status interrupted">generator-limited</span>`;
   if (thresholds > 0) out += `<span class="status failed">${thresholds} ${thresholds === 1 ? 'threshold' : 'thresholds'} failed</span>`;
@@ -160,9 +173,10 @@ export function card(label: string, value: string, detail: string, tone: Tone | 
 
 export function summaryCards(report: RunReport): string {
   const t = report.totals;
-  const failedThresholds = report.thresholds.filter((x) => thresholdVerdict(x) === 'failed').length;
-  const inconclusive = report.thresholds.filter((x) => thresholdVerdict(x) === 'inconclusive').length;
-  const failedChecks = report.checks.filter((x) => !x.passed).length;
+  const verdict = runVerdict(report);
+  const failedThresholds = verdict.thresholdTally.failed;
+  const inconclusive = verdict.thresholdTally.inconclusive;
+  const failedChecks = verdict.checkTally.failed;
   const planned = t.requests + t.dropped;
   const open = report.settings.model === 'open';
   return (
