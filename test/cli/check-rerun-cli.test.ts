@@ -54,7 +54,7 @@ describe('keysim check reaches the run verdict', () => {
     expect(altered.code, altered.stdout + altered.stderr).toBe(EXIT.invariantViolated);
     expect(altered.stdout).toMatch(/oracle {2}DIFFERS: \d+ of \d+ answers compared/);
     expect(altered.stdout).toMatch(/verdict: all invariants hold/);
-    expect(altered.stdout).toMatch(/verdict of the run: an invariant is violated or the oracle differs \(exit 100\)/);
+    expect(altered.stdout).toMatch(/FAIL \(exit 100\): the run's verdict: an invariant is violated or the oracle differs/);
   });
 
   test('a run whose oracle differs (an injected fault): run exits 100 and check exits 100 with the same differences', async () => {
@@ -78,6 +78,6 @@ describe('keysim check reaches the run verdict', () => {
     expect(check.code, check.stdout + check.stderr).toBe(EXIT.thresholdFailed);
     expect(check.stdout).toMatch(/thresholds {2}re-judged from report.json's histograms and counts: \d+ of \d+ passed/);
     expect(check.stdout).toMatch(/FAILED errors == 1: measured 0/);
-    expect(check.stdout).toMatch(/verdict of the run: a threshold failed \(exit 99\)/);
+    expect(check.stdout).toMatch(/FAIL \(exit 99\): the run's verdict: a threshold failed/);
   });
 });
