@@ -13,6 +13,7 @@
  * intended time (the generator's event loop could not keep up); it is "dropped" when the queue
  * bound was reached or the run was stopped before it could be sent.
  */
+import { noSuchRoute } from './route-miss.js';
 import { performance } from 'node:perf_hooks';
 import { type PlannedPhase, phaseOffsetMs } from './plan.js';
 import { type Recorder, recordsBodyOf } from './recorder.js';
@@ -187,7 +188,8 @@ export class OpenModelExecutor {
           const status = response.status;
           // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
           let body: unknown;
-          if (response.body.length > 0 && (request.check !== undefined || history !== undefined || recordsBodyOf(request.operation))) {
+          // A 404's body tells an answer of the operation from a route the service does not have.
+          if (response.body.length > 0 && (request.check !== undefined || history !== undefined || status === 404 || recordsBodyOf(request.operation))) {
             try {
               body = JSON.parse(response.body.toString('utf8'));
             } catch {
@@ -196,7 +198,7 @@ export class OpenModelExecutor {
           }
           try {
             recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
-            const failure = request.check?.({ status, body });
+            const failure = noSuchRoute(status, body) ?? request.check?.({ status, body });
             if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
             recorder.record({
               operation: request.operation,
