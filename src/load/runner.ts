@@ -222,7 +222,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     const unknownOperations = mixOperationProblems(scenario, plan.specs, fixtures, seed);
-    if (unknownOperations.length > 0) throw new ScenarioRefusedError(scenario.name, 'planning (no load was sent)', unknownOperations.join('; '), false);
+    if (unknownOperations.length > 0) throw new ScenarioRefusedError(scenario.name, 'planning, before any load', unknownOperations.join('; '), false);
     if (options.startAt !== undefined) {
       const waitMs = options.startAt.getTime() - now().getTime();
       if (waitMs > 0) {

@@ -28,5 +28,6 @@ export class ScenarioRefusedError extends ScenarioFailedError {
   ) {
     super(scenario, stage, cause);
     this.name = 'ScenarioRefusedError';
+    this.message = `Scenario "${scenario}" was refused at ${stage}: ${cause instanceof Error ? cause.message : String(cause)}`;
   }
 }
