@@ -154,6 +154,8 @@ async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
 
 export default defineScenario<MixedFixtures>({
   name: 'mixed',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['credits.valid-decrements', 'credits.exceeded-keeps-balance', 'credits.update-credits', 'credits.cost-zero'],
   description: 'Production-like blend: Zipf-skewed verifications, per-user rate limits, credit top-ups, identity reads',
   defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 },
   // Production-like: on the embedded simulator the clock runs with real time, so the per-user
