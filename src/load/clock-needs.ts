@@ -13,6 +13,11 @@ export function wantsRunningClock(scenario: Pick<Scenario<unknown>, 'clockMode'>
   return scenario.clockMode === 'running';
 }
 
+/** The clock option of the embedded simulator a scenario gets: a running (system) clock for clockMode 'running'. */
+export function embeddedClockOption(scenario: Pick<Scenario<unknown>, 'clockMode'>): { clock?: 'system' } {
+  return wantsRunningClock(scenario) ? { clock: 'system' } : {};
+}
+
 /**
  * Why the scenario cannot run against this simulator's clock, with how to run it; undefined when
  * it can (or when the target has no admin surface: a live target is handled by the skip of clock

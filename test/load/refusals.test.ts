@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/simulator.js';
+import { embeddedClockOption } from '../../src/load/clock-needs.js';
 import { nearestOperation, operationProblem } from '../../src/load/operation-names.js';
 import { noSuchRoute } from '../../src/load/route-miss.js';
 import { ScenarioRefusedError, runScenario } from '../../src/load/runner.js';
@@ -114,4 +115,26 @@ describe('a scenario that moves the clock, against a simulator whose clock runs'
       expect(sim.engine.stats().keys).toBe(0);
     }, 60_000);
   }
+});
+
+describe('the production-like mixed scenario', () => {
+  test('mixed gets a running clock on the embedded simulator (a frozen one never rolled a window): the service clock moves during its run', async () => {
+    const mixed = SCENARIOS.mixed as Scenario<unknown>;
+    expect(embeddedClockOption(mixed)).toEqual({ clock: 'system' });
+    expect(embeddedClockOption(SCENARIOS.smoke as Scenario<unknown>)).toEqual({});
+    const target = await startEmbeddedSimulator({ seed: 4, ...embeddedClockOption(mixed) });
+    try {
+      const { simulatorAdmin, httpJsonClient } = await import('../../src/load/service-api.js');
+      const client = httpJsonClient(target, 5_000);
+      const admin = simulatorAdmin(client);
+      expect(await admin.clockMode()).toBe('system');
+      const before = await admin.clockNow();
+      const report = await runScenario({ ...base, settings: loadSettings({ rate: 20, durationMs: 1_000, warmupMs: 0 }), target, scenario: mixed });
+      expect(report.checks.filter((c) => !c.passed)).toEqual([]);
+      expect(await admin.clockNow()).toBeGreaterThan(before + 900);
+      await client.close();
+    } finally {
+      await target.close();
+    }
+  }, 90_000);
 });

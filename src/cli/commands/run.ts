@@ -10,7 +10,7 @@ import { type ProgressSnapshot, ScenarioFailedError, ScenarioRefusedError, Targe
 import { RESOURCES_FILE } from '../../load/resource-handover.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
-import { wantsRunningClock } from '../../load/clock-needs.js';
+import { embeddedClockOption } from '../../load/clock-needs.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import { planStages, stagedCount } from '../../load/stages.js';
@@ -202,8 +202,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     makeTarget = (scenario) => {
       const startMs = clockStartMs(scenario);
       // clockMode 'running': the simulator's clock follows real time (windows roll, refills fall due).
-      const clock = wantsRunningClock(scenario) ? { clock: 'system' as const } : {};
-      return startEmbeddedSimulator({ seed: args.seed, ...clock, ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
+      return startEmbeddedSimulator({ seed: args.seed, ...embeddedClockOption(scenario), ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
     };
   } else {
     let url: URL;
