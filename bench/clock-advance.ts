@@ -60,7 +60,7 @@ export function measureClock(keyCount: number): ClockChildResult {
   if (engine.stats().keys !== keyCount) throw new Error('unexpected key count');
 
   const advance = () => {
-    if (!clock.advance(TEN_YEARS_MS).ok) throw new Error('clock.advance failed');
+    clock.advance(TEN_YEARS_MS);
   };
   const nothing = () => undefined;
   const singleAdvanceNs: number[] = [];

@@ -70,6 +70,8 @@ async function setup(ctx: ScenarioContext): Promise<DrainFixtures> {
 
 export default defineScenario<DrainFixtures>({
   name: 'credits-drain',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['credits.cost-many', 'credits.valid-decrements', 'credits.exceeded-keeps-balance'],
   description: 'Concurrent verifications on a few usage-limited keys until they run dry: exactly credits/cost VALID, balances 0',
   defaults: { rate: 400, durationMs: 5_000, warmupMs: 1_000, model: 'open' },
   setup,

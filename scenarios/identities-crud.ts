@@ -244,6 +244,8 @@ async function walkAll(ctx: ScenarioContext, f: CrudFixtures): Promise<{ ours: A
 
 export default defineScenario<CrudFixtures>({
   name: 'identities-crud',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['identities.lifecycle'],
   description: 'Identities created, read, paged through, updated and deleted under load; the pages add up at the end',
   defaults: { rate: 200, durationMs: 10_000, warmupMs: 1_000 },
   setup,

@@ -2,10 +2,12 @@
 import type { Scenario } from '../src/load/scenario.js';
 import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
+import keyStates from './key-states.js';
 import limitedKeys from './limited-keys.js';
 import mixed from './mixed.js';
 import planChange from './plan-change.js';
 import ratelimitLiveEdges from './ratelimit-live-edges.js';
+import ratelimitRules from './ratelimit-rules.js';
 import ratelimitWindowEdge from './ratelimit-window-edge.js';
 import refillMidnight from './refill-midnight.js';
 import refillMonthEnd from './refill-month-end.js';
@@ -23,6 +25,8 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'identities-crud': identitiesCrud,
   'plan-change': planChange,
   'limited-keys': limitedKeys,
+  'key-states': keyStates,
+  'ratelimit-rules': ratelimitRules,
   mixed,
 };
 

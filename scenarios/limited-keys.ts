@@ -128,6 +128,8 @@ function diagnosis(k: LimitedKey, missing: number): string {
 
 export default defineScenario<LimitedFixtures>({
   name: 'limited-keys',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['verify.rate-limited-spends-nothing', 'ratelimit.identity-shared', 'ratelimit.key-limit-per-key', 'credits.update-credits', 'credits.valid-decrements'],
   description:
     'Live-safe: verifications on keys with credits and key/identity rate limits raced against top-ups; exact balances, limits per window',
   defaults: { rate: 40, durationMs: 8_000, warmupMs: 0 },

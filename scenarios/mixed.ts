@@ -11,6 +11,9 @@
  * measured figures alone. Requests without answer (transport errors, or cut off at the end of a
  * closed-model phase) may or may not have taken effect: each widens the tolerance.
  *
+ * On the embedded simulator it runs on a running clock (clockMode: 'running'): the per-user
+ * windows roll every second as they would in production.
+ *
  * The default scenario of `keysim run`: its default run (2 s warm-up + 12 s at 300 requests/s)
  * takes about 15 s with setup and cleanup.
  */
@@ -151,8 +154,13 @@ async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
 
 export default defineScenario<MixedFixtures>({
   name: 'mixed',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['credits.valid-decrements', 'credits.exceeded-keeps-balance', 'credits.update-credits', 'credits.cost-zero'],
   description: 'Production-like blend: Zipf-skewed verifications, per-user rate limits, credit top-ups, identity reads',
   defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 },
+  // Production-like: on the embedded simulator the clock runs with real time, so the per-user
+  // one-second windows roll during the run (on a frozen clock they would never reopen).
+  clockMode: 'running',
   setup,
   mix: [verifyEntry(1), limitEntry, getIdentityEntry, topUpEntry, listEntry],
   phases(ctx) {

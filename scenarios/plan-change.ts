@@ -169,6 +169,8 @@ function phases(ctx: ScenarioContext, f: PlanFixtures): ReadonlyArray<PhaseSpec<
 
 export default defineScenario<PlanFixtures>({
   name: 'plan-change',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['keys.update-allocation', 'credits.valid-decrements', 'credits.exceeded-keeps-balance'],
   description: 'Keys run dry on a free allocation, get a new one from updateKey mid-load, then must all verify VALID',
   defaults: { rate: 300, durationMs: 9_000, warmupMs: 1_000 },
   setup,

@@ -267,6 +267,8 @@ function phases(ctx: ScenarioContext, f: EdgeFixtures): ReadonlyArray<PhaseSpec<
 
 export default defineScenario<EdgeFixtures>({
   name: 'ratelimit-window-edge',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['ratelimit.sliding-window', 'ratelimit.override-exact', 'ratelimit.override-wildcard', 'ratelimit.cost-zero'],
   description: 'Rate-limit bursts just before and after window edges (wildcard, exact, zero overrides), then a sweep across hundreds of windows',
   requires: ['clock'],
   defaults: { rate: 200, durationMs: 10_000, warmupMs: 0 },

@@ -207,6 +207,8 @@ function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { pass
 
 export default defineScenario<MidnightFixtures>({
   name: 'refill-midnight',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['refill.daily-utc-midnight', 'refill.monthly-refill-day', 'refill.sets-balance', 'refill.next-boundary'],
   description:
     "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
   defaults: { rate: 10, durationMs: 4_000, warmupMs: 0 },

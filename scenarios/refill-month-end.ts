@@ -352,6 +352,8 @@ function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
 
 export default defineScenario<RefillFixtures>({
   name: 'refill-month-end',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['refill.monthly-refill-day', 'refill.month-end', 'refill.sets-balance', 'credits.cost-zero'],
   description: 'Monthly refills on days 29/30/31 crossed under load: 2 h clock sweeps over the month ends of a common and a leap year',
   requires: ['clock'],
   defaults: { rate: 100, durationMs: 9_500, warmupMs: 500 },

@@ -408,6 +408,8 @@ async function walkThrough(ctx: ScenarioContext, f: SmokeFixtures): Promise<Chec
 
 export default defineScenario<SmokeFixtures>({
   name: 'smoke',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['verify.not-found', 'credits.valid-decrements', 'credits.exceeded-keeps-balance', 'credits.cost-many', 'credits.cost-zero', 'credits.unlimited', 'credits.update-credits', 'keys.update-allocation', 'keys.delete', 'ratelimit.cost-zero', 'ratelimit.limit-exact', 'ratelimit.override-exact', 'identities.lifecycle'],
   description: 'Every operation once with its exact expected answer, after a short load of exact read-only calls',
   defaults: { rate: 50, durationMs: 3_000, warmupMs: 500 },
   setup,

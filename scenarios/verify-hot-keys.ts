@@ -79,6 +79,8 @@ async function setup(ctx: ScenarioContext): Promise<HotKeysFixtures> {
 
 export default defineScenario<HotKeysFixtures>({
   name: 'verify-hot-keys',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['credits.valid-decrements', 'verify.not-found'],
   description: `Verifications over ${KEYS} keys with Zipf-skewed popularity: all VALID, per-key consumption adds up and follows the skew`,
   defaults: { rate: 500, durationMs: 10_000, warmupMs: 2_000 },
   setup,

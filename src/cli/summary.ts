@@ -1,6 +1,7 @@
 /** The summary a run prints on the terminal: one line per operation, then checks and thresholds. */
 import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
 import { generatorBanner, generatorSummaryText } from '../report/generator-text.js';
+import { rulesSummaryLines } from '../report/rules-text.js';
 import { runVerdict } from '../report/verdict.js';
 import { resourceCountText, resourcesVerdict, targetLabel } from '../report/resources-text.js';
 
@@ -51,6 +52,7 @@ export function renderSummary(report: RunReport): string {
   const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);
   if (generator !== undefined) lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
   if (report.resources !== undefined) lines.push(...resourceLines(report, report.resources));
+  if (report.rules !== undefined) lines.push(...rulesSummaryLines(report.rules));
   for (const note of report.notes) lines.push(`note  ${note}`);
   return lines.join('\n');
 }

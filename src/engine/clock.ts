@@ -1,4 +1,3 @@
-import { type Result, fail, ok } from './errors.js';
 
 /** Milliseconds since the Unix epoch, UTC. */
 export type EpochMs = number;
@@ -16,10 +15,13 @@ export type ClockMode = 'manual' | 'system';
  */
 export interface ControllableClock extends Clock {
   readonly mode: ClockMode;
-  /** Moves the clock to `toMs`; refuses to go backwards. Returns the new time. */
-  set(toMs: EpochMs): Result<EpochMs>;
-  /** Moves the clock forward by `byMs` (≥ 0). Returns the new time. */
-  advance(byMs: number): Result<EpochMs>;
+  /**
+   * Moves the clock to `toMs` and returns it. Throws a ClockMoveError when `toMs` is before now
+   * (a test must not carry on at the wrong time) or is no instant.
+   */
+  set(toMs: EpochMs): EpochMs;
+  /** Moves the clock forward by `byMs` (a whole number ≥ 0) and returns the new time; throws a ClockMoveError otherwise. */
+  advance(byMs: number): EpochMs;
   /** Puts the clock back where it started: the one backwards move, used by a full reset. */
   resetToStart(): void;
   /**
@@ -42,10 +44,23 @@ function checkInstant(ms: number, what: string): string | undefined {
   return undefined;
 }
 
-function backwards(nowMs: EpochMs, toMs: EpochMs): Result<never> {
-  return fail(
-    'err:service:application:invalid_input',
-    `The clock only moves forward: it is at ${nowMs} and ${toMs} is earlier. Use advance or a later instant.`,
+/**
+ * A move of the clock that was refused: backwards, or to something that is no instant. The HTTP
+ * admin surface answers it as a 400; in code it is thrown, so that a test cannot go on at a time
+ * it did not ask for.
+ */
+export class ClockMoveError extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClockMoveError';
+  }
+}
+
+const isoOf = (ms: number): string => new Date(ms).toISOString();
+
+function backwards(nowMs: EpochMs, toMs: EpochMs): ClockMoveError {
+  return new ClockMoveError(
+    `cannot set the clock back: ${isoOf(toMs)} (${toMs}) is before now ${isoOf(nowMs)} (${nowMs}); the clock only moves forward. Use a later instant, or a reset to go back to the start.`,
   );
 }
 
@@ -66,17 +81,17 @@ export class ManualClock implements ControllableClock {
     return this.#nowMs;
   }
 
-  set(toMs: EpochMs): Result<EpochMs> {
+  set(toMs: EpochMs): EpochMs {
     const problem = checkInstant(toMs, 'The target time');
-    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
-    if (toMs < this.#nowMs) return backwards(this.#nowMs, toMs);
+    if (problem !== undefined) throw new ClockMoveError(problem);
+    if (toMs < this.#nowMs) throw backwards(this.#nowMs, toMs);
     this.#nowMs = toMs;
-    return ok(toMs);
+    return toMs;
   }
 
-  advance(byMs: number): Result<EpochMs> {
+  advance(byMs: number): EpochMs {
     const problem = checkInstant(byMs, 'The step');
-    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    if (problem !== undefined) throw new ClockMoveError(problem);
     return this.set(this.#nowMs + byMs);
   }
 
@@ -130,22 +145,22 @@ export class SystemClock implements ControllableClock {
     return this.#heldMs ?? this.#read();
   }
 
-  set(toMs: EpochMs): Result<EpochMs> {
+  set(toMs: EpochMs): EpochMs {
     const problem = checkInstant(toMs, 'The target time');
-    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    if (problem !== undefined) throw new ClockMoveError(problem);
     // Inside a held call "now" is the held instant: what the call has seen so far.
     const nowMs = this.now();
-    if (toMs < nowMs) return backwards(nowMs, toMs);
+    if (toMs < nowMs) throw backwards(nowMs, toMs);
     // The offset follows real time as it is, so the clock reads toMs from here on.
     this.#offsetMs += toMs - this.#read();
     this.#lastMs = toMs;
     if (this.#heldMs !== undefined) this.#heldMs = toMs;
-    return ok(toMs);
+    return toMs;
   }
 
-  advance(byMs: number): Result<EpochMs> {
+  advance(byMs: number): EpochMs {
     const problem = checkInstant(byMs, 'The step');
-    if (problem !== undefined) return fail('err:service:application:invalid_input', problem);
+    if (problem !== undefined) throw new ClockMoveError(problem);
     return this.set(this.now() + byMs);
   }
 

@@ -6,7 +6,8 @@
  * gets 403. Calls that act in one workspace take an optional `workspaceId`; default the
  * operator's own.
  */
-import { type ControllableClock, type Result } from '../engine/index.js';
+import { ClockMoveError, type ControllableClock, type Result } from '../engine/index.js';
+import { fail } from '../engine/errors.js';
 import { parseInstant } from './instant.js';
 import { authorizeOperator, restoreKeepingOperator, restoreStreamed } from './operator.js';
 import { StreamedRestore, readRestoreBody } from './restore-body.js';
@@ -48,8 +49,15 @@ function asOperator(ctx: RouteContext, rootKey: string | undefined, fn: (workspa
   return caller.ok ? fn(workspaceId ?? caller.value.workspaceId) : caller;
 }
 
-function clockAnswer(ctx: RouteContext, moved: Result<number>): Result<Reply> {
-  return moved.ok ? { ok: true, value: { data: viewClock(ctx.clock) } } : moved;
+/** Moves the clock with `move`; a refused move (backwards, no instant) is the 400 the operator gets. */
+function clockAnswer(ctx: RouteContext, move: () => number): Result<Reply> {
+  try {
+    move();
+  } catch (error) {
+    if (error instanceof ClockMoveError) return fail('err:service:application:invalid_input', error.message);
+    throw error;
+  }
+  return { ok: true, value: { data: viewClock(ctx.clock) } };
 }
 
 const common = { method: 'POST', style: 'v2', tag: 'simulator admin', input: 'body', auth: 'required' } as const;
@@ -73,7 +81,7 @@ export const adminRoutes: Route[] = [
     handle: (ctx, rootKey, input) =>
       asOperator(ctx, rootKey, () => {
         const to = parseInstant(input.to, 'body.to');
-        return to.ok ? clockAnswer(ctx, ctx.clock.set(to.value)) : to;
+        return to.ok ? clockAnswer(ctx, () => ctx.clock.set(to.value)) : to;
       }),
   }),
   defineRoute({
@@ -82,7 +90,7 @@ export const adminRoutes: Route[] = [
     summary: 'Move the service clock forward by byMs.',
     request: clockAdvanceRequest,
     response: clockView,
-    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => clockAnswer(ctx, ctx.clock.advance(input.byMs))),
+    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => clockAnswer(ctx, () => ctx.clock.advance(input.byMs))),
   }),
   defineRoute({
     ...common,

@@ -42,6 +42,7 @@
  * (autocannon's per-sample figures are not used here); the end goes through the same callback, so
  * what is still in flight is cut off as before.
  */
+import { noSuchRoute } from './route-miss.js';
 import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -202,7 +203,7 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
               }
               // autocannon's parser is not reset on reconnect: a body that is not JSON may be two answers spliced.
               recordLoadCall(history, sent, status >= 500 || !parses || slot.untrusted ? 'unknown' : { status, body: parsed });
-              const failure = sent.request.check?.({ status, body: parsed });
+              const failure = noSuchRoute(status, parsed) ?? sent.request.check?.({ status, body: parsed });
               if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${sent.request.label}: ${failure}`);
               recorder.record({
                 operation: sent.request.operation,

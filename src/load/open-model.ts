@@ -13,6 +13,7 @@
  * intended time (the generator's event loop could not keep up); it is "dropped" when the queue
  * bound was reached or the run was stopped before it could be sent.
  */
+import { noSuchRoute } from './route-miss.js';
 import { performance } from 'node:perf_hooks';
 import { type PlannedPhase, phaseOffsetMs } from './plan.js';
 import { type Recorder, recordsBodyOf } from './recorder.js';
@@ -222,7 +223,8 @@ export class OpenModelExecutor {
           // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
           let body: unknown;
           try {
-            body = answerBody(response, request.check !== undefined || history !== undefined || recordsBodyOf(request.operation));
+            // A 404's body tells an answer of the operation from a route the service does not have.
+            body = answerBody(response, request.check !== undefined || history !== undefined || status === 404 || recordsBodyOf(request.operation));
           } catch (error) {
             // Not the service's answer (a proxy's page, a body that does not decode): its effect is unknown.
             run.failed(pending, error instanceof Error ? error : new Error(String(error)));
@@ -231,7 +233,7 @@ export class OpenModelExecutor {
           const doneMs = performance.now();
           try {
             recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
-            const failure = request.check?.({ status, body });
+            const failure = noSuchRoute(status, body) ?? request.check?.({ status, body });
             if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
             recorder.record({
               operation: request.operation,

@@ -4,11 +4,15 @@
  * through the admin surface, and the load's own requests through their answers.
  */
 import { ServiceCallError, serviceApiFrom } from './service-api.js';
+import { UnknownOperationError, operationProblem } from './operation-names.js';
 import type { ResourceLedger } from './resources.js';
 import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from './scenario.js';
 
 export function trackingServiceApi(api: ServiceApi, ledger: ResourceLedger): ServiceApi {
   const call = async (op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }): Promise<ApiResponse> => {
+    // Scenario files are loaded at run time: a misspelt operation is refused, never sent.
+    const problem = operationProblem(op, 'the scenario');
+    if (problem !== undefined) throw new UnknownOperationError(problem);
     const response = await api.call(op, body, options);
     if (options?.auth !== 'none') ledger.observe(op, body, response);
     return response;

@@ -3,8 +3,9 @@
  * target that stopped answering, the scenario's own end-of-run checks) and the RunReport they are
  * assembled into, thresholds last since they read the rest of the report.
  */
+import { ruleCoverage } from './rules.js';
 import { cpus, totalmem } from 'node:os';
-import { type CheckResult, type GeneratorSection, type InvariantsSection, type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type ResourcesSection, type RunReport } from '../report/model.js';
+import { type CheckResult, type GeneratorSection, type InvariantsSection, type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type ResourcesSection, type RulesSection, type RunReport } from '../report/model.js';
 import { type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
 import type { Recorder } from './recorder.js';
 import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
@@ -142,6 +143,13 @@ export interface ReportParts {
 }
 
 /** The RunReport; its thresholds are evaluated over the rest of it. */
+/** What the scenario covered of the service's rules (rules.ts), as the report shows it. */
+function rulesSection(ids: readonly string[]): RulesSection {
+  const { total, exercised, untouched } = ruleCoverage(ids);
+  const ref = ({ id, title }: { id: string; title: string }) => ({ id, title });
+  return { total, exercised: exercised.map(ref), untouched: untouched.map(ref) };
+}
+
 export function assembleReport(parts: ReportParts): RunReport {
   const { scenario, seed, target, settings } = parts.options;
   const { figures, invariants, resources } = parts;
@@ -176,6 +184,7 @@ export function assembleReport(parts: ReportParts): RunReport {
     generator: parts.generator,
     ...(resources === undefined ? {} : { resources }),
     ...(parts.options.segment === undefined ? {} : { segment: { index: parts.options.segment.index, count: parts.options.segment.count } }),
+    rules: rulesSection(scenario.rules ?? []),
     notes: parts.notes,
   };
   return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };

@@ -30,14 +30,17 @@ import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
 import { planRun, runPhases } from './run-phases.js';
 import { historyInvariants } from './run-invariants.js';
 import { assembleReport, endOfRunChecks, runResults, sendNotes } from './run-report.js';
-import { ScenarioFailedError } from './scenario-failed.js';
+import { ScenarioFailedError, ScenarioRefusedError } from './scenario-failed.js';
+import { clockModeRefusal } from './clock-needs.js';
+import { mixOperationProblems } from './mix-operations.js';
+import { UnknownOperationError } from './operation-names.js';
 import { startServiceClock, sweepProblemBeforeSetup, sweepsInThePast } from './scenario-start.js';
 
 // What other modules import from the runner, defined where each concept lives.
 export { RootKeyRefusedError, TargetUnreachableError } from './reachability.js';
 export { LATE_THRESHOLD_MS, type ProgressSnapshot, type RunOptions, type SharedFixtures } from './run-options.js';
 export { TARGET_STOPPED_CHECK } from './run-report.js';
-export { ScenarioFailedError } from './scenario-failed.js';
+export { ScenarioFailedError, ScenarioRefusedError } from './scenario-failed.js';
 
 /** Sleeps `ms`, or less when `signal` aborts. */
 function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -85,6 +88,16 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const persistent = target.kind === 'live' || target.remote === true;
   const ledger = openLedger(tag, persistent ? options.resourcesDir : undefined, warn);
   const admin = target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined;
+  // Before anything that changes the target (the journal, the clock, the fixtures): a scenario
+  // that needs a frozen clock is refused on a running one.
+  const clockRefusal = await clockModeRefusal(scenario, admin, target.url).catch(async (error: unknown) => {
+    await client.close();
+    throw error;
+  });
+  if (clockRefusal !== undefined) {
+    await client.close();
+    throw new ScenarioRefusedError(scenario.name, 'its start', clockRefusal, true);
+  }
   if (persistent) log(`what this run creates is named after its tag ${tag}; keysim cleanup --target ${target.url} --tag ${tag} deletes what a run leaves`);
   const recordHistory = options.historyPath !== undefined;
   // A live target records no service times: its decisions are placed by our clock ± this skew.
@@ -191,6 +204,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       try {
         fixtures = await scenario.setup(ctx);
       } catch (error) {
+        if (error instanceof UnknownOperationError) throw new ScenarioRefusedError(scenario.name, 'setup', error, false);
         throw new ScenarioFailedError(scenario.name, 'setup', error instanceof ServiceCallError ? error.message : error);
       }
     }
@@ -209,6 +223,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       return assembleReport({ options: { ...options, thresholds: [] }, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
+    const unknownOperations = mixOperationProblems(scenario, plan.specs, fixtures, seed);
+    if (unknownOperations.length > 0) throw new ScenarioRefusedError(scenario.name, 'planning, before any load', unknownOperations.join('; '), false);
     if (options.startAt !== undefined) {
       const waitMs = options.startAt.getTime() - now().getTime();
       if (waitMs > 0) {
@@ -220,7 +236,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       }
     }
     // A remote simulator may run on the system clock, which moves during a phase by itself.
-    const clockFrozen = target.kind === 'simulator' && (target.remote !== true || (ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual'));
+    // The embedded simulator too, when the scenario asked for a running clock (clockMode: 'running').
+    const clockFrozen = target.kind === 'simulator' && (ctx.admin === undefined ? target.remote !== true : (await ctx.admin.clockMode()) === 'manual');
     // Sweeps that need the fixtures to be known are checked here, still before any load (a clock
     // that runs by itself cannot sweep at all: the phase says so when it starts).
     if (clockFrozen && ctx.admin !== undefined) {

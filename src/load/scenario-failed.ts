@@ -13,3 +13,21 @@ export class ScenarioFailedError extends Error {
     this.name = 'ScenarioFailedError';
   }
 }
+
+/**
+ * The run was refused before any load because of how it was asked (a scenario calling an unknown
+ * operation, a scenario that needs a frozen clock against a simulator whose clock runs): a usage
+ * error, not a failure of the target. `changedNothing` says the target was not touched at all.
+ */
+export class ScenarioRefusedError extends ScenarioFailedError {
+  constructor(
+    scenario: string,
+    stage: string,
+    cause: unknown,
+    readonly changedNothing: boolean,
+  ) {
+    super(scenario, stage, cause);
+    this.name = 'ScenarioRefusedError';
+    this.message = `Scenario "${scenario}" was refused at ${stage}: ${cause instanceof Error ? cause.message : String(cause)}`;
+  }
+}

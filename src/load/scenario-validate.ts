@@ -7,6 +7,7 @@ import { isRecord } from './scenario-checks.js';
 import type { Scenario } from './scenario.js';
 import { clockStartMs } from './scenario-start.js';
 import { parseThreshold } from './thresholds.js';
+import { ruleIdProblems } from './rules.js';
 
 /** Whether an export is meant as a scenario (an object with a `setup` or a `mix`). */
 export function looksLikeScenario(value: unknown): boolean {
@@ -37,6 +38,13 @@ export function scenarioProblems(value: unknown): string[] {
     if (value[fn] !== undefined && typeof value[fn] !== 'function') problems.push(`${fn} must be a function`);
   }
   if (value.requires !== undefined && (!Array.isArray(value.requires) || value.requires.some((r) => r !== 'clock'))) problems.push("requires must be ['clock'] or []");
+  if (value.clockMode !== undefined) {
+    if (value.clockMode !== 'frozen' && value.clockMode !== 'running') problems.push(`clockMode must be 'frozen' or 'running', got ${JSON.stringify(value.clockMode)}`);
+    else if (value.clockMode === 'running' && (value.clock !== undefined || (Array.isArray(value.requires) && value.requires.includes('clock')))) {
+      problems.push("clockMode 'running' cannot go with requires: ['clock'] or clock.startAt: a clock that runs by itself cannot be moved in steps (drop one of them)");
+    }
+  }
+  problems.push(...ruleIdProblems(value.rules));
   if (value.thresholds !== undefined) {
     if (!Array.isArray(value.thresholds)) problems.push('thresholds must be an array of strings such as "errors == 0"');
     else {

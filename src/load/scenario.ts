@@ -180,6 +180,19 @@ export interface Scenario<F = unknown> {
   requires?: ReadonlyArray<'clock'>;
   /** Where the service clock starts; implies `requires: ['clock']`. */
   clock?: ScenarioClock;
+  /**
+   * The embedded simulator's clock during the run: 'frozen' (default) stands still unless a phase
+   * moves it, so no window rolls and no refill falls due by itself; 'running' follows real time
+   * from the run's start (production-like: windows roll, a refill falls due at its boundary). Not
+   * with `requires: ['clock']` or `clock` (a running clock cannot be swept). A keysim serve or a
+   * live deployment keeps its own clock.
+   */
+  clockMode?: 'frozen' | 'running';
+  /**
+   * The service rules (src/load/rules.ts, docs/checking.md#rules) this scenario exercises and
+   * judges, by id: the report lists them among the rules a run covered.
+   */
+  rules?: readonly string[];
   /** Defaults for this scenario, overridden by flags. */
   defaults?: Partial<Pick<LoadSettings, 'rate' | 'durationMs' | 'warmupMs' | 'connections' | 'model' | 'startRate' | 'stages'>>;
   /** Makes the fixtures through `ctx.api` (register their deletion with `ctx.onCleanup`); a throw fails the run (exit 1). */

@@ -12,6 +12,7 @@ import { outcomeChart, verdictChart } from './html/outcome-charts.js';
 import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, verdictHeadline, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
 import { invariantsSectionHtml } from './html/invariants.js';
 import { resourcesSectionHtml } from './html/resources.js';
+import { rulesSectionHtml } from './html/rules.js';
 import { CSS } from './html/style.js';
 import { generatorBannerHtml, generatorSectionHtml } from './html/generator.js';
 import { SCALE_CSS, latencyScaleInputs, latencyScaleSwitch } from './html/latency-axis.js';
@@ -62,6 +63,7 @@ export function renderHtml(report: RunReport): string {
     `</section>`,
     invariantsSectionHtml(report.invariants),
     resourcesSectionHtml(report.resources),
+    rulesSectionHtml(report.rules),
     `<section aria-labelledby="h-phases"><h2 id="h-phases">Phases</h2>${phasesTable(report)}</section>`,
     generatorSectionHtml(report),
     report.notes.length === 0

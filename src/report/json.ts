@@ -26,6 +26,8 @@ import {
   type StageReport,
   type ResourceCount,
   type ResourcesSection,
+  type RuleRef,
+  type RulesSection,
   type RunReport,
   type ThresholdResult,
   type TimelineOperation,
@@ -142,6 +144,9 @@ const resourcesShape = object<ResourcesSection>(
   ['cleanupCommand'],
 );
 
+const ruleShape = object<RuleRef>({ id: str, title: str });
+const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleShape), untouched: arrayOf(ruleShape) });
+
 const stageShape = object<StageReport>({ durationMs: count, target: count });
 
 const reportShape = object<RunReport>(
@@ -204,9 +209,10 @@ const reportShape = object<RunReport>(
     resources: resourcesShape,
     segment: object<NonNullable<RunReport['segment']>>({ index: count, count }),
     merge: object<MergeSection>({ segments: count, merged: arrayOf(str), missing: arrayOf(str), incomplete: arrayOf(str), partial: bool }),
+    rules: rulesShape,
     notes: arrayOf(str),
   },
-  ['invariants', 'generator', 'resources', 'segment', 'merge'],
+  ['invariants', 'generator', 'resources', 'segment', 'merge', 'rules'],
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -22,6 +22,7 @@ import { segmentBanner } from './segment-text.js';
 import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
 import { type RunVerdict, runVerdict } from './verdict.js';
 import { resourcesMarkdown } from './markdown-resources.js';
+import { rulesMarkdown } from './rules-text.js';
 import { targetLabel } from './resources-text.js';
 import { stageRowCells, stageRows, stagesSummary } from './stages-text.js';
 
@@ -308,6 +309,7 @@ export function renderMarkdown(report: RunReport): string {
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
   if (report.resources !== undefined) lines.push('## Resources', '', ...resourcesMarkdown(report.resources), '');
+  if (report.rules !== undefined) lines.push('## Rules covered', '', ...rulesMarkdown(report.rules), '');
   lines.push('## Phases', '', phases(report), '', ...stagesTables(report));
   if (report.generator !== undefined) lines.push('## Load generator', '', ...generatorMarkdown(report), '');
   if (report.notes.length > 0) {

@@ -285,6 +285,8 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
     ...(invariants === undefined ? {} : { invariants }),
     ...(generator === undefined ? {} : { generator }),
     ...(resources === undefined ? {} : { resources }),
+    // The segments ran one scenario: the rules it covered are every segment's.
+    ...(sorted[0]?.rules === undefined ? {} : { rules: sorted[0].rules }),
     merge,
     notes,
   };

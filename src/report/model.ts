@@ -242,6 +242,19 @@ export interface ResourcesSection {
   notes: string[];
 }
 
+/** A rule of the service (docs/checking.md#rules), as a report names it. */
+export interface RuleRef {
+  id: string;
+  title: string;
+}
+
+/** What a run covered: "rules exercised N of M". */
+export interface RulesSection {
+  total: number;
+  exercised: RuleRef[];
+  untouched: RuleRef[];
+}
+
 export interface RunReport {
   schema: typeof REPORT_SCHEMA;
   /** Version 1 reports (read, never written) have no `invariants`. */
@@ -322,6 +335,8 @@ export interface RunReport {
   segment?: { index: number; count: number };
   /** A report merged from segments' partial reports (`keysim merge`); absent otherwise. */
   merge?: MergeSection;
+  /** The service's rules the scenario exercised and those it never touched; absent from older reports. */
+  rules?: RulesSection;
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
 }

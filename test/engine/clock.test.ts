@@ -1,24 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, SystemClock } from '../../src/engine/index.js';
-import { errorCode, unwrap } from '../helpers/engine.js';
+import { ClockMoveError, ManualClock, SystemClock } from '../../src/engine/index.js';
 
 describe('ManualClock', () => {
   it('is frozen until moved, and moves only forward', () => {
     const clock = new ManualClock(1_000);
     expect(clock.now()).toBe(1_000);
     expect(clock.now()).toBe(1_000);
-    expect(unwrap(clock.advance(500))).toBe(1_500);
-    expect(unwrap(clock.set(2_000))).toBe(2_000);
-    expect(unwrap(clock.set(2_000))).toBe(2_000);
-    expect(errorCode(clock.set(1_999))).toBe('err:service:application:invalid_input');
-    expect(errorCode(clock.advance(-1))).toBe('err:service:application:invalid_input');
-    expect(errorCode(clock.advance(0.5))).toBe('err:service:application:invalid_input');
+    expect(clock.advance(500)).toBe(1_500);
+    expect(clock.set(2_000)).toBe(2_000);
+    expect(clock.set(2_000)).toBe(2_000);
+    expect(() => clock.advance(-1)).toThrow(ClockMoveError);
+    expect(() => clock.advance(0.5)).toThrow(ClockMoveError);
     expect(clock.now()).toBe(2_000);
+  });
+
+  it('clock.set to a past instant throws instead of answering { ok: false } (a test must not carry on at the wrong time)', () => {
+    const clock = new ManualClock(Date.parse('2028-03-01T00:00:00.000Z'));
+    expect(() => clock.set(Date.parse('2028-02-29T00:00:00.000Z'))).toThrow(
+      'cannot set the clock back: 2028-02-29T00:00:00.000Z (1835395200000) is before now 2028-03-01T00:00:00.000Z (1835481600000)',
+    );
+    expect(() => clock.set(Date.parse('2028-02-29T00:00:00.000Z'))).toThrow(ClockMoveError);
+    expect(clock.now()).toBe(Date.parse('2028-03-01T00:00:00.000Z'));
   });
 
   it('goes back to its start only on resetToStart', () => {
     const clock = new ManualClock(10);
-    unwrap(clock.advance(90));
+    clock.advance(90);
     clock.resetToStart();
     expect(clock.now()).toBe(10);
   });
@@ -36,10 +43,10 @@ describe('SystemClock', () => {
     expect(clock.now()).toBe(100_000);
     real += 250;
     expect(clock.now()).toBe(100_250);
-    expect(unwrap(clock.advance(86_400_000))).toBe(86_500_250);
+    expect(clock.advance(86_400_000)).toBe(86_500_250);
     real += 10;
     expect(clock.now()).toBe(86_500_260);
-    expect(errorCode(clock.set(0))).toBe('err:service:application:invalid_input');
+    expect(() => clock.set(0)).toThrow(/cannot set the clock back: 1970-01-01T00:00:00.000Z \(0\) is before now/);
   });
 
   it('never runs backwards when the real clock is stepped back', () => {
@@ -55,7 +62,7 @@ describe('SystemClock', () => {
   it('resetToStart restores the start offset', () => {
     let real = 0;
     const clock = new SystemClock(() => real, 1_000_000);
-    unwrap(clock.advance(5_000));
+    clock.advance(5_000);
     clock.resetToStart();
     real = 7;
     expect(clock.now()).toBe(1_000_007);
@@ -74,9 +81,9 @@ describe('SystemClock', () => {
     let real = 0;
     const clock = new SystemClock(() => (real += 5), 1_000_000);
     clock.holding((nowMs) => {
-      expect(unwrap(clock.advance(60_000))).toBe(nowMs + 60_000);
+      expect(clock.advance(60_000)).toBe(nowMs + 60_000);
       expect(clock.now()).toBe(nowMs + 60_000);
-      expect(errorCode(clock.set(nowMs + 59_999))).toBe('err:service:application:invalid_input');
+      expect(() => clock.set(nowMs + 59_999)).toThrow(ClockMoveError);
     });
     const after = clock.now();
     clock.holding((nowMs) => expect(nowMs).toBe(after + 5));

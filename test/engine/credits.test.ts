@@ -17,7 +17,7 @@ describe('worked examples of the interface document', () => {
   it('a refill replaces the balance: 50 remaining with amount 1000 becomes exactly 1000', () => {
     const k = limitedKey({ remaining: 50, refill: { interval: 'daily', amount: 1000 } }, Date.UTC(2027, 2, 10, 18));
     expect(k.remaining()).toBe(50);
-    unwrap(k.clock.set(Date.UTC(2027, 2, 11)));
+    k.clock.set(Date.UTC(2027, 2, 11));
     expect(k.remaining()).toBe(1000);
   });
 
@@ -50,9 +50,9 @@ describe('worked examples of the interface document', () => {
     ['400-year leap year', 2000, 29],
   ])('refillDay 31 refills on the last day of February (%s)', (_, year, lastDay) => {
     const k = limitedKey({ remaining: 7, refill: { interval: 'monthly', amount: 100, refillDay: 31 } }, Date.UTC(year, 1, 1, 9));
-    unwrap(k.clock.set(Date.UTC(year, 1, lastDay) - 1));
+    k.clock.set(Date.UTC(year, 1, lastDay) - 1);
     expect(k.remaining()).toBe(7);
-    unwrap(k.clock.set(Date.UTC(year, 1, lastDay)));
+    k.clock.set(Date.UTC(year, 1, lastDay));
     expect(k.remaining()).toBe(100);
   });
 
@@ -63,17 +63,17 @@ describe('worked examples of the interface document', () => {
     ['November', 10],
   ])('refillDay 31 refills on the 30th in %s', (_, monthIndex) => {
     const k = limitedKey({ remaining: 1, refill: { interval: 'monthly', amount: 9, refillDay: 31 } }, Date.UTC(2027, monthIndex, 2));
-    unwrap(k.clock.set(Date.UTC(2027, monthIndex, 30) - 1));
+    k.clock.set(Date.UTC(2027, monthIndex, 30) - 1);
     expect(k.remaining()).toBe(1);
-    unwrap(k.clock.set(Date.UTC(2027, monthIndex, 30)));
+    k.clock.set(Date.UTC(2027, monthIndex, 30));
     expect(k.remaining()).toBe(9);
   });
 
   it('refillDay 31 refills on the 31st in a 31-day month, not on the 30th', () => {
     const k = limitedKey({ remaining: 1, refill: { interval: 'monthly', amount: 9, refillDay: 31 } }, Date.UTC(2027, 0, 2));
-    unwrap(k.clock.set(Date.UTC(2027, 0, 30, 12)));
+    k.clock.set(Date.UTC(2027, 0, 30, 12));
     expect(k.remaining()).toBe(1);
-    unwrap(k.clock.set(Date.UTC(2027, 0, 31)));
+    k.clock.set(Date.UTC(2027, 0, 31));
     expect(k.remaining()).toBe(9);
   });
 
@@ -90,16 +90,16 @@ describe('worked examples of the interface document', () => {
     k.verify(4);
     unwrap(k.engine.keys.updateKey(k.rootKey, { keyId: k.keyId, credits: { refill: null } }));
     expect(unwrap(k.engine.keys.getKey(k.rootKey, { keyId: k.keyId })).credits).toEqual({ remaining: 6 });
-    unwrap(k.clock.advance(10 * 24 * HOUR));
+    k.clock.advance(10 * 24 * HOUR);
     expect(k.remaining()).toBe(6);
   });
 
   it('defaults the monthly refill day to 1', () => {
     const k = limitedKey({ remaining: 0, refill: { interval: 'monthly', amount: 30 } }, Date.UTC(2027, 4, 15));
     expect(unwrap(k.engine.keys.getKey(k.rootKey, { keyId: k.keyId })).credits?.refill).toEqual({ interval: 'monthly', amount: 30, refillDay: 1 });
-    unwrap(k.clock.set(Date.UTC(2027, 5, 1) - 1));
+    k.clock.set(Date.UTC(2027, 5, 1) - 1);
     expect(k.remaining()).toBe(0);
-    unwrap(k.clock.set(Date.UTC(2027, 5, 1)));
+    k.clock.set(Date.UTC(2027, 5, 1));
     expect(k.remaining()).toBe(30);
   });
 
@@ -114,24 +114,24 @@ describe('refill settlement', () => {
   it('applies a daily refill at 00:00:00.000 UTC exactly, not a millisecond earlier', () => {
     const k = limitedKey({ remaining: 2, refill: { interval: 'daily', amount: 10 } }, Date.UTC(2027, 6, 1, 23));
     k.verify(2);
-    unwrap(k.clock.set(Date.UTC(2027, 6, 2) - 1));
+    k.clock.set(Date.UTC(2027, 6, 2) - 1);
     expect(k.verify()).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
-    unwrap(k.clock.set(Date.UTC(2027, 6, 2)));
+    k.clock.set(Date.UTC(2027, 6, 2));
     expect(k.verify()).toMatchObject({ code: 'VALID', credits: 9 });
   });
 
   it('collapses many missed boundaries into one refill of exactly amount', () => {
     const k = limitedKey({ remaining: 0, refill: { interval: 'daily', amount: 10 } });
-    unwrap(k.clock.advance(3650 * 24 * HOUR));
+    k.clock.advance(3650 * 24 * HOUR);
     expect(k.remaining()).toBe(10);
   });
 
   it('a key created exactly on a boundary is first refilled at the next one', () => {
     const k = limitedKey({ remaining: 3, refill: { interval: 'daily', amount: 10 } }, Date.UTC(2027, 6, 2));
     expect(k.remaining()).toBe(3);
-    unwrap(k.clock.set(Date.UTC(2027, 6, 3) - 1));
+    k.clock.set(Date.UTC(2027, 6, 3) - 1);
     expect(k.remaining()).toBe(3);
-    unwrap(k.clock.set(Date.UTC(2027, 6, 3)));
+    k.clock.set(Date.UTC(2027, 6, 3));
     expect(k.remaining()).toBe(10);
   });
 
@@ -140,7 +140,7 @@ describe('refill settlement', () => {
     unwrap(k.engine.keys.updateKey(k.rootKey, { keyId: k.keyId, credits: { refill: { interval: 'daily', amount: 2 } } }));
     expect(k.verify(50)).toMatchObject({ valid: true });
     expect(k.remaining()).toBeNull();
-    unwrap(k.clock.set(Date.UTC(2027, 6, 2)));
+    k.clock.set(Date.UTC(2027, 6, 2));
     expect(k.verify()).toMatchObject({ valid: true, credits: 1 });
     expect(k.verify(2)).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 1 });
   });
@@ -151,7 +151,7 @@ describe('refill settlement', () => {
       remaining: 15,
       refill: { interval: 'monthly', amount: 100, refillDay: 1 },
     });
-    unwrap(k.clock.set(Date.UTC(2027, 1, 1)));
+    k.clock.set(Date.UTC(2027, 1, 1));
     expect(k.remaining()).toBe(100);
   });
 
@@ -159,7 +159,7 @@ describe('refill settlement', () => {
     const fx = makeEngine({ compat: 'production', startMs: Date.UTC(2027, 0, 10, 5) });
     const high = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 500, refill: { interval: 'daily', amount: 100 } } }));
     const low = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 5, refill: { interval: 'daily', amount: 100 } } }));
-    unwrap(fx.clock.set(Date.UTC(2027, 0, 11)));
+    fx.clock.set(Date.UTC(2027, 0, 11));
     expect(unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: high.keyId })).credits?.remaining).toBe(500);
     expect(unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: low.keyId })).credits?.remaining).toBe(100);
   });
@@ -217,7 +217,7 @@ describe('keys.updateCredits', () => {
       refill: { interval: 'daily', amount: 20 },
     });
     expect(unwrap(k.engine.keys.updateCredits(k.rootKey, { keyId: k.keyId, operation: 'set', value: null }))).toEqual({ remaining: null });
-    unwrap(k.clock.advance(48 * HOUR));
+    k.clock.advance(48 * HOUR);
     expect(k.remaining()).toBeUndefined();
   });
 

@@ -259,10 +259,10 @@ export function engineClient(engine: Engine, clock: ControllableClock, workspace
       must('configureVault', engine.admin.configureVault(workspaceOf(inWorkspaceOf), enabled));
     },
     setClock: async (ms) => {
-      must('setClock', clock.set(ms));
+      clock.set(ms);
     },
     advanceClock: async (ms) => {
-      must('advanceClock', clock.advance(ms));
+      clock.advance(ms);
     },
     now: async () => clock.now(),
   };

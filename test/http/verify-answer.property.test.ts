@@ -108,7 +108,7 @@ describe('keys.verifyKey answer text', () => {
           unwrap(fx.engine.identities.updateIdentity(fx.rootKey, { externalId, ...(identityMeta === undefined ? {} : { meta: identityMeta }), ratelimits }));
         }
         for (const v of verifications) {
-          if (v.advanceMs > 0) unwrap(fx.clock.advance(v.advanceMs));
+          if (v.advanceMs > 0) fx.clock.advance(v.advanceMs);
           const request: VerifyKeyInput = { key: v.unknownKey === true ? `${key}x` : key };
           if (v.cost !== undefined) request.credits = { cost: v.cost };
           if (v.ratelimits !== undefined) request.ratelimits = v.ratelimits;
@@ -153,7 +153,7 @@ describe('keys.verifyKey answer text', () => {
       verify(full, { permissions: 'b.write' }),
       verify(create({ credits: { remaining: 0 } })),
     ];
-    unwrap(fx.clock.advance(61_000));
+    fx.clock.advance(61_000);
     outcomes.push(verify(full), verify(create({ credits: { remaining: 5 }, ratelimits: [{ name: 'l1', limit: 1, duration: 60_000 }] }), { ratelimits: [{ name: 'l1', cost: 2 }] }));
     for (const out of outcomes) expectSameText(out);
     expect(new Set(outcomes.map((o) => o.code))).toEqual(new Set(['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED']));

@@ -6,10 +6,11 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
-import { type ProgressSnapshot, ScenarioFailedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { type ProgressSnapshot, ScenarioFailedError, ScenarioRefusedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { RESOURCES_FILE } from '../../load/resource-handover.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
+import { embeddedClockOption } from '../../load/clock-needs.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
 import { planStages, stagedCount } from '../../load/stages.js';
@@ -211,7 +212,8 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     // A scenario with clock.startAt gets a simulator created at that instant (its fixtures then exist before it).
     makeTarget = (scenario) => {
       const startMs = clockStartMs(scenario);
-      return startEmbeddedSimulator({ seed: args.seed, ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
+      // clockMode 'running': the simulator's clock follows real time (windows roll, refills fall due).
+      return startEmbeddedSimulator({ seed: args.seed, ...embeddedClockOption(scenario), ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
     };
   } else {
     let url: URL;
@@ -343,9 +345,12 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
         }
         if (error instanceof ScenarioFailedError) {
           process.stderr.write(`keysim: ${error.message}\n`);
-          const code = (error.resources?.unexpectedlyLeft ?? 0) > 0 ? EXIT.resourcesLeft : EXIT.failure;
+          // A refusal (an unknown operation, a clock the scenario cannot run on) is a usage error.
+          const refused = error instanceof ScenarioRefusedError ? EXIT.usage : EXIT.failure;
+          const code = (error.resources?.unexpectedlyLeft ?? 0) > 0 ? EXIT.resourcesLeft : refused;
           exit = worse(exit, code);
-          reasons.note(code, `${scenario.name}: the scenario failed before its load (${error.message.split('\n')[0] ?? ''})`);
+          const what = error instanceof ScenarioRefusedError ? 'was refused before its load' : 'failed before its load';
+          reasons.note(code, `${scenario.name}: the scenario ${what} (${error.message.split('\n')[0] ?? ''})`);
           continue;
         }
         throw error;

@@ -509,7 +509,7 @@ interface PlannedOp {
 function execute(rec: EngineRecorder, planned: PlannedOp[], serviceAt: (wallMs: number) => number, after?: (p: PlannedOp, result: Result<unknown>) => void): void {
   const order = planned.filter((p) => p.fate !== 'lost-dropped').sort((a, b) => a.point - b.point || a.seq - b.seq);
   for (const p of order) {
-    unwrap(rec.fx.clock.set(Math.max(rec.fx.clock.now(), serviceAt(p.point))));
+    rec.fx.clock.set(Math.max(rec.fx.clock.now(), serviceAt(p.point)));
     const result = rec.call(p.op, p.body());
     p.response = EngineRecorder.response(result);
     after?.(p, result);
@@ -774,7 +774,7 @@ describe('properties: histories recorded from the real engine', () => {
         drain(rec, first.endMs, plaintext, serviceAt);
         if (skip) {
           // The service forgets the refill: it settles the boundary but keeps the old balance (0).
-          unwrap(rec.fx.clock.set(nextDay));
+          rec.fx.clock.set(nextDay);
           unwrap(rec.fx.engine.keys.updateCredits(rec.fx.rootKey, { keyId, operation: 'set', value: 0 }));
         }
         const costs = after.costs.map((c) => Math.min(c, amount));

@@ -37,7 +37,7 @@ function engineService(): Service {
   const fx = makeEngine({ startMs: E - 60_000 });
   unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'ns'));
   return (request, nowMs) => {
-    unwrap(fx.clock.set(Math.max(fx.clock.now(), nowMs)));
+    fx.clock.set(Math.max(fx.clock.now(), nowMs));
     return unwrap(fx.engine.ratelimit.limit(fx.rootKey, { namespace: 'ns', ...request })) as LimitAnswer;
   };
 }

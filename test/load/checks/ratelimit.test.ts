@@ -397,7 +397,7 @@ function simulate(steps: readonly Step[], concurrent: boolean, lostEvery: number
     planned.push({ seq: i, op, body, inv, comp, point, lost: lostEvery > 0 && i % lostEvery === lostEvery - 1 });
   }
   for (const p of [...planned].sort((a, b) => a.point - b.point || a.seq - b.seq)) {
-    unwrap(fx.clock.set(Math.max(fx.clock.now(), p.point)));
+    fx.clock.set(Math.max(fx.clock.now(), p.point));
     const b = p.body as never;
     const result: Result<unknown> =
       p.op === 'ratelimit.limit'

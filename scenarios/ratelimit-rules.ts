@@ -1,0 +1,118 @@
+/**
+ * ratelimit-rules: the rate-limit rules no window edge is needed for, on a live target (no clock
+ * control; it runs on the simulator too). Day-long windows, so that nothing rolls during a run
+ * (unless it straddles a UTC midnight, as smoke's walk-through).
+ *
+ * Load (cost 0: always admitted, counts nothing, so every answer is exact under concurrency):
+ *   `<tag>-rr-any-<n>` matched only by the wildcard override `<tag>-rr-any-*` → its limit, its id;
+ *   `<tag>-rr-any-vip` matched by the wildcard and by an exact override → the exact one's.
+ * End of run, in order, on identifiers of their own:
+ *   cost > 1   limit 10, cost 4 → 6 left, cost 4 → 2 left, cost 4 → refused (counts nothing), cost 2 → 0 left;
+ *   multiLimit A (limit 5) and B (limit 1) together → passed; again → refused because of B; then a
+ *              cost-0 check of A → 4 left: the refused multiLimit counted nothing on A either.
+ */
+import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import type { CheckResult } from '../src/report/model.js';
+import { checkResult, isRecord, okData, sameJson, shown } from '../src/load/scenario-checks.js';
+import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+
+const DAY_MS = 86_400_000;
+const REQUEST = { limit: 100, duration: DAY_MS };
+const WILDCARD_LIMIT = 3;
+const EXACT_LIMIT = 5;
+
+interface RateRulesFixtures {
+  namespace: string;
+  anyPrefix: string;
+  vip: string;
+  wildcardId: string;
+  exactId: string;
+}
+
+async function setOverride(ctx: ScenarioContext, namespace: string, identifier: string, limit: number): Promise<string> {
+  const { overrideId } = await ctx.api.data<{ overrideId: string }>('ratelimit.setOverride', { namespace, identifier, limit, duration: DAY_MS });
+  ctx.onCleanup(() => deleteQuietly(ctx, 'ratelimit.deleteOverride', { namespace, identifier }));
+  return overrideId;
+}
+
+async function setup(ctx: ScenarioContext): Promise<RateRulesFixtures> {
+  const namespace = await ensureNamespace(ctx, 'rules');
+  const anyPrefix = `${ctx.tag}-rr-any-`;
+  const vip = `${anyPrefix}vip`;
+  const wildcardId = await setOverride(ctx, namespace, `${anyPrefix}*`, WILDCARD_LIMIT);
+  const exactId = await setOverride(ctx, namespace, vip, EXACT_LIMIT);
+  return { namespace, anyPrefix, vip, wildcardId, exactId };
+}
+
+/** A cost-0 answer: admitted, nothing counted, the override's limit and id. */
+function untouched(limit: number, overrideId: string) {
+  return (r: Parameters<NonNullable<MixEntry<RateRulesFixtures>['check']>>[0]): string | undefined => {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    return d.success === true && d.limit === limit && d.remaining === limit && d.overrideId === overrideId ? undefined : `expected success, limit ${limit}, remaining ${limit}, overrideId ${overrideId}: got ${shown(r)}`;
+  };
+}
+
+const mix: ReadonlyArray<MixEntry<RateRulesFixtures>> = [
+  {
+    name: 'limit cost 0, wildcard override',
+    weight: 2,
+    build: (f, random) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: `${f.anyPrefix}${random.int(50)}`, ...REQUEST, cost: 0 } }),
+    check: (r, f) => untouched(WILDCARD_LIMIT, f.wildcardId)(r),
+  },
+  {
+    name: 'limit cost 0, exact beats wildcard',
+    weight: 1,
+    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.vip, ...REQUEST, cost: 0 } }),
+    check: (r, f) => untouched(EXACT_LIMIT, f.exactId)(r),
+  },
+];
+
+/** The exact walk at the end: costs > 1, then multiLimit's all or nothing. */
+async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckResult[]> {
+  const results: CheckResult[] = [];
+  const limitOnce = async (identifier: string, limit: number, cost: number) => okData(await ctx.api.call('ratelimit.limit', { namespace: f.namespace, identifier, limit, duration: DAY_MS, cost }));
+  const costly = `${ctx.tag}-rr-cost`;
+  const seen: unknown[] = [];
+  for (const cost of [4, 4, 4, 2]) {
+    const d = await limitOnce(costly, 10, cost);
+    seen.push(typeof d === 'string' ? d : [d.success, d.remaining]);
+  }
+  const expected = [[true, 6], [true, 2], [false, 0], [true, 0]];
+  results.push(checkResult('rate limit: cost > 1 counts its cost, a refusal counts nothing', sameJson(seen, expected), `costs 4, 4, 4, 2 on limit 10: ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`));
+
+  const a = `${ctx.tag}-rr-multi-a`;
+  const b = `${ctx.tag}-rr-multi-b`;
+  const both = [
+    { namespace: f.namespace, identifier: a, limit: 5, duration: DAY_MS },
+    { namespace: f.namespace, identifier: b, limit: 1, duration: DAY_MS },
+  ];
+  const passed = async () => {
+    const d = okData(await ctx.api.call('ratelimit.multiLimit', both));
+    return typeof d === 'string' ? d : d.passed;
+  };
+  const first = await passed();
+  const second = await passed();
+  const after = await limitOnce(a, 5, 0);
+  const aLeft = typeof after === 'string' || !isRecord(after) ? after : after.remaining;
+  results.push(
+    checkResult(
+      'multiLimit: all or nothing',
+      first === true && second === false && aLeft === 4,
+      `A (limit 5) and B (limit 1) together: ${String(first)}, then ${String(second)}; A then has ${String(aLeft)} left (expected true, false, 4: the refused call counted nothing on A)`,
+    ),
+  );
+  return results;
+}
+
+export default defineScenario<RateRulesFixtures>({
+  name: 'ratelimit-rules',
+  // The service rules it exercises and judges (src/load/rules.ts).
+  rules: ['ratelimit.override-exact', 'ratelimit.override-wildcard', 'ratelimit.cost-zero', 'ratelimit.cost-many', 'ratelimit.multi-all-or-nothing', 'ratelimit.limit-exact'],
+  description: 'Wildcard and exact overrides, cost 0 and cost > 1, multiLimit all or nothing, on day-long windows; live-safe',
+  defaults: { rate: 50, durationMs: 5_000, warmupMs: 1_000 },
+  setup,
+  mix,
+  finish: (ctx, f) => walk(ctx, f),
+  thresholds: ['errors == 0', 'checks == 0'],
+});
