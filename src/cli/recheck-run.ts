@@ -16,6 +16,7 @@ import { evaluateThresholds, parseThreshold, type Threshold } from '../load/thre
 import { parseReport } from '../report/index.js';
 import type { OracleSection, RunReport, ThresholdResult } from '../report/model.js';
 import { exitCodeOf } from './exit-code-of.js';
+import { runVerdict } from '../report/verdict.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 
 /** The oracle judged again from the saved journal, or why it could not be. */
@@ -97,11 +98,13 @@ export function notRecheckable(report: RunReport): string[] {
  * The exit code the run's verdict calls for, with the invariants, the oracle and the thresholds as
  * judged here and the rest as the report recorded it (interrupted or not: check judges what was saved).
  */
-export function rerunExitCode(report: RunReport, judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] }): ExitCode {
+export function rerunVerdict(report: RunReport, judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] }): { exitCode: ExitCode; reason: string } {
   const base = report.invariants ?? { verdict: 'clean' as const, operations: 0, checked: { keys: 0, verifications: 0, rateLimitChecks: 0 }, invariants: [], violations: [], notes: [] };
   const oracle = judged.oracle ?? report.invariants?.oracle;
   const invariants = { ...base, verdict: judged.violated ? ('violated' as const) : ('clean' as const), ...(oracle === undefined ? {} : { oracle }) };
-  return exitCodeOf({ ...report, status: 'completed', invariants, thresholds: judged.thresholds } as RunReport);
+  const rejudged = { ...report, status: 'completed', invariants, thresholds: judged.thresholds } as RunReport;
+  // The same reading as after the run (runVerdict), so check words its verdict as run did.
+  return { exitCode: exitCodeOf(rejudged), reason: runVerdict(rejudged).reason };
 }
 
 /** What `keysim check` judged of one run besides its invariants, and the exit code it comes to. */
@@ -137,15 +140,18 @@ export async function recheckRun(folder: string, events: readonly HistoryEvent[]
   }
   let exitCode: ExitCode;
   let thresholds: ThresholdResult[] | undefined;
+  let reason: string | undefined;
   if (report === undefined) {
     notRechecked.push('thresholds and per-response checks are not re-checked: this folder has no readable report.json (a killed run writes none)');
     exitCode = !invariantsHold || oracle.section?.verdict === 'differs' ? EXIT.invariantViolated : EXIT.ok;
   } else {
     thresholds = rejudgeThresholds(report);
     notRechecked.push(...notRecheckable(report));
-    exitCode = rerunExitCode(report, { violated: !invariantsHold, oracle: oracle.section, thresholds });
+    const rejudged = rerunVerdict(report, { violated: !invariantsHold, oracle: oracle.section, thresholds });
+    exitCode = rejudged.exitCode;
+    reason = rejudged.reason;
   }
-  return { oracle, ...(thresholds === undefined ? {} : { thresholds }), notRechecked, exitCode, verdict: VERDICTS[exitCode] ?? `exit ${exitCode}` };
+  return { oracle, ...(thresholds === undefined ? {} : { thresholds }), notRechecked, exitCode, verdict: reason ?? VERDICTS[exitCode] ?? `exit ${exitCode}` };
 }
 
 /** The re-check as lines of text. */

@@ -115,7 +115,7 @@ export function renderVerdict(
   const invariantsCode = report.passed ? EXIT.ok : EXIT.invariantViolated;
   if (recheck !== undefined && recheck.exitCode !== invariantsCode) {
     const invariants = report.passed ? 'every invariant holds' : violations;
-    lines.push(verdictLine(recheck.exitCode, `the run's verdict: ${recheck.verdict} (${invariants})`, style));
+    lines.push(verdictLine(recheck.exitCode, `the run's verdict: ${recheck.verdict}; ${invariants}`, style));
   } else if (!report.passed) lines.push(verdictLine(EXIT.invariantViolated, truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`, style));
   else if (truncation !== undefined) lines.push(verdictLine(EXIT.historyTruncated, 'PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked', style));
   else lines.push(verdictLine(EXIT.ok, 'all invariants hold', style));
