@@ -1,0 +1,201 @@
+/**
+ * keysim's live-safe scenarios through a real nginx in one fault mode (nginx-modes.ts), in front
+ * of the real simulator (system clock, production compat, admin surface hidden by the proxy). One
+ * simulator and one nginx per mode, started in beforeAll; the scenarios run as `keysim run`
+ * children (from the sources, with tsx), all at once:
+ * - `limited-keys` and `ratelimit-live-edges` with `--history`;
+ * - `refill-midnight` without (the simulator's clock is moved to 25 s before one of its midnights,
+ *   far from this machine's, and the history judges refill boundaries on keysim's clock).
+ * Then, per scenario: the exit is a verdict (never 1), a report exists, no false violation or
+ * failed check, and keysim's count of each verification operation sent equals nginx's access log.
+ * After all of them: the simulator holds nothing the runs created.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import type { Simulator } from '../../src/http/simulator.js';
+import { type Finished, cleanEnv, cleanUpCli, runFolders, startCli, tempDir } from './cli.js';
+import { type Holdings, holdings, startCountingSimulator } from './counting-target.js';
+import { type Nginx, freePort, nginxBinary, startNginx } from './nginx.js';
+import { type ProxyMode, modeBlocks } from './nginx-modes.js';
+
+export const LIVE_SAFE = ['limited-keys', 'ratelimit-live-edges', 'refill-midnight'] as const;
+type LiveSafe = (typeof LIVE_SAFE)[number];
+
+/** The verification operations, whose requests are counted on both sides. */
+const COUNTED = ['keys.verifyKey', 'ratelimit.limit'] as const;
+
+/** Not judged on the generator's pace (the machine is shared): small, short, bounded. */
+const SHORT = ['--duration', '2s', '--warmup', '0', '--rate', '10', '--connections', '2', '--quiet', '--max-late-share', '1', '--max-loop-delay', 'off'];
+
+const DAY_MS = 86_400_000;
+/** How far before its midnight the simulator's clock is put for refill-midnight (its lead is 3 s). */
+const BEFORE_MIDNIGHT_MS = 25_000;
+
+/** Skips only where nginx is missing and this is not CI; under CI a missing nginx fails. */
+export const NO_NGINX = nginxBinary() === undefined && process.env.CI !== 'true';
+if (NO_NGINX) console.warn('test/proxy: nginx is not installed, so the reverse-proxy suite is skipped (apt-get install nginx to run it)');
+
+export interface ScenarioRun {
+  finished: Finished;
+  /** The run's report.json, parsed; undefined when none was written. */
+  report: Record<string, unknown> | undefined;
+  /** Operations of the run's history by name (undefined without --history or without a history file). */
+  historyCounts: Record<string, number> | undefined;
+}
+
+interface ModeState {
+  sim: Simulator;
+  nginx: Nginx;
+  before: Holdings;
+  runs: Record<LiveSafe, ScenarioRun>;
+}
+
+/** A private CA and a certificate for 127.0.0.1 signed by it, in `dir`: ca.crt, server.{crt,key}. */
+function makeCertificates(dir: string): void {
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=keysim test CA', '-keyout', 'ca.key', '-out', 'ca.crt');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr');
+  const ext = join(dir, 'san.ext');
+  execFileSync('sh', ['-c', `printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ${ext}`]);
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', 'server.crt');
+}
+
+function readRun(out: string, finished: Finished): ScenarioRun {
+  const folder = runFolders(out)[0];
+  let report: Record<string, unknown> | undefined;
+  let historyCounts: Record<string, number> | undefined;
+  if (folder !== undefined) {
+    try {
+      report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as Record<string, unknown>;
+    } catch {
+      report = undefined;
+    }
+    try {
+      const lines = gunzipSync(readFileSync(join(folder, 'history.jsonl.gz'))).toString('utf8').split('\n').filter((l) => l !== '');
+      historyCounts = {};
+      for (const line of lines) {
+        const op = (JSON.parse(line) as { op?: unknown }).op;
+        if (typeof op === 'string') historyCounts[op] = (historyCounts[op] ?? 0) + 1;
+      }
+    } catch {
+      historyCounts = undefined;
+    }
+  }
+  return { finished, report, historyCounts };
+}
+
+async function runScenario(state: { sim: Simulator; nginx: Nginx }, scenario: LiveSafe, mode: ProxyMode): Promise<ScenarioRun> {
+  const out = tempDir('keysim-proxy-');
+  const args = ['run', scenario, '--target', state.nginx.urls[LIVE_SAFE.indexOf(scenario)] ?? '', '--yes', '--out', out, ...SHORT];
+  if (scenario !== 'refill-midnight') args.push('--history');
+  if (mode.tls === true) args.push('--ca', join(state.nginx.dir, 'ca.crt'));
+  const env = cleanEnv({ KEYSIM_ROOT_KEY: state.sim.rootKey, KEYSIM_MIDNIGHT_LEAD: '3s', KEYSIM_MIDNIGHT_MAX_WAIT: '1m' });
+  const finished = await startCli(args, env).exited;
+  return readRun(out, finished);
+}
+
+/** The access log's requests to an operation's route, on the port of one scenario. */
+const loggedFor = (nginx: Nginx, scenario: LiveSafe, op: string): number =>
+  nginx.accessLog(nginx.ports[LIVE_SAFE.indexOf(scenario)] ?? 0).filter((l) => l.uri === `/v2/${op}`).length;
+
+/** The exit codes a run may end with through a proxy that sheds, breaks or delays some answers. */
+const VERDICTS: number[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.generatorLimited, EXIT.targetStopped];
+
+export function describeProxyMode(mode: ProxyMode): void {
+  describe.skipIf(NO_NGINX)(`through nginx that ${mode.does} (${mode.name})`, () => {
+    let state: ModeState | undefined;
+    let failedStart: unknown;
+
+    beforeAll(async () => {
+      try {
+        const sim = await startCountingSimulator({ clock: 'system', ...(mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults }) });
+        const upstream = mode.unreachable === true ? `http://127.0.0.1:${await freePort()}` : sim.url;
+        // One public port per scenario, each with its own access log.
+        const nginx = await startNginx(modeBlocks(mode, upstream), { ports: LIVE_SAFE.length, tls: mode.tls === true, ...(mode.tls === true ? { prepare: makeCertificates } : {}) });
+        const before = holdings(sim);
+        // refill-midnight waits for the target's next UTC midnight: put the simulator's one near.
+        const now = sim.clock.now();
+        sim.clock.set((Math.floor(now / DAY_MS) + 1) * DAY_MS - BEFORE_MIDNIGHT_MS);
+        const [a, b, c] = await Promise.all(LIVE_SAFE.map((s) => runScenario({ sim, nginx }, s, mode)));
+        state = { sim, nginx, before, runs: { 'limited-keys': a, 'ratelimit-live-edges': b, 'refill-midnight': c } as Record<LiveSafe, ScenarioRun> };
+      } catch (error) {
+        failedStart = error;
+      }
+    }, 240_000);
+
+    afterAll(async () => {
+      cleanUpCli();
+      await state?.nginx.stop();
+      await state?.sim.close();
+    });
+
+    const started = (): ModeState => {
+      if (state === undefined) throw new Error(`the mode did not start: ${String(failedStart)}`);
+      return state;
+    };
+    const shown = (run: ScenarioRun) => `exit ${run.finished.code}\nstderr: ${run.finished.stderr.slice(-3000)}\nstdout: ${run.finished.stdout.slice(-2000)}`;
+
+    for (const scenario of LIVE_SAFE) {
+      if (mode.unreachable === true) {
+        test(`${scenario}: a dead upstream ends the run as unreachable (exit 3 or 96) with a one-line message, nothing left`, () => {
+          const run = started().runs[scenario];
+          expect([EXIT.targetUnreachable, EXIT.targetStopped], shown(run)).toContain(run.finished.code);
+          const lines = run.finished.stderr.trim().split('\n').filter((l) => l.trim() !== '');
+          expect(lines.length, shown(run)).toBe(1);
+        });
+        continue;
+      }
+      test(`${scenario}: no crash — the exit is a verdict and a report exists`, () => {
+        const run = started().runs[scenario];
+        expect(run.finished.code, shown(run)).not.toBe(EXIT.failure);
+        expect([...VERDICTS, EXIT.checkFailed, EXIT.invariantViolated, EXIT.resourcesLeft], shown(run)).toContain(run.finished.code);
+        expect(run.report, shown(run)).toBeDefined();
+      });
+      test(`${scenario}: no false violation or failed check from the proxy's faults`, () => {
+        const run = started().runs[scenario];
+        const checks = (run.report?.checks as Array<{ name: string; passed: boolean; detail: string }> | undefined) ?? [];
+        const failed = checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`);
+        expect(failed, shown(run)).toEqual([]);
+        const invariants = run.report?.invariants as { verdict?: string } | undefined;
+        if (invariants !== undefined) expect(invariants.verdict, JSON.stringify(invariants).slice(0, 3000)).not.toBe('violated');
+        expect([EXIT.invariantViolated, EXIT.checkFailed], shown(run)).not.toContain(run.finished.code);
+      });
+      test(`${scenario}: the run's cleanup left nothing (report and simulator)`, () => {
+        const run = started().runs[scenario];
+        const resources = run.report?.resources as { unexpectedlyLeft?: number; disposal?: string } | undefined;
+        expect(resources, shown(run)).toMatchObject({ unexpectedlyLeft: 0 });
+        expect(run.finished.code, shown(run)).not.toBe(EXIT.resourcesLeft);
+      });
+      test(`${scenario}: keysim's count of verifications sent equals nginx's access log`, () => {
+        const { runs, nginx } = started();
+        const run = runs[scenario];
+        for (const op of COUNTED) {
+          const sent = scenario === 'refill-midnight' ? verificationsOfMidnight(run, op) : run.historyCounts?.[op];
+          expect({ op, sent }, shown(run)).toEqual({ op, sent: loggedFor(nginx, scenario, op) });
+        }
+      });
+    }
+
+    test('the simulator holds nothing the runs made (keys, identities, overrides, APIs)', () => {
+      const { sim, before } = started();
+      const after = holdings(sim);
+      expect({ keys: after.keys, identities: after.identities, overrides: after.overrides, apis: after.apis }).toEqual({ keys: before.keys, identities: before.identities, overrides: before.overrides, apis: before.apis });
+    });
+  });
+}
+
+/**
+ * refill-midnight runs without a history; its verifications are counted from its report: the
+ * measured ones, plus the fixed number its set-up and end send outside the load (each of its 3
+ * keys verified once before midnight and once after). Undefined without a report.
+ */
+function verificationsOfMidnight(run: ScenarioRun, op: string): number | undefined {
+  if (run.report === undefined) return undefined;
+  if (op !== 'keys.verifyKey') return 0;
+  const ops = (run.report.operations as Array<{ operation: string; requests: number }> | undefined) ?? [];
+  return (ops.find((o) => o.operation === op)?.requests ?? 0) + 6;
+}
