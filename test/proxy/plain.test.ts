@@ -1,4 +1,7 @@
-/** The reverse-proxy suite's control: nginx forwarding everything (test/helpers/proxy-suite.ts). */
+/**
+ * The reverse-proxy suite's control: the live-safe scenarios through nginx forwarding everything
+ * (test/helpers/proxy-suite.ts). Every other file of test/proxy differs from this only in the mode.
+ */
 import { MODES } from '../helpers/nginx-modes.js';
 import { describeProxyMode } from '../helpers/proxy-suite.js';
 
