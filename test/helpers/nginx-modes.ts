@@ -1,11 +1,12 @@
 /**
  * nginx configurations in front of keysim's simulator, one per way a real reverse proxy gets in
- * the way of a load run. Every mode hides the simulator's admin surface (`/_sim/*` answers 404),
- * so keysim takes the target for a live deployment, and passes the simulator's `Date` header on
- * (nginx would write its own), which is the clock refill-midnight reads. Faults strike only the
- * load's verifications (`keys.verifyKey`, `ratelimit.limit`), as a proxy that sheds load would;
- * a scenario's set-up and cleanup calls get through, except in the modes that change every answer
- * (gzip, TLS, idle timeouts, a dead upstream).
+ * the way of a load run. Each public port has its own upstream; a port hides the simulator's admin
+ * surface (`/_sim/*` answers 404), so that keysim takes the target for a live deployment, unless
+ * told to forward it (refill-midnight's port: the simulator's clock is read there). The simulator's
+ * `Date` header is passed on (nginx would write its own). Shedding faults strike only the load's
+ * verifications (`keys.verifyKey`, `ratelimit.limit`), as a proxy that sheds load would; set-up and
+ * cleanup calls get through, except in the modes that change every answer (gzip, TLS, idle
+ * timeouts, one request per connection, a dead upstream).
  */
 import type { FaultsConfig } from '../../src/http/faults.js';
 import { type ServerBlocks, accessLogOf } from './nginx.js';

@@ -1,14 +1,17 @@
 /**
  * keysim's live-safe scenarios through a real nginx in one fault mode (nginx-modes.ts), in front
- * of the real simulator (system clock, production compat, admin surface hidden by the proxy). One
- * simulator and one nginx per mode, started in beforeAll; the scenarios run as `keysim run`
- * children (from the sources, with tsx), all at once:
- * - `limited-keys` and `ratelimit-live-edges` with `--history`;
- * - `refill-midnight` without (the simulator's clock is moved to 25 s before one of its midnights,
- *   far from this machine's, and the history judges refill boundaries on keysim's clock).
- * Then, per scenario: the exit is a verdict (never 1), a report exists, no false violation or
- * failed check, and keysim's count of each verification operation sent equals nginx's access log.
- * After all of them: the simulator holds nothing the runs created.
+ * of the real simulator (system clock, production compat). One nginx per mode, started in
+ * beforeAll, with one public port (and access log) per scenario; the scenarios run at once, as
+ * `keysim run … --history` children (from the sources, with tsx):
+ * - `limited-keys` and `ratelimit-live-edges` against one simulator whose admin surface the
+ *   proxy hides (keysim sees a live deployment);
+ * - `refill-midnight` against a second simulator, its clock put a minute before one of its UTC
+ *   midnights, with the admin surface forwarded: the simulator's `Date` header is this machine's
+ *   time, so that clock can only be read there (keysim sees a remote simulator with a running
+ *   clock, and waits for the midnight as on a live target).
+ * Then, per scenario: the exit is a verdict (never 1), a report exists, no failed check or
+ * violated invariant, nothing left, and the history's count of each verification operation equals
+ * nginx's access log. After all of them: the simulators hold no key, identity or override.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
