@@ -80,7 +80,11 @@ export async function freePort(): Promise<number> {
 }
 
 function configFile(dir: string, blocks: string): string {
+  // As root (CI), the workers would run as nobody, who cannot enter the 0700 folder (the gzip
+  // mode's inner socket); as another user the directive is not allowed, and not needed.
+  const user = process.getuid?.() === 0 ? 'user root;' : '';
   return `
+${user}
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 worker_processes 1;

@@ -5,7 +5,7 @@
  * `keysim run … --history` children (from the sources, with tsx):
  * - `limited-keys` and `ratelimit-live-edges` against one simulator whose admin surface the
  *   proxy hides (keysim sees a live deployment);
- * - `refill-midnight` against a second simulator, its clock put a minute before one of its UTC
+ * - `refill-midnight` against a second simulator, its clock put 40 s before one of its UTC
  *   midnights, with the admin surface forwarded: the simulator's `Date` header is this machine's
  *   time, so that clock can only be read there (keysim sees a remote simulator with a running
  *   clock, and waits for the midnight as on a live target).
@@ -39,7 +39,7 @@ const DAY_MS = 86_400_000;
  * How far before its midnight the simulator's clock is put as refill-midnight is started (its lead
  * is 3 s): room for a slow start (tsx, a busy machine); the run waits out the rest.
  */
-const BEFORE_MIDNIGHT_MS = 60_000;
+const BEFORE_MIDNIGHT_MS = 40_000;
 
 /** Skips only where nginx is missing and this is not CI; under CI a missing nginx fails. */
 export const NO_NGINX = nginxBinary() === undefined && process.env.CI !== 'true';
@@ -113,50 +113,65 @@ const loggedFor = (nginx: Nginx, scenario: LiveSafe, op: string): number =>
 /** The exit codes a run may end with through a proxy that sheds, breaks or delays some answers. */
 const VERDICTS: number[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.generatorLimited, EXIT.targetStopped];
 
-export function describeProxyMode(mode: ProxyMode): void {
-  describe.skipIf(NO_NGINX)(`through nginx that ${mode.does} (${mode.name})`, () => {
-    let state: ModeState | undefined;
-    let failedStart: unknown;
+/** A mode's simulators and nginx, then its three runs at once; what it started goes to `closers`. */
+async function runMode(mode: ProxyMode, closers: Array<() => Promise<void>>, keep: (state: ModeState) => void): Promise<void> {
+    const faults = mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults };
+    const sim = await startCountingSimulator({ clock: 'system', ...faults });
+    closers.push(() => sim.close());
+    const midnightSim = await startCountingSimulator({ clock: 'system', ...faults });
+    closers.push(() => midnightSim.close());
+    // refill-midnight waits for the target's next UTC midnight: its simulator's is put 40 s
+    // away as the run is started. The simulator's Date header is this machine's time, so the clock is read
+    // on the admin surface, which that port forwards (keysim sees a remote simulator whose
+    // clock runs, and waits for the midnight).
+    const nearMidnight = () => {
+      const now = midnightSim.clock.now();
+      const moved = midnightSim.clock.set((Math.floor(now / DAY_MS) + 1) * DAY_MS - BEFORE_MIDNIGHT_MS);
+      if (!moved.ok) throw new Error('the simulator clock did not move');
+    };
+    const dead = mode.unreachable === true ? `http://127.0.0.1:${await freePort()}` : undefined;
+    const targets = [
+      { upstream: dead ?? sim.url, admin: false },
+      { upstream: dead ?? sim.url, admin: false },
+      { upstream: dead ?? midnightSim.url, admin: true },
+    ];
+    // One public port per scenario, each with its own access log.
+    const nginx = await startNginx(modeBlocks(mode, targets), { ports: LIVE_SAFE.length, tls: mode.tls === true, ...(mode.tls === true ? { prepare: makeCertificates } : {}) });
+    closers.unshift(() => nginx.stop());
+    const state: ModeState = { sim, midnightSim, nginx, runs: {} as Record<LiveSafe, ScenarioRun> };
+    keep(state);
+    const [a, b, c] = await Promise.all([runScenario(sim, nginx, 'limited-keys', mode), runScenario(sim, nginx, 'ratelimit-live-edges', mode), runScenario(midnightSim, nginx, 'refill-midnight', mode, nearMidnight)]);
+    state.runs = { 'limited-keys': a, 'ratelimit-live-edges': b, 'refill-midnight': c };
+}
+
+/**
+ * The suite for `modes`: every mode starts at once in one beforeAll (their runs mostly wait: for
+ * window edges, for a midnight), then each mode's tests read its results.
+ */
+export function describeProxyModes(modes: readonly ProxyMode[]): void {
+  describe.skipIf(NO_NGINX)('the live-safe scenarios through nginx', () => {
+    const states = new Map<string, ModeState>();
+    const failures = new Map<string, unknown>();
+    const closers: Array<() => Promise<void>> = [];
 
     beforeAll(async () => {
-      try {
-        const faults = mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults };
-        const sim = await startCountingSimulator({ clock: 'system', ...faults });
-        const midnightSim = await startCountingSimulator({ clock: 'system', ...faults });
-        // refill-midnight waits for the target's next UTC midnight: its simulator's is put a minute
-        // away as the run is started. The simulator's Date header is this machine's time, so the clock is read
-        // on the admin surface, which that port forwards (keysim sees a remote simulator whose
-        // clock runs, and waits for the midnight).
-        const nearMidnight = () => {
-          const now = midnightSim.clock.now();
-          const moved = midnightSim.clock.set((Math.floor(now / DAY_MS) + 1) * DAY_MS - BEFORE_MIDNIGHT_MS);
-          if (!moved.ok) throw new Error('the simulator clock did not move');
-        };
-        const dead = mode.unreachable === true ? `http://127.0.0.1:${await freePort()}` : undefined;
-        const targets = [
-          { upstream: dead ?? sim.url, admin: false },
-          { upstream: dead ?? sim.url, admin: false },
-          { upstream: dead ?? midnightSim.url, admin: true },
-        ];
-        // One public port per scenario, each with its own access log.
-        const nginx = await startNginx(modeBlocks(mode, targets), { ports: LIVE_SAFE.length, tls: mode.tls === true, ...(mode.tls === true ? { prepare: makeCertificates } : {}) });
-        state = { sim, midnightSim, nginx, runs: {} as Record<LiveSafe, ScenarioRun> };
-        const [a, b, c] = await Promise.all([runScenario(sim, nginx, 'limited-keys', mode), runScenario(sim, nginx, 'ratelimit-live-edges', mode), runScenario(midnightSim, nginx, 'refill-midnight', mode, nearMidnight)]);
-        state.runs = { 'limited-keys': a, 'ratelimit-live-edges': b, 'refill-midnight': c };
-      } catch (error) {
-        failedStart = error;
-      }
-    }, 240_000);
+      await Promise.all(modes.map((mode) => runMode(mode, closers, (state) => states.set(mode.name, state)).catch((error: unknown) => failures.set(mode.name, error))));
+    }, 300_000);
 
     afterAll(async () => {
       cleanUpCli();
-      await state?.nginx.stop();
-      await state?.sim.close();
-      await state?.midnightSim.close();
+      for (const close of closers) await close();
     });
 
+    for (const mode of modes) describeMode(mode, () => states.get(mode.name), () => failures.get(mode.name));
+  });
+}
+
+function describeMode(mode: ProxyMode, stateOf: () => ModeState | undefined, failureOf: () => unknown): void {
+  describe(`that ${mode.does} (${mode.name})`, () => {
     const started = (): ModeState => {
-      if (state === undefined) throw new Error(`the mode did not start: ${String(failedStart)}`);
+      const state = stateOf();
+      if (state === undefined) throw new Error(`the mode did not start: ${String(failureOf())}`);
       return state;
     };
     const shown = (run: ScenarioRun) => `exit ${run.finished.code}\nstderr: ${run.finished.stderr.slice(-3000)}\nstdout: ${run.finished.stdout.slice(-2000)}`;

@@ -3,6 +3,6 @@
  * 200s with an HTML page (test/helpers/proxy-suite.ts, test/helpers/nginx-modes.ts).
  */
 import { MODES } from '../helpers/nginx-modes.js';
-import { describeProxyMode } from '../helpers/proxy-suite.js';
+import { describeProxyModes } from '../helpers/proxy-suite.js';
 
-for (const mode of MODES.filter((m) => ['gzip', 'html'].includes(m.name))) describeProxyMode(mode);
+describeProxyModes(MODES.filter((m) => ['gzip', 'html'].includes(m.name)));

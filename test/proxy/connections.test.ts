@@ -4,6 +4,6 @@
  * (`--ca`), or forwards to a dead upstream (test/helpers/proxy-suite.ts, test/helpers/nginx-modes.ts).
  */
 import { MODES } from '../helpers/nginx-modes.js';
-import { describeProxyMode } from '../helpers/proxy-suite.js';
+import { describeProxyModes } from '../helpers/proxy-suite.js';
 
-for (const mode of MODES.filter((m) => ['idle-timeout', 'one-request', 'tls', 'dead-upstream'].includes(m.name))) describeProxyMode(mode);
+describeProxyModes(MODES.filter((m) => ['idle-timeout', 'one-request', 'tls', 'dead-upstream'].includes(m.name)));

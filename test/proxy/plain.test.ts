@@ -3,6 +3,6 @@
  * (test/helpers/proxy-suite.ts). Every other file of test/proxy differs from this only in the mode.
  */
 import { MODES } from '../helpers/nginx-modes.js';
-import { describeProxyMode } from '../helpers/proxy-suite.js';
+import { describeProxyModes } from '../helpers/proxy-suite.js';
 
-for (const mode of MODES.filter((m) => m.name === 'plain')) describeProxyMode(mode);
+describeProxyModes(MODES.filter((m) => m.name === 'plain'));

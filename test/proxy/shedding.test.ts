@@ -4,6 +4,6 @@
  * and its own 503/429 pages (test/helpers/proxy-suite.ts, test/helpers/nginx-modes.ts).
  */
 import { MODES } from '../helpers/nginx-modes.js';
-import { describeProxyMode } from '../helpers/proxy-suite.js';
+import { describeProxyModes } from '../helpers/proxy-suite.js';
 
-for (const mode of MODES.filter((m) => ['drop-before', 'timeout-after', 'shed'].includes(m.name))) describeProxyMode(mode);
+describeProxyModes(MODES.filter((m) => ['drop-before', 'timeout-after', 'shed'].includes(m.name)));
