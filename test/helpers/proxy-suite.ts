@@ -201,7 +201,7 @@ function describeMode(mode: ProxyMode, stateOf: () => ModeState | undefined, fai
         if (invariants !== undefined) expect(invariants.verdict, JSON.stringify(invariants).slice(0, 3000)).not.toBe('violated');
         expect([EXIT.invariantViolated, EXIT.checkFailed], shown(run)).not.toContain(run.finished.code);
       });
-      test(`${scenario}: the run's cleanup left nothing (report and simulator)`, () => {
+      test(`${scenario}: the run's cleanup left nothing (its report's resources)`, () => {
         const run = started().runs[scenario];
         const resources = run.report?.resources as { unexpectedlyLeft?: number; disposal?: string } | undefined;
         expect(resources, shown(run)).toMatchObject({ unexpectedlyLeft: 0 });
