@@ -61,16 +61,18 @@ export class DeadTargetWatch {
    */
   observe(atMs: number, failure: TransportErrorKind | undefined, status?: number): void {
     if (this.#verdict !== undefined) return;
-    const gateway = failure === undefined && status !== undefined && GATEWAY_STATUSES.has(status);
-    if (failure === undefined && !gateway) {
+    const gateway = status !== undefined && GATEWAY_STATUSES.has(status);
+    // Any answer but a gateway's shows the target alive: the service's, or a page that is not its
+    // JSON (a proxy's 200 or 429 page: an error of unknown effect, but not a dead target).
+    if (!gateway && (status !== undefined || failure === undefined)) {
       if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
       this.#firstFailureMs = undefined;
       this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
       this.#gateway = {};
       return;
     }
-    if (failure !== undefined) this.#failures[failure]++;
-    else this.#gateway[String(status)] = (this.#gateway[String(status)] ?? 0) + 1;
+    if (gateway) this.#gateway[String(status)] = (this.#gateway[String(status)] ?? 0) + 1;
+    else if (failure !== undefined) this.#failures[failure]++;
     this.#firstFailureMs ??= atMs;
     if (atMs - this.#firstFailureMs >= this.windowMs) {
       this.#verdict = {

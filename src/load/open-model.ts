@@ -23,7 +23,7 @@ import { classifyTransportError } from './transport-error.js';
 import { Http1Connection } from './http1/connection.js';
 import type { ParsedResponse } from './http1/response-parser.js';
 import { RequestText, endpointOf } from './http1/request-text.js';
-import { decodeBody, looksLikeJsonObject, serviceJsonOf } from './http1/answer-body.js';
+import { NotServiceAnswerError, decodeBody, looksLikeJsonObject, serviceJsonOf } from './http1/answer-body.js';
 import { IdleCloseLearner } from './http1/idle-close.js';
 
 export interface OpenModelOptions {
@@ -266,6 +266,7 @@ export class OpenModelExecutor {
               checkFailed: false,
               warmup: phase.warmup,
               late: pending.late,
+              ...(error instanceof NotServiceAnswerError ? { answeredStatus: error.status } : {}),
             });
           } finally {
             ended(undefined, doneMs);

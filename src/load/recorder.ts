@@ -34,6 +34,11 @@ export interface Sample {
    * the on-time latency. Absent: on time (the closed model has no schedule to be late on).
    */
   late?: boolean;
+  /**
+   * The status of an answer that was not the service's (a proxy's or firewall's page): counted as
+   * an error of unknown effect, yet it shows that something answered (the dead-target watch).
+   */
+  answeredStatus?: number;
 }
 
 interface OperationAccumulator {
@@ -197,7 +202,7 @@ export class Recorder {
 
   record(sample: Sample): void {
     if (this.#frozen) return;
-    this.onCompletion?.(sample.doneMs, sample.transportError, sample.status);
+    this.onCompletion?.(sample.doneMs, sample.transportError, sample.status ?? sample.answeredStatus);
     if (sample.warmup) return;
     const acc = this.#accumulator(sample.operation);
     acc.requests++;

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SimulatorOptions } from '../http/index.js';
+import { decodeBody } from './http1/answer-body.js';
 import { Http1Client } from './http1/client.js';
 
 export interface Target {
@@ -126,7 +127,9 @@ export async function detectUrlTarget(urlText: string, rootKey: string, timeoutM
   const client = new Http1Client(live.url, { timeoutMs, connections: 1, ca });
   try {
     const health = await client.request({ method: 'GET', path: '/_sim/health', retry: true });
-    if (health.status !== 200 || health.contentEncoding !== undefined || !/"status"\s*:\s*"ok"/.test(health.body.toString('utf8'))) return { target: live };
+    // A proxy may compress what keysim never asked to be compressed: decoded, the simulator is still recognised.
+    const healthBody = decodeBody(health.status, health.contentType, health.contentEncoding, health.body);
+    if (health.status !== 200 || !/"status"\s*:\s*"ok"/.test(healthBody.toString('utf8'))) return { target: live };
     const admin = await client.request({ method: 'POST', path: '/_sim/clock.get', headers: { authorization: `Bearer ${rootKey}` }, body: '{}', retry: true });
     if (admin.status >= 200 && admin.status < 300) return { target: { ...live, kind: 'simulator', remote: true, clockControl: true } };
     if (admin.status === 403) {

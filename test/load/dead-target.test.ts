@@ -38,6 +38,21 @@ describe('DeadTargetWatch', () => {
     expect(stopped).toBe(false);
   });
 
+  test("a proxy's page that is not the service's JSON (a 200 HTML page) is not a dead target: something answered", () => {
+    // Seen behind nginx answering some verifications with an HTML page: two such pages 8 s apart in
+    // a sparse scenario ended the run as "target stopped" (exit 96).
+    let stopped = false;
+    const watch = new DeadTargetWatch(5_000, 0, () => (stopped = true));
+    watch.observe(0, 'other', 200);
+    watch.observe(8_000, 'other', 200);
+    watch.observe(16_000, 'other', 429);
+    expect(stopped).toBe(false);
+    // A transport error without any answer still counts, and a gateway's 502 too.
+    watch.observe(17_000, 'reset');
+    watch.observe(23_000, undefined, 502);
+    expect(stopped).toBe(true);
+  });
+
   test('a quiet spell (no request at all, e.g. a set-up step between phases) is no evidence: one failure after it does not stop the run', () => {
     let stopped = false;
     const watch = new DeadTargetWatch(1_000, 0, () => (stopped = true));
