@@ -9,6 +9,8 @@
 import { constants, accessSync, mkdirSync, statSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
+import type { LoadSettings } from '../load/scenario.js';
+import { planStages, stagedCount } from '../load/stages.js';
 
 /**
  * Bytes one request takes in a history (gzip level 1), with margin: measured runs of `mixed`,
@@ -17,6 +19,24 @@ import { UsageError } from './exit-codes.js';
 export const HISTORY_BYTES_PER_REQUEST = 120;
 /** Room kept for the three report files of one run, bytes. */
 export const REPORT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Requests a closed-model run is assumed to send per second and connection, for the space check
+ * (it has no planned rate): about what one connection gets from the simulator on loopback.
+ */
+const CLOSED_MODEL_REQUESTS_PER_CONNECTION_S = 2_000;
+
+/** Bytes the runs need in --out: the reports, and with --history the history at the planned rate. */
+export function bytesNeeded(settings: readonly LoadSettings[], history: boolean): number {
+  let bytes = 0;
+  for (const s of settings) {
+    const seconds = (s.durationMs + s.warmupMs) / 1000;
+    const staged = s.stages === undefined ? undefined : stagedCount(planStages(s.startRate ?? 0, s.stages)) + (s.rate * s.warmupMs) / 1000;
+    const requests = s.model === 'open' ? (staged ?? s.rate * seconds) : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
+    bytes += REPORT_BYTES + (history ? Math.ceil(requests) * HISTORY_BYTES_PER_REQUEST : 0);
+  }
+  return bytes;
+}
 
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown }).code;

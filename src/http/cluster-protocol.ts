@@ -11,7 +11,7 @@
 import type { EngineOutcome } from './engine-backend.js';
 import type { Problem } from './envelope.js';
 import type { Reply } from './route.js';
-import type { ServerOptions } from './server.js';
+import type { ServerOptions } from './server-options.js';
 
 export const CALL_RUN = 0;
 export const CALL_FAULT = 1;

@@ -10,6 +10,7 @@
  * is one the operator vouches for — a rebinding page cannot send it unless it controls that name
  * — so it is answered on any port; `NAME:PORT` limits it to one.
  */
+import type { Problem } from './envelope.js';
 
 /** True for 127.0.0.0/8, ::1, localhost and the unspecified-address forms that never apply here. */
 export function isLoopbackAddress(address: string): boolean {
@@ -74,6 +75,18 @@ export function hostAllowed(allowed: ReadonlySet<string>, host: string | undefin
 /** The allowed hosts as a 421's detail lists them: `sim.internal:*` shown as `sim.internal (any port)`. */
 export function shownAllowedHosts(allowed: Iterable<string>): string {
   return [...allowed].map((h) => (h.endsWith(ANY_PORT) ? `${h.slice(0, -ANY_PORT.length)} (any port)` : h)).join(', ');
+}
+
+/** The 421 answered to a Host not among `allowed`: which ones are, and how to allow a proxy's. */
+export function hostNotAllowed(allowed: Iterable<string>): Problem {
+  return {
+    status: 421,
+    title: 'Misdirected Request',
+    identifier: 'err:service:bad_request:host_not_allowed',
+    detail:
+      `This simulator listens on loopback and answers only the Host headers ${shownAllowedHosts(allowed)}; send one of them (a request naming another host is refused, as a DNS-rebinding page would send). ` +
+      "Behind a reverse proxy that passes the client's Host on, allow that name: keysim serve --allow-host NAME, KEYSIM_ALLOWED_HOSTS, or createSimulator({ allowedHosts }).",
+  };
 }
 
 /** The warning `keysim serve` prints when bound beyond loopback; null on loopback. */

@@ -1,7 +1,8 @@
 export { createSimulator, nodeSha256, nodeSha256Digest, type Simulator, type SimulatorOptions } from './simulator.js';
 export { authorizeOperator, randomRootKey, restoreKeepingOperator } from './operator.js';
 export { allowedHostEntry, allowedHostsFromEnv, exposureWarning, hostAllowed, isLoopbackAddress, loopbackHosts } from './host-check.js';
-export { DEFAULT_KEEP_ALIVE_TIMEOUT_MS, MAX_KEEP_ALIVE_TIMEOUT_MS, createSimulatorServer, type ServerOptions, type SimulatorServer } from './server.js';
+export { createSimulatorServer, type SimulatorServer } from './server.js';
+export { DEFAULT_KEEP_ALIVE_TIMEOUT_MS, MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions } from './server-options.js';
 export { PROBLEMS, DEFAULT_ERRORS_URL, errorTypeUrl } from './problems.js';
 export { ROUTES } from './routes.js';
 export { viewClock } from './admin.js';

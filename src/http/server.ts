@@ -19,8 +19,9 @@ import { seqHeader } from './journal.js';
 import { openApiDocument } from './openapi.js';
 import type { Reply, Route, RouteContext, RouteStyle } from './route.js';
 import { ROUTES, routeTable } from './routes.js';
+import { matchRoute, methodNotAllowed } from './route-match.js';
 import { faultPath } from './fault-path.js';
-import { hostAllowed, shownAllowedHosts } from './host-check.js';
+import { hostAllowed, hostNotAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
 import { WORKER_HEADER, type WorkerResponse, send } from './answer.js';
@@ -29,54 +30,8 @@ import { bearer } from './bearer.js';
 import { requestIdSource } from './request-id.js';
 import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
 import { coalesceWrites } from './write-coalescing.js';
+import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions, requestTimeouts } from './server-options.js';
 import type { FieldError } from '../engine/index.js';
-
-export interface ServerOptions {
-  /** SHA-256, to key the API rate limit by root key without keeping it; default node:crypto's. */
-  sha256?: (text: string) => string;
-  /** Largest accepted body; default 10 MiB. */
-  maxBodyBytes?: number;
-  /**
-   * Largest `/_sim/restore` body, read as it arrives (restore-body.ts); default 1 GiB. With
-   * `--workers` a restore body is read whole, up to 256 MiB.
-   */
-  restoreMaxBodyBytes?: number;
-  /** Base of the error `type` URLs. */
-  errorsUrl?: string;
-  /** Check every answer against its response schema (tests turn this on; a mismatch is a 500). */
-  validateResponses?: boolean;
-  /** Version shown in the OpenAPI document. */
-  version?: string;
-  /**
-   * Hand the small answers a connection writes during one turn of the event loop to the kernel
-   * together (write-coalescing.ts); default true. False writes each answer as node:http does.
-   */
-  coalesceWrites?: boolean;
-  /**
-   * How long an idle keep-alive connection is kept open, ms; default 75 s
-   * (DEFAULT_KEEP_ALIVE_TIMEOUT_MS). Answers say it in `Keep-Alive: timeout=N`.
-   */
-  keepAliveTimeoutMs?: number;
-  /** Where unexpected errors are logged; default stderr. */
-  log?: (line: string) => void;
-  /**
-   * Set in the HTTP workers of `--workers N` (cluster.ts): every answer names its worker in an
-   * `x-keysim-worker` header, so that a client (and the tests) can see the load was spread.
-   */
-  workerId?: number;
-}
-
-/**
- * The idle keep-alive timeout, ms. A reverse proxy reuses its upstream connections for as long as
- * its own idle timeout (nginx `keepalive_timeout` 60 s, an AWS ALB 60 s); a server that closes
- * an idle connection first races the proxy's next request on it, and the proxy answers that
- * request 502. Node's default (5 s) loses that race; 75 s outlives those proxies.
- */
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 75_000;
-/** The longest keep-alive timeout accepted, ms: an hour. */
-export const MAX_KEEP_ALIVE_TIMEOUT_MS = 3_600_000;
-/** node:http's own request timeout (the whole request), kept unless the headers timeout needs more. */
-const NODE_REQUEST_TIMEOUT_MS = 300_000;
 
 function styleOf(path: string): RouteStyle {
   return path.startsWith('/v1/') ? 'v1' : 'v2';
@@ -174,27 +129,16 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     // its own name as Host. Nothing here answers a name it does not serve.
     if (allowedHosts !== null && !hostAllowed(allowedHosts, req.headers.host)) {
       req.resume();
-      sendProblem(res, styleOf(path), requestId, {
-        status: 421,
-        title: 'Misdirected Request',
-        identifier: 'err:service:bad_request:host_not_allowed',
-        detail:
-          `This simulator listens on loopback and answers only the Host headers ${shownAllowedHosts(allowedHosts)}; send one of them (a request naming another host is refused, as a DNS-rebinding page would send). ` +
-          "Behind a reverse proxy that passes the client's Host on, allow that name: keysim serve --allow-host NAME, KEYSIM_ALLOWED_HOSTS, or createSimulator({ allowedHosts }).",
-      });
+      sendProblem(res, styleOf(path), requestId, hostNotAllowed(allowedHosts));
       return;
     }
 
     if (path === '/_sim/health' || path === '/openapi.json') {
       req.resume();
       if (method !== 'GET' && method !== 'HEAD') {
-        sendProblem(
-          res,
-          'v2',
-          requestId,
-          { status: 405, title: 'Method Not Allowed', identifier: 'err:service:application:method_not_allowed', detail: `${path} accepts GET, not ${method}.` },
-          { allow: 'GET, HEAD' },
-        );
+        // The 405 names GET alone (HEAD is GET without the body) but allows both.
+        const { problem } = methodNotAllowed(path, 'GET', method);
+        sendProblem(res, 'v2', requestId, problem, { allow: 'GET, HEAD' });
       } else if (path === '/_sim/health') {
         const now = backend.clockNow();
         if (now instanceof Promise) now.then((clock) => send(res, requestId, 200, { status: 'ok', clock })).catch((error: unknown) => fail(req, res, requestId, error));
@@ -205,34 +149,10 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       return;
     }
     const style = styleOf(path);
-    const candidates = table.get(path);
-    if (candidates === undefined) {
+    const route = matchRoute(table, path, method);
+    if ('problem' in route) {
       req.resume();
-      sendProblem(res, style, requestId, {
-        status: 404,
-        title: 'Not Found',
-        identifier: 'err:service:application:route_not_found',
-        detail: `No operation at ${method} ${path.slice(0, 200)}. The operations are listed in GET /openapi.json.`,
-      });
-      return;
-    }
-    let route: Route | undefined;
-    for (const candidate of candidates) {
-      if (candidate.method === method) {
-        route = candidate;
-        break;
-      }
-    }
-    if (route === undefined) {
-      req.resume();
-      const allowed = candidates.map((r) => r.method).join(', ');
-      sendProblem(
-        res,
-        style,
-        requestId,
-        { status: 405, title: 'Method Not Allowed', identifier: 'err:service:application:method_not_allowed', detail: `${path} accepts ${allowed}, not ${method}.` },
-        { allow: allowed },
-      );
+      sendProblem(res, style, requestId, route.problem, route.headers);
       return;
     }
     const x: Exchange = { req, res, requestId, route, style, path, rawUrl, queryAt };
@@ -385,11 +305,7 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
   }
 
   const keepAliveMs = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
-  // The headers timeout is kept above the keep-alive timeout, as is advised for node:http behind a
-  // load balancer, so that a request arriving on a connection at the end of its idle time is not
-  // cut off by the shorter of the two; node:http requires the request timeout above both.
-  const headersTimeout = keepAliveMs + 1_000;
-  const server = createServer({ headersTimeout, requestTimeout: Math.max(NODE_REQUEST_TIMEOUT_MS, headersTimeout) }, (req, res) => {
+  const server = createServer(requestTimeouts(keepAliveMs), (req, res) => {
     // A request pipelined after a refused operator call: its connection is closing and nothing
     // more is answered on it, so nothing more is run either (its body is discarded).
     if (closing.has(req.socket)) {

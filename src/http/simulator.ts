@@ -6,7 +6,8 @@
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
-import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions, createSimulatorServer } from './server.js';
+import { createSimulatorServer } from './server.js';
+import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions } from './server-options.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector, FaultsConfig } from './faults.js';
 import { ObservedFaultInjector } from './observed-faults.js';

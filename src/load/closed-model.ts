@@ -47,7 +47,7 @@ import type { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import type { PlannedRequest } from './open-model.js';
+import type { PlannedRequest } from './open-model-requests.js';
 import type { PlannedPhase } from './plan.js';
 import type { TransportErrorKind } from '../report/model.js';
 import type { Recorder } from './recorder.js';

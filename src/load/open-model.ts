@@ -13,17 +13,15 @@
  * intended time (the generator's event loop could not keep up); it is "dropped" when the queue
  * bound was reached or the run was stopped before it could be sent.
  */
-import { noSuchRoute } from './route-miss.js';
 import { performance } from 'node:perf_hooks';
 import { type PlannedPhase, phaseOffsetMs } from './plan.js';
-import { type Recorder, recordsBodyOf } from './recorder.js';
-import { type PhaseHistory, SEQ_HEADER, recordLoadCall, serviceInvokeBound } from './history-recording.js';
-import type { ApiResponse, RequestSpec } from './scenario.js';
-import { classifyTransportError } from './transport-error.js';
+import type { Recorder } from './recorder.js';
+import { type PhaseHistory, SEQ_HEADER, serviceInvokeBound } from './history-recording.js';
 import { Http1Connection } from './http1/connection.js';
 import type { ParsedResponse } from './http1/response-parser.js';
+import type { Pending, PlannedRequest } from './open-model-requests.js';
+import { phaseRun } from './open-model-answers.js';
 import { RequestText, endpointOf } from './http1/request-text.js';
-import { NotServiceAnswerError, decodeBody, looksLikeJsonObject, serviceJsonOf } from './http1/answer-body.js';
 import { IdleCloseLearner } from './http1/idle-close.js';
 
 export interface OpenModelOptions {
@@ -38,16 +36,6 @@ export interface OpenModelOptions {
   maxQueue?: number;
   /** PEM certificates of the CA(s) to trust for an https target (--ca). */
   ca?: string | undefined;
-}
-
-/** What the executor needs per request: the request and how to check its answer. */
-export interface PlannedRequest {
-  /** The API operation (`keys.verifyKey`): figures are kept per operation. */
-  operation: string;
-  /** The mix entry's name, for check-failure messages. */
-  label: string;
-  spec: RequestSpec;
-  check: ((response: ApiResponse) => string | undefined) | undefined;
 }
 
 export interface PhaseOutcome {
@@ -68,49 +56,6 @@ const MAX_WAIT_MS = 50;
 const STOP_GRACE_MS = 1_000;
 /** The most a connection waits to be established (less when the request timeout is shorter). */
 const MAX_CONNECT_TIMEOUT_MS = 10_000;
-
-/**
- * The answer's JSON when `read`, else undefined; throws NotServiceAnswerError when the body is not
- * the service's JSON. A 5xx without it (a gateway's 502 page) stays an answer: the dead-target
- * watch counts gateway errors, and the history records every 5xx as unknown anyway.
- */
-function answerBody(response: ParsedResponse, read: boolean): unknown {
-  const { status, contentType } = response;
-  const bytes = response.contentEncoding === undefined ? response.body : decodeBody(status, contentType, response.contentEncoding, response.body);
-  if (status >= 500) {
-    if (!read || !looksLikeJsonObject(bytes)) return undefined;
-    try {
-      return JSON.parse(bytes.toString('utf8')) as unknown;
-    } catch {
-      return undefined;
-    }
-  }
-  if (read) return serviceJsonOf(status, contentType, bytes);
-  if (!looksLikeJsonObject(bytes)) serviceJsonOf(status, contentType, bytes);
-  return undefined;
-}
-
-/** One planned request, from its intended time to its end. */
-interface Pending {
-  intendedMs: number;
-  request: PlannedRequest;
-  /** The generator queued it more than the late threshold after its intended time. */
-  late: boolean;
-  /** Set when a connection takes it (a request dropped from the queue is never serialised). */
-  sentMs: number;
-  seq: number | undefined;
-  serviceInvokeMs: number | undefined;
-  /** The phase it belongs to (the connections outlive phases). */
-  run: PhaseRun;
-  /** The connection it was sent on. */
-  connection: Http1Connection<Pending> | undefined;
-}
-
-/** What a running phase does with its requests' ends. */
-interface PhaseRun {
-  answered(pending: Pending, response: ParsedResponse): void;
-  failed(pending: Pending, error: Error): void;
-}
 
 export class OpenModelExecutor {
   readonly #options: Required<Omit<OpenModelOptions, 'ca'>>;
@@ -216,63 +161,7 @@ export class OpenModelExecutor {
         arm(performance.now());
       };
 
-      const run: PhaseRun = {
-        answered: (pending, response) => {
-          const { request } = pending;
-          const status = response.status;
-          // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
-          let body: unknown;
-          try {
-            // A 404's body tells an answer of the operation from a route the service does not have.
-            body = answerBody(response, request.check !== undefined || history !== undefined || status === 404 || recordsBodyOf(request.operation));
-          } catch (error) {
-            // Not the service's answer (a proxy's page, a body that does not decode): its effect is unknown.
-            run.failed(pending, error instanceof Error ? error : new Error(String(error)));
-            return;
-          }
-          const doneMs = performance.now();
-          try {
-            recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
-            const failure = noSuchRoute(status, body) ?? request.check?.({ status, body });
-            if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
-            recorder.record({
-              operation: request.operation,
-              intendedMs: pending.intendedMs,
-              sentMs: pending.sentMs,
-              doneMs,
-              status,
-              transportError: undefined,
-              body,
-              checkFailed: failure !== undefined,
-              warmup: phase.warmup,
-              late: pending.late,
-            });
-          } finally {
-            ended(pending.connection, doneMs);
-          }
-        },
-        failed: (pending, error) => {
-          const doneMs = performance.now();
-          try {
-            recordLoadCall(history, pending, 'unknown');
-            recorder.record({
-              operation: pending.request.operation,
-              intendedMs: pending.intendedMs,
-              sentMs: pending.sentMs,
-              doneMs,
-              status: undefined,
-              transportError: classifyTransportError(error),
-              body: undefined,
-              checkFailed: false,
-              warmup: phase.warmup,
-              late: pending.late,
-              ...(error instanceof NotServiceAnswerError ? { answeredStatus: error.status } : {}),
-            });
-          } finally {
-            ended(undefined, doneMs);
-          }
-        },
-      };
+      const run = phaseRun(phase, recorder, history, ended);
 
       const send = (connection: Http1Connection<Pending>, pending: Pending) => {
         inFlightTotal++;

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { worseExitCode } from '../../src/cli/commands/run.js';
+import { worseExitCode } from '../../src/cli/exit-severity.js';
 import { renderJson } from '../../src/report/index.js';
 import { seededRandom } from '../../src/report/compare-stats.js';
 import type { RunReport } from '../../src/report/model.js';

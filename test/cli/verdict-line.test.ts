@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { historyLineOf } from '../../src/cli/commands/run.js';
+import { historyLineOf } from '../../src/cli/history-line.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { VerdictReasons, lineStyle, verdictLine } from '../../src/cli/verdict-line.js';
 import { Recorder } from '../../src/load/recorder.js';

@@ -7,7 +7,8 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
+import { OpenModelExecutor } from '../../src/load/open-model.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { planPhases } from '../../src/load/plan.js';
 import { Recorder } from '../../src/load/recorder.js';
 import { OK_BODY, type StubServer, startStubServer } from '../helpers/load.js';

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
+import { OpenModelExecutor } from '../../src/load/open-model.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { planPhases } from '../../src/load/plan.js';
 import { Recorder } from '../../src/load/recorder.js';
 import { type StubServer, startStubServer } from '../helpers/load.js';

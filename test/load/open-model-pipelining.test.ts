@@ -8,7 +8,8 @@ import { type Socket, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
+import { OpenModelExecutor } from '../../src/load/open-model.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { planPhases } from '../../src/load/plan.js';
 import { Recorder } from '../../src/load/recorder.js';
 

@@ -6,7 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor, type PlannedRequest } from '../../src/load/open-model.js';
+import { OpenModelExecutor } from '../../src/load/open-model.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { phaseOffsetMs, planPhases } from '../../src/load/plan.js';
 import { Recorder, type Sample } from '../../src/load/recorder.js';
 import { OK_BODY, type StubServer, startStubServer } from '../helpers/load.js';

@@ -1,19 +1,17 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { clockStartMs, requiresClock } from '../../load/scenario-start.js';
-import { type ProgressSnapshot, ScenarioFailedError, ScenarioRefusedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
+import { ScenarioFailedError, ScenarioRefusedError, TargetUnreachableError, runScenario } from '../../load/runner.js';
 import { RESOURCES_FILE } from '../../load/resource-handover.js';
 import { HISTORY_FILE } from '../../load/history.js';
 import type { LoadSettings, Scenario } from '../../load/scenario.js';
 import { embeddedClockOption } from '../../load/clock-needs.js';
 import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../../load/target.js';
 import { type Threshold, parseThreshold } from '../../load/thresholds.js';
-import { planStages, stagedCount } from '../../load/stages.js';
 import type { RunReport } from '../../report/model.js';
 import { keysimVersion } from '../../version.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
@@ -25,13 +23,17 @@ import { faultsFromFlags } from '../fault-flags.js';
 import { loadRunConfig } from '../config-file.js';
 import { withConfig } from '../run-config.js';
 import { readCaFile } from '../ca-file.js';
-import { HISTORY_BYTES_PER_REQUEST, REPORT_BYTES, createRunFolder, prepareOutFolder } from '../out-folder.js';
+import { bytesNeeded, createRunFolder, prepareOutFolder } from '../out-folder.js';
 import { RunOutputs, writeHgrmFiles } from '../run-outputs.js';
 import { type BaselineFlags, compareWithBaseline, prepareBaselines } from '../run-baseline.js';
 import { type SetUpOnce, runWorkers } from '../workers.js';
 import { runFlagOptions } from '../run-flags.js';
 import { fixturesWriter, readFixturesFile } from '../fixtures-file.js';
 import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
+import { confirmRemote } from '../confirm-remote.js';
+import { progressPrinter } from '../progress-printer.js';
+import { historyLineOf } from '../history-line.js';
+import { worseExitCode as worse } from '../exit-severity.js';
 
 interface RunArgs extends LoadFlags, BaselineFlags {
   scenario: string[];
@@ -74,85 +76,8 @@ interface RunArgs extends LoadFlags, BaselineFlags {
   fixtures?: string;
 }
 
-/**
- * Requests a closed-model run is assumed to send per second and connection, for the space check
- * (it has no planned rate): about what one connection gets from the simulator on loopback.
- */
-const CLOSED_MODEL_REQUESTS_PER_CONNECTION_S = 2_000;
-
-/** Bytes the runs need in --out: the reports, and with --history the history at the planned rate. */
-function bytesNeeded(settings: readonly LoadSettings[], history: boolean): number {
-  let bytes = 0;
-  for (const s of settings) {
-    const seconds = (s.durationMs + s.warmupMs) / 1000;
-    const staged = s.stages === undefined ? undefined : stagedCount(planStages(s.startRate ?? 0, s.stages)) + (s.rate * s.warmupMs) / 1000;
-    const requests = s.model === 'open' ? (staged ?? s.rate * seconds) : s.connections * CLOSED_MODEL_REQUESTS_PER_CONNECTION_S * seconds;
-    bytes += REPORT_BYTES + (history ? Math.ceil(requests) * HISTORY_BYTES_PER_REQUEST : 0);
-  }
-  return bytes;
-}
-
-async function confirmRemote(url: string, args: RunArgs): Promise<void> {
-  if (args.yes) return;
-  const explanation = `${url} is not on this machine, and scenarios create keys, identities and rate-limit overrides there (named keysim-…, deleted at the end unless --keep).`;
-  if (!process.stdin.isTTY) throw new UsageError(`${explanation} Pass --yes to confirm.`);
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = await rl.question(`${explanation}\nFire load at it? [y/N] `);
-    if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('Not confirmed: nothing was sent.');
-  } finally {
-    rl.close();
-  }
-}
-
-function progressPrinter(args: RunArgs, scenario: string): (p: ProgressSnapshot) => void {
-  if (args.quiet) return () => undefined;
-  const tty = process.stderr.isTTY === true;
-  let lastPlain = 0;
-  return (p) => {
-    const text = `${scenario} [${p.phase}] ${(p.elapsedMs / 1000).toFixed(0)}/${(p.totalMs / 1000).toFixed(0)} s  ${p.rps.toFixed(0)} req/s  p99 ${p.p99Ms.toFixed(1)} ms  ${p.errors} errors`;
-    if (tty) {
-      process.stderr.write(`\r\x1b[2K${text}`);
-    } else if (p.elapsedMs - lastPlain >= 5_000) {
-      lastPlain = p.elapsedMs;
-      process.stderr.write(`${text}\n`);
-    }
-  };
-}
-
-/**
- * The `history:` line after a run's summary: only for a history file that is there (a run may end
- * without one: nothing recorded when the run stopped before its load, or the file was removed).
- */
-export function historyLineOf(path: string | undefined): string {
-  return path === undefined || !existsSync(path) ? '' : `history: ${path} (keysim check re-checks it)\n`;
-}
-
 // Where the exit code of a report is decided; re-exported for the commands and tests that import it from here.
 export { exitCodeOf } from '../exit-code-of.js';
-
-/**
- * With --baseline, a worse comparison (93) ranks below every verdict of the run itself: a
- * generator-limited run (97) makes its latency figures, and so the comparison, inconclusive, and an
- * explicit threshold that failed (99) is the stronger statement.
- */
-const SEVERITY: ExitCode[] = [
-  EXIT.ok,
-  EXIT.compareWorse,
-  EXIT.generatorLimited,
-  EXIT.thresholdFailed,
-  EXIT.checkFailed,
-  EXIT.invariantViolated,
-  EXIT.resourcesLeft,
-  EXIT.targetStopped,
-  EXIT.failure,
-  EXIT.targetUnreachable,
-  EXIT.usage,
-  EXIT.interrupted,
-];
-const worse = (a: ExitCode, b: ExitCode): ExitCode => (SEVERITY.indexOf(b) > SEVERITY.indexOf(a) ? b : a);
-/** The more severe of two exit codes (the order above). */
-export { worse as worseExitCode };
 
 /** The flags as given: those with no value yet are filled from the configuration file, then the built-in defaults. */
 type GivenArgs = Omit<RunArgs, 'target' | 'seed' | 'out' | 'history' | 'timeout' | 'pipelining'> &
@@ -232,7 +157,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
       );
     }
     outFolder = checkOut();
-    if (!isLoopback(url)) await confirmRemote(url.origin, args);
+    if (!isLoopback(url)) await confirmRemote(url.origin, args.yes);
     const ca = readCaFile(args.ca);
     try {
       liveTarget(args.target, rootKey);
@@ -313,7 +238,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           // Segments of a shared set-up leave it all to the one teardown after the last of them.
           keep: args.keep || args.setupOnly === true || sharedFixtures !== undefined,
           signal: controller.signal,
-          onProgress: progressPrinter(args, scenario.name),
+          onProgress: progressPrinter(args.quiet, scenario.name),
           log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
           warn: (line) => process.stderr.write(`keysim: ${line}\n`),
           resourcesDir: args.out,

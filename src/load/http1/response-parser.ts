@@ -15,6 +15,8 @@
  * neither a length nor chunked coding runs until the server closes (`end()`).
  */
 import { HttpProtocolError } from './errors.js';
+import { lower } from './header-bytes.js';
+import { emptyResponseHead, readResponseHead } from './response-head.js';
 
 /** What the parser found in one complete response. */
 export interface ParsedResponse {
@@ -64,44 +66,6 @@ const enum State {
   UntilClose,
 }
 
-/** Lower-case ASCII of a byte. */
-function lower(byte: number): number {
-  return byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte;
-}
-
-/** Whether buf[start, start + name.length) is `name` (given in lower case), ignoring case. */
-function nameIs(buf: Buffer, start: number, length: number, name: string): boolean {
-  if (length !== name.length) return false;
-  for (let i = 0; i < length; i++) if (lower(buf[start + i] as number) !== name.charCodeAt(i)) return false;
-  return true;
-}
-
-/** Whether the comma-separated header value buf[start, end) holds the token (lower case), ignoring case. */
-function hasToken(buf: Buffer, start: number, end: number, token: string): boolean {
-  // The usual value is the token alone ("keep-alive", "close"): compared in place, without a string.
-  if (nameIs(buf, start, end - start, token)) return true;
-  if (end - start <= token.length) return false;
-  const value = buf.toString('latin1', start, end).toLowerCase();
-  return value.split(',').some((part) => part.trim() === token);
-}
-
-/** The whole seconds of "timeout=N" in a Keep-Alive header value, in ms; undefined when absent. */
-function keepAliveTimeoutMs(buf: Buffer, start: number, end: number): number | undefined {
-  // "timeout=5" (node:http's own) is read in place; anything else goes through a regular expression.
-  if (end - start > 8 && nameIs(buf, start, 8, 'timeout=')) {
-    let n = 0;
-    let i = start + 8;
-    for (; i < end; i++) {
-      const d = (buf[i] as number) - 0x30;
-      if (d < 0 || d > 9) break;
-      n = n * 10 + d;
-    }
-    if (i === end && i > start + 8) return n * 1000;
-  }
-  const match = /timeout\s*=\s*(\d+)/i.exec(buf.toString('latin1', start, end));
-  return match === null ? undefined : Number(match[1]) * 1000;
-}
-
 function tooLarge(limit: number): HttpProtocolError {
   return new HttpProtocolError(`the response body is larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), far beyond any answer of the service`);
 }
@@ -126,6 +90,8 @@ export class ResponseParser {
   #bodyBytes = 0;
   #failed = false;
   readonly #dates: boolean;
+  /** The head being read, one object reused for every response. */
+  readonly #headRead = emptyResponseHead();
   readonly #maxBodyBytes: number;
   readonly #onResponse: (response: ParsedResponse) => boolean;
 
@@ -305,81 +271,7 @@ export class ResponseParser {
 
   /** Reads the head in buf[start, end) (end = its blank line); returns false when the parser was stopped. */
   #head(buf: Buffer, start: number, end: number): boolean {
-    // "HTTP/1.x SSS": 12 bytes at least.
-    if (
-      end - start < 12 ||
-      buf[start] !== 0x48 ||
-      buf[start + 1] !== 0x54 ||
-      buf[start + 2] !== 0x54 ||
-      buf[start + 3] !== 0x50 ||
-      buf[start + 4] !== 0x2f ||
-      buf[start + 5] !== 0x31 ||
-      buf[start + 6] !== 0x2e ||
-      buf[start + 8] !== 0x20
-    ) {
-      throw new HttpProtocolError(`the answer is not an HTTP/1.x response: "${buf.toString('latin1', start, Math.min(end, start + 40))}"`);
-    }
-    const http10 = buf[start + 7] === 0x30;
-    const d0 = (buf[start + 9] as number) - 0x30;
-    const d1 = (buf[start + 10] as number) - 0x30;
-    const d2 = (buf[start + 11] as number) - 0x30;
-    if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) {
-      throw new HttpProtocolError(`the status line has no valid status code: "${buf.toString('latin1', start, Math.min(end, start + 40))}"`);
-    }
-    const status = d0 * 100 + d1 * 10 + d2;
-    let contentLength = -1;
-    let chunked = false;
-    let close = http10;
-    let keepAliveMs: number | undefined;
-    let contentType: string | undefined;
-    let contentEncoding: string | undefined;
-    let dateMs: number | undefined;
-    // Header lines: from after the status line to `end`.
-    let line = buf.indexOf(0x0a, start + 12) + 1;
-    while (line > 0 && line < end + 2) {
-      let lineEnd = buf.indexOf(0x0a, line);
-      if (lineEnd < 0 || lineEnd > end + 2) lineEnd = end + 2;
-      const valueEnd = buf[lineEnd - 1] === 0x0d ? lineEnd - 1 : lineEnd;
-      let colon = line;
-      while (colon < valueEnd && buf[colon] !== 0x3a) colon++;
-      if (colon === valueEnd) throw new HttpProtocolError(`a response header line has no colon: "${buf.toString('latin1', line, Math.min(valueEnd, line + 40))}"`);
-      const nameLength = colon - line;
-      // Only four names matter, and they differ in length or first letter.
-      const first = lower(buf[line] as number);
-      let v = colon + 1;
-      while (v < valueEnd && (buf[v] === 0x20 || buf[v] === 0x09)) v++;
-      let ve = valueEnd;
-      while (ve > v && (buf[ve - 1] === 0x20 || buf[ve - 1] === 0x09)) ve--;
-      if (first === 0x63 && nameLength === 14 && nameIs(buf, line, 14, 'content-length')) {
-        let n = 0;
-        if (v === ve || ve - v > 15) throw new HttpProtocolError(`Content-Length is not a number: "${buf.toString('latin1', v, ve)}"`);
-        for (let i = v; i < ve; i++) {
-          const d = (buf[i] as number) - 0x30;
-          if (d < 0 || d > 9) throw new HttpProtocolError(`Content-Length is not a number: "${buf.toString('latin1', v, ve)}"`);
-          n = n * 10 + d;
-        }
-        if (contentLength >= 0 && contentLength !== n) throw new HttpProtocolError('the response has two different Content-Length headers');
-        contentLength = n;
-      } else if (first === 0x74 && nameLength === 17 && nameIs(buf, line, 17, 'transfer-encoding')) {
-        // Chunked must be the last coding; other codings (gzip) are not asked for, so not expected.
-        chunked = buf.toString('latin1', v, ve).toLowerCase().trimEnd().endsWith('chunked');
-      } else if (first === 0x63 && nameLength === 10 && nameIs(buf, line, 10, 'connection')) {
-        if (hasToken(buf, v, ve, 'close')) close = true;
-        else if (http10 && hasToken(buf, v, ve, 'keep-alive')) close = false;
-      } else if (first === 0x6b && nameLength === 10 && nameIs(buf, line, 10, 'keep-alive')) {
-        keepAliveMs = keepAliveTimeoutMs(buf, v, ve) ?? keepAliveMs;
-      } else if (first === 0x63 && nameLength === 12 && contentType === undefined && nameIs(buf, line, 12, 'content-type')) {
-        contentType = buf.toString('latin1', v, ve);
-      } else if (first === 0x63 && nameLength === 16 && nameIs(buf, line, 16, 'content-encoding')) {
-        const coding = buf.toString('latin1', v, ve).toLowerCase();
-        contentEncoding = contentEncoding === undefined ? coding : `${contentEncoding}, ${coding}`;
-      } else if (first === 0x64 && nameLength === 4 && this.#dates && dateMs === undefined && nameIs(buf, line, 4, 'date')) {
-        // Two Date headers (a proxy adding its own): the first that parses is the one.
-        const parsed = Date.parse(buf.toString('latin1', v, ve));
-        if (Number.isFinite(parsed)) dateMs = parsed;
-      }
-      line = lineEnd + 1;
-    }
+    const { status, contentLength, chunked, close, keepAliveMs, contentType, contentEncoding, dateMs } = readResponseHead(buf, start, end, this.#dates, this.#headRead);
     if (status < 200 && status !== 101) {
       // An interim answer (100 Continue, 103 Early Hints): the real one follows.
       return true;
