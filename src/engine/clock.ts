@@ -1,3 +1,4 @@
+import { iso } from './iso.js';
 
 /** Milliseconds since the Unix epoch, UTC. */
 export type EpochMs = number;
@@ -56,11 +57,9 @@ export class ClockMoveError extends RangeError {
   }
 }
 
-const isoOf = (ms: number): string => new Date(ms).toISOString();
-
 function backwards(nowMs: EpochMs, toMs: EpochMs): ClockMoveError {
   return new ClockMoveError(
-    `cannot set the clock back: ${isoOf(toMs)} (${toMs}) is before now ${isoOf(nowMs)} (${nowMs}); the clock only moves forward. Use a later instant, or a reset to go back to the start.`,
+    `cannot set the clock back: ${iso(toMs)} (${toMs}) is before now ${iso(nowMs)} (${nowMs}); the clock only moves forward. Use a later instant, or a reset to go back to the start.`,
   );
 }
 

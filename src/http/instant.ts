@@ -5,15 +5,10 @@
  * day), which would silently move a test's clock to a day nobody asked for. Every field of the
  * written date and time is therefore checked against the calendar before it is parsed.
  */
-import { MAX_INSTANT_MS, type Result } from '../engine/index.js';
+import { MAX_INSTANT_MS, type Result, daysInMonth } from '../engine/index.js';
 import { invalid, ok } from '../engine/errors.js';
 
 const ISO = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-function daysInMonth(year: number, month: number): number {
-  // Day 0 of the next month is the last day of this one (UTC, so no time zone shifts it).
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
 
 /** Why the written calendar fields are impossible, or undefined when they exist. */
 export function calendarProblem(text: string): string | undefined {

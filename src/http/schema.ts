@@ -181,8 +181,27 @@ export function nullable<T>(inner: Schema<T>): Schema<T | null> {
   return {
     test: (value) => value === null || test(value),
     check: (value, location, errors) => value === null || inner.check(value, location, errors),
-    jsonSchema: () => ({ ...inner.jsonSchema(), nullable: true }),
+    jsonSchema: () => orNull(inner.jsonSchema()),
   };
+}
+
+/**
+ * The JSON Schema of `schema` or null, as OpenAPI 3.1 (JSON Schema 2020-12) writes it: `null`
+ * added to a single `type` (and to an `enum`, which would refuse it otherwise), or, for a schema
+ * without one type (a `$ref`, a `oneOf`), `anyOf` the schema and `{ type: 'null' }`. OpenAPI 3.0's
+ * `nullable: true` means nothing in 3.1: a generated client would take the field as never null.
+ */
+export function orNull(schema: JsonSchema): JsonSchema {
+  const { type } = schema;
+  if (typeof type !== 'string' || '$ref' in schema) {
+    const { description, ...rest } = schema;
+    const either: JsonSchema = { anyOf: [rest, { type: 'null' }] };
+    if (description !== undefined) either.description = description;
+    return either;
+  }
+  const s: JsonSchema = { ...schema, type: [type, 'null'] };
+  if (Array.isArray(schema.enum)) s.enum = [...(schema.enum as unknown[]), null];
+  return s;
 }
 
 export function optional<T>(inner: Schema<T>): OptionalSchema<T> {

@@ -21,6 +21,7 @@
  * for frozen clocks.
  */
 import { performance } from 'node:perf_hooks';
+import { iso } from '../engine/iso.js';
 import type { SimulatorAdmin } from './scenario.js';
 
 /** What the history needs from the service clock while a phase runs. */
@@ -72,8 +73,6 @@ export function serviceClockProblem(sweep: { fromMs: number; toMs: number; durat
   if (!(durationMs > 0)) return `a sweep needs a planned duration > 0 ms, got ${durationMs}.`;
   return undefined;
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Moves the simulator's clock across one phase; see the top of the file. */
 export class ClockDriver implements ServiceClockBounds {

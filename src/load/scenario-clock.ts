@@ -2,6 +2,7 @@
  * The simulator's clock from a scenario: the admin surface (only a simulator has one) and moving
  * the service clock forward to an instant.
  */
+import { iso } from '../engine/iso.js';
 import type { ScenarioContext, SimulatorAdmin } from './scenario.js';
 
 /**
@@ -29,12 +30,12 @@ export async function moveClockTo(admin: SimulatorAdmin, toMs: number): Promise<
   const nowMs = await admin.clockNow();
   if (toMs < nowMs) {
     throw new Error(
-      `the service clock is at ${new Date(nowMs).toISOString()}, already past the planned ${new Date(toMs).toISOString()} ` +
+      `the service clock is at ${iso(nowMs)}, already past the planned ${iso(toMs)} ` +
         "(it never goes back: start the scenario's clock earlier with clock.startAt)",
     );
   }
   return toMs === nowMs ? nowMs : admin.clockSet(toMs);
 }
 
-/** Unix ms as an ISO-8601 instant, for messages. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
+/** Unix ms as an ISO-8601 instant, for messages: the engine's one `iso`, here for the scenarios that import it with the clock. */
+export { iso } from '../engine/iso.js';

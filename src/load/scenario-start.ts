@@ -4,9 +4,8 @@
  * simulated time is checked against it, so that a sweep into the past fails before anything is
  * made or sent, with what to do about it (docs/scenarios.md#month-end-pitfalls).
  */
+import { iso } from '../engine/iso.js';
 import type { PhaseSpec, Scenario, ScenarioContext } from './scenario.js';
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Whether the scenario needs control of the service clock (`requires: ['clock']` or a `clock` setting). */
 export function requiresClock(scenario: Pick<Scenario<unknown>, 'requires' | 'clock'>): boolean {

@@ -19,6 +19,7 @@ import {
 import { escapeMarkdown, escapeMarkdownBlock, mark, markdownTable as table } from './markdown-text.js';
 import { invariantsMarkdown, invariantsStatus } from './markdown-invariants.js';
 import { segmentBanner } from './segment-text.js';
+import { statusBanner as runStatus } from './status-banner.js';
 import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator.js';
 import { type RunVerdict, runVerdict } from './verdict.js';
 import { resourcesMarkdown } from './markdown-resources.js';
@@ -62,18 +63,11 @@ function banner(report: RunReport): string[] {
   return statusBanner(report);
 }
 
+/** A run that did not reach its planned end: a GitHub alert with the banner's text. */
 function statusBanner(report: RunReport): string[] {
-  if (report.status === 'interrupted') {
-    return [
-      '> [!WARNING]',
-      `> **INTERRUPTED** — the run was stopped before its end; the figures cover only the ${formatDuration(report.measuredMs)} that were measured, and ${formatCount(report.totals.dropped)} planned sends were never made.`,
-      '',
-    ];
-  }
-  if (report.status === 'failed') {
-    return ['> [!CAUTION]', '> **FAILED** — the run could not go on; see the notes below. The figures are partial or empty.', ''];
-  }
-  return [];
+  const banner = runStatus(report);
+  if (banner === undefined) return [];
+  return [banner.kind === 'interrupted' ? '> [!WARNING]' : '> [!CAUTION]', `> **${banner.word.toUpperCase()}** — ${escapeMarkdown(banner.text)}`, ''];
 }
 
 function environmentLine(env: RunReport['environment']): string {

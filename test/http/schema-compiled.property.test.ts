@@ -52,10 +52,30 @@ function nearMiss(inside: Arb, miss: Arb): Arb {
   return fc.oneof({ weight: 9, arbitrary: inside }, { weight: 1, arbitrary: miss });
 }
 
+/**
+ * A schema that also admits null, as OpenAPI 3.1 writes it (`type: [T, 'null']`, or `anyOf` with
+ * `{ type: 'null' }`), split into the schema without null and whether null is allowed.
+ */
+function splitNull(schema: JsonSchema): { schema: JsonSchema; nullable: boolean } {
+  const { type, anyOf } = schema;
+  if (Array.isArray(type) && type.includes('null')) {
+    const rest = type.filter((t) => t !== 'null');
+    const inner: JsonSchema = { ...schema, type: rest.length === 1 ? rest[0] : rest };
+    if (Array.isArray(schema.enum)) inner.enum = schema.enum.filter((v) => v !== null);
+    return { schema: inner, nullable: true };
+  }
+  if (Array.isArray(anyOf) && anyOf.some((s: JsonSchema) => s.type === 'null')) {
+    const rest = (anyOf as JsonSchema[]).filter((s) => s.type !== 'null');
+    return { schema: rest.length === 1 ? (rest[0] as JsonSchema) : { anyOf: rest }, nullable: true };
+  }
+  return { schema, nullable: false };
+}
+
 /** Mostly conforming values of `schema`, with every kind of near miss among them. */
-function arbitraryFor(schema: JsonSchema, depth = 0): Arb {
+function arbitraryFor(declared: JsonSchema, depth = 0): Arb {
+  const { schema, nullable } = splitNull(declared);
   const base = baseArb(schema, depth);
-  const withNull = schema.nullable === true ? fc.oneof(base, fc.constant(null)) : base;
+  const withNull = nullable ? fc.oneof(base, fc.constant(null)) : base;
   // A value of the wrong type now and then.
   return fc.oneof({ weight: 30, arbitrary: withNull }, { weight: 1, arbitrary: anyJson });
 }

@@ -4,6 +4,7 @@
  * credits.ts). Also the per-key model the collector fills.
  */
 import { MS_PER_DAY, civilFromDays, monthlyRefillInstant, nextRefillBoundary } from '../../engine/index.js';
+import { iso } from '../../engine/iso.js';
 import { type HistoryEvent, type HistoryRefill, type TimeBracket, effectUnknown } from '../history.js';
 import type { Amount } from './credits-sums.js';
 import { countLT } from './sorted.js';
@@ -64,12 +65,6 @@ export interface KeyModel {
 
 export function newKey(keyId: string): KeyModel {
   return { keyId, sets: [], configs: [], sureDown: [], possibleDown: [], sureUp: [], possibleUp: [], reads: [], points: [] };
-}
-
-export function iso(ms: number): string {
-  if (!Number.isFinite(ms)) return String(ms);
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString();
 }
 
 export function shownValue(vLo: number, vHi: number): string {

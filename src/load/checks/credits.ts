@@ -47,11 +47,12 @@
  * configuration at a boundary is ambiguous (a concurrent or unknown change), that refill's value
  * is unknown, which disables the checks that depend on it instead of guessing.
  */
+import { iso } from '../../engine/iso.js';
 import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history.js';
 import type { CheckOptions, CheckerResult, InvariantId } from './types.js';
 import { KeyCheck } from './credits-bounds.js';
 import { collect } from './credits-collect.js';
-import { INF, type Read, type SetEvent, ServiceToWall, iso, refillSets, surelyAfter } from './credits-sets.js';
+import { INF, type Read, type SetEvent, ServiceToWall, refillSets, surelyAfter } from './credits-sets.js';
 import type { Amount } from './credits-sums.js';
 import { ViolationLog, witness } from './violation-log.js';
 import { ownKeys } from './segment-scope.js';

@@ -25,7 +25,8 @@
  */
 import type { HistoryEvent } from '../history.js';
 import type { Bucket, Counter, Item } from './ratelimit-counters.js';
-import { iso, windowText } from './ratelimit-counters.js';
+import { iso } from '../../engine/iso.js';
+import { windowText } from './ratelimit-counters.js';
 import { type ViolationLog, witness } from './violation-log.js';
 
 const INVARIANT = 'ratelimit.no-over-admission';

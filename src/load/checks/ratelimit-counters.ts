@@ -3,6 +3,7 @@
  * series), per fixed window, the admitted cost that is sure to be there and the cost that may be,
  * sorted by time with prefix sums so that each question is a binary search.
  */
+import { iso } from '../../engine/iso.js';
 import type { HistoryEvent, TimeBracket } from '../history.js';
 import { countLE, countLT } from './sorted.js';
 
@@ -108,11 +109,6 @@ export class Counter {
   }
 }
 
-
-export function iso(ms: number): string {
-  const date = new Date(ms);
-  return Number.isFinite(ms) && !Number.isNaN(date.getTime()) ? date.toISOString() : String(ms);
-}
 
 export function windowText(p: { durationMs: number | undefined }, k: number): string {
   if (p.durationMs === undefined) return `the window ending ${iso(k)}`;

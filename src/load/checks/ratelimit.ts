@@ -35,10 +35,11 @@
  * is O(n log n); decisions whose window range is wide (an unknown outcome may land in any later
  * window) sit in a per-counter list scanned by the denial checks, which is short in practice.
  */
+import { iso } from '../../engine/iso.js';
 import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history.js';
 import type { CheckOptions, CheckerResult } from './types.js';
 import { type Possibility, collect } from './ratelimit-collect.js';
-import { type Bucket, Counter, type Item, MAX_WINDOW_SPREAD, iso, windowText } from './ratelimit-counters.js';
+import { type Bucket, Counter, type Item, MAX_WINDOW_SPREAD, windowText } from './ratelimit-counters.js';
 import { checkOverAdmission } from './ratelimit-admission.js';
 import { ViolationLog, witness } from './violation-log.js';
 import { ownCounter, ownKeys } from './segment-scope.js';

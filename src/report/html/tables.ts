@@ -8,6 +8,7 @@ import { invariantsBadges, invariantsCard } from './invariants.js';
 import { targetLabel } from '../resources-text.js';
 import { stagesSummary } from '../stages-text.js';
 import { segmentBanner } from '../segment-text.js';
+import { statusBanner as runStatus } from '../status-banner.js';
 
 export function td(text: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${text}</td>`;
@@ -132,16 +133,8 @@ export function statusBanner(report: RunReport): string {
 }
 
 function runStatusBanner(report: RunReport): string {
-  if (report.status === 'interrupted') {
-    return (
-      `<div class="banner interrupted" role="alert"><strong>Interrupted.</strong> The run was stopped before its end: the figures cover only the ` +
-      `${esc(formatDuration(report.measuredMs))} that were measured, and ${esc(formatCount(report.totals.dropped))} planned sends were never made.</div>`
-    );
-  }
-  if (report.status === 'failed') {
-    return `<div class="banner failed" role="alert"><strong>Failed.</strong> The run could not go on; the figures are partial or empty. See the notes.</div>`;
-  }
-  return '';
+  const banner = runStatus(report);
+  return banner === undefined ? '' : `<div class="banner ${banner.kind}" role="alert"><strong>${banner.word}.</strong> ${esc(banner.text)}</div>`;
 }
 
 /**
