@@ -72,7 +72,9 @@ function peakRss() {
   try {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
     if (match) return Number(match[1]) * 1024;
-  } catch {}
+  } catch {
+    // No /proc (not Linux): the process's own figure below.
+  }
   return process.resourceUsage().maxRSS * 1024;
 }
 

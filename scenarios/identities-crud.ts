@@ -61,7 +61,7 @@ function mutableProblem(item: Record<string, unknown>): string | undefined {
   if (meta.rev === 0 && meta.sig === `${String(item.externalId)}#0` && none) return undefined;
   if (!isInt(meta.rev) || meta.sig !== `${String(item.externalId)}#${meta.rev}`) return `meta ${JSON.stringify(item.meta)} does not describe ${String(item.externalId)}`;
   const limits = Array.isArray(item.ratelimits) ? item.ratelimits : [];
-  const rl = limits[0];
+  const rl: unknown = limits[0];
   if (limits.length !== 1 || !isRecord(rl) || rl.name !== 'requests' || rl.limit !== limitOfRevision(meta.rev) || rl.duration !== 60_000) {
     return `ratelimits ${JSON.stringify(item.ratelimits)} do not match revision ${meta.rev}`;
   }

@@ -37,7 +37,7 @@ function verifiedAs(r: ApiResponse, code: string, key: StateKey | undefined): st
   if (d.code !== code || d.valid !== valid) return `expected ${code}, got ${shown(r)}`;
   if (key !== undefined && d.keyId !== key.keyId) return `keyId ${String(d.keyId)}, expected ${key.keyId}`;
   // NOT_FOUND answers hold only valid and code; the others report the balance, untouched.
-  if (key !== undefined && d.credits !== undefined && d.credits !== key.credits) return `credits ${String(d.credits)}, expected ${key.credits} untouched`;
+  if (key !== undefined && d.credits !== undefined && d.credits !== key.credits) return `credits ${JSON.stringify(d.credits)}, expected ${key.credits} untouched`;
   return undefined;
 }
 

@@ -20,7 +20,6 @@
  * of its own (support/window-sweep.ts).
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import type { CheckResult } from '../src/report/model.js';
 import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
 import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
 import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';

@@ -43,7 +43,7 @@ function identityProblem(data: unknown, f: SmokeFixtures): string | undefined {
   if (data.id !== f.identityId || data.externalId !== f.externalId) return `expected ${f.identityId}/${f.externalId}, got ${String(data.id)}/${String(data.externalId)}`;
   if (!sameJson(data.meta, f.identityMeta)) return `meta ${JSON.stringify(data.meta)} is not ${JSON.stringify(f.identityMeta)}`;
   const limits = data.ratelimits;
-  const only = Array.isArray(limits) && limits.length === 1 ? limits[0] : undefined;
+  const only: unknown = Array.isArray(limits) && limits.length === 1 ? limits[0] : undefined;
   if (
     !isRecord(only) ||
     typeof only.id !== 'string' ||
@@ -167,7 +167,7 @@ const mix: ReadonlyArray<MixEntry<SmokeFixtures>> = [
     check(r, f) {
       const d = okData(r);
       if (typeof d === 'string') return d;
-      const limits = Array.isArray(d.limits) ? d.limits : [];
+      const limits: unknown[] = Array.isArray(d.limits) ? d.limits : [];
       const [first, second] = limits;
       if (d.passed !== true || limits.length !== 2 || !isRecord(first) || !isRecord(second)) return `expected passed with two limits, got ${shown(r)}`;
       if (first.limit !== OVERRIDE.limit || first.remaining !== OVERRIDE.limit || first.passed !== true || first.overrideId !== f.overrideId) return `first limit ${JSON.stringify(first)}`;

@@ -109,7 +109,7 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
       { identity: externalId },
       withData((d) => {
         const limits = Array.isArray(d.ratelimits) ? d.ratelimits : [];
-        const rl = limits[0];
+        const rl: unknown = limits[0];
         return (
           is('identity', { id: d.id, externalId: d.externalId, meta: d.meta }, { id: identityId, externalId, meta: { plan: 'free' } }) ??
           (limits.length === 1 && isRecord(rl) && typeof rl.id === 'string' && rl.id.startsWith('rl_')

@@ -77,7 +77,7 @@ const KEYS: ReadonlyArray<keyof KeysimConfig> = [
   'history',
 ];
 
-const shown = (value: unknown): string => (typeof value === 'string' ? `"${value}"` : Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value));
+const shown = (value: unknown): string => (typeof value === 'string' ? `"${value}"` : Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value as unknown));
 
 /** Checks a configuration file's value (its default export, or its JSON). */
 export function checkConfig(value: unknown, file: string): RunConfig {

@@ -40,7 +40,7 @@ export function writeFixturesFile(path: string, file: FixturesFile): void {
   try {
     text = JSON.stringify(file, null, 2);
   } catch (error) {
-    throw new Error(`The fixtures of "${file.scenario}" cannot be written as JSON (${error instanceof Error ? error.message : String(error)}): a scenario run in segments must return plain data from its setup.`);
+    throw new Error(`The fixtures of "${file.scenario}" cannot be written as JSON (${error instanceof Error ? error.message : String(error)}): a scenario run in segments must return plain data from its setup.`, { cause: error });
   }
   if (!isDeepStrictEqual((JSON.parse(text) as FixturesFile).fixtures, file.fixtures)) {
     throw new Error(`The fixtures of "${file.scenario}" do not survive JSON (a Map, a Set, a Date, undefined or a class instance): a scenario run in segments must return plain data from its setup.`);

@@ -22,6 +22,6 @@ export async function importUserModule(file: string): Promise<Record<string, unk
     return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new Error(`${file} could not be loaded: ${reason}`);
+    throw new Error(`${file} could not be loaded: ${reason}`, { cause: error });
   }
 }

@@ -129,7 +129,7 @@ export function coalesceWrites(socket: Socket): void {
     callback();
   };
 
-  s._write = (chunk, encoding, callback) => {
+  s._write = (chunk: Buffer | string, encoding: BufferEncoding, callback: Callback) => {
     const bytes = chunk.length;
     if (keepable(bytes)) {
       kept.entries.push({ chunk, encoding });
@@ -139,7 +139,7 @@ export function coalesceWrites(socket: Socket): void {
     flush(kept);
     NET._write.call(s, chunk, encoding, callback);
   };
-  s._writev = (entries, callback) => {
+  s._writev = (entries: Entry[], callback: Callback) => {
     let bytes = 0;
     for (const entry of entries) bytes += entry.chunk.length;
     if (keepable(bytes)) {

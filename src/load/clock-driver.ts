@@ -109,7 +109,7 @@ export class ClockDriver implements ServiceClockBounds {
    * range is not valid or the clock is already past fromMs (it never goes back).
    */
   static async start(options: ClockDriverOptions): Promise<ClockDriver> {
-    const { admin, fromMs, toMs } = options;
+    const { admin, fromMs } = options;
     const problem = serviceClockProblem(options, admin !== undefined);
     if (problem !== undefined || admin === undefined) throw new ServiceClockError(problem ?? 'no admin surface');
     // On a running clock upperMs would not bound the service time (see the top of the file).

@@ -249,7 +249,7 @@ export function validateHistoryEvent(value: unknown): HistoryEvent {
   try {
     return validEvent(value);
   } catch (error) {
-    if (error instanceof Invalid) throw new TypeError(`Not a valid history event: ${error.message}.`);
+    if (error instanceof Invalid) throw new TypeError(`Not a valid history event: ${error.message}.`, { cause: error });
     throw error;
   }
 }

@@ -92,6 +92,9 @@ export class MetricsEndpoint {
 
   /** Listens on `address`; rejects with the listen error (EADDRINUSE, EADDRNOTAVAIL, …). */
   static async listen(address: MetricsAddress): Promise<MetricsEndpoint> {
+    // Declared before the server so that its handler can reach it (a let, not a const at the assignment:
+    // a request before the assignment finds undefined, not a TDZ ReferenceError).
+    // eslint-disable-next-line prefer-const -- see the line above
     let endpoint: MetricsEndpoint | undefined;
     const server = createServer((req, res) => endpoint?.handle(req, res));
     await new Promise<void>((resolve, reject) => {

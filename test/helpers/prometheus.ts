@@ -62,7 +62,7 @@ export function parseExposition(text: string): Exposition {
       continue;
     }
     if (line.trim() === '') throw new Error('an empty line in the exposition');
-    let i = 0;
+    let i: number;
     const name = METRIC.exec(line)?.[0];
     if (name === undefined) throw new Error(`bad metric name in: ${line}`);
     i = name.length;

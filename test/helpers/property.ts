@@ -20,6 +20,10 @@ function envInt(name: string): number | undefined {
   return value;
 }
 
+// A synchronous property is checked before the call returns; an asynchronous one gives a promise the
+// caller must await (the overloads let the linter see a forgotten await, and only there).
+export function assertProperty<Ts>(property: fc.IProperty<Ts>, options?: PropertyOptions): void;
+export function assertProperty<Ts>(property: fc.IAsyncProperty<Ts>, options?: PropertyOptions): Promise<void>;
 export function assertProperty<Ts>(property: fc.IProperty<Ts> | fc.IAsyncProperty<Ts>, options: PropertyOptions = {}): void | Promise<void> {
   const seed = envInt('KEYSIM_FC_SEED') ?? options.seed ?? (Math.random() * 0x7fff_ffff) | 0;
   const path = process.env.KEYSIM_FC_PATH;

@@ -160,7 +160,7 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
   const phaseRecords: PhaseRecord[] = [];
   let dropped = 0;
   let fixtures: F | undefined;
-  let finishChecks: CheckResult[] = [];
+  let finishChecks: CheckResult[];
   let results: RunResults | undefined;
   const cleanupErrors: string[] = [];
 

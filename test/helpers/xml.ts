@@ -14,6 +14,7 @@ export interface XmlElement {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_.:-]*/;
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+// eslint-disable-next-line no-misleading-character-class -- unpaired surrogates are the target, without the u flag
 const BAD_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\uD800-\uDBFF\uDC00-\uDFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function decode(raw: string, where: string): string {

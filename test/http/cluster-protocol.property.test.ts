@@ -41,7 +41,7 @@ const runCall: fc.Arbitrary<RunCall> = fc
 
 describe('calls and answers between HTTP workers and the engine owner', () => {
   test('a run call reaches the owner as the worker made it', async () => {
-    await assertProperty(
+    assertProperty(
       fc.property(fc.nat(), runCall, (id, call) => {
         const { route, ...rest } = call;
         const wire = overIpc(encodeRun(id, route, rest));
@@ -66,7 +66,7 @@ describe('calls and answers between HTTP workers and the engine owner', () => {
       reply.map((r) => ({ ok: true as const, reply: r as Reply })),
       problem.map((p) => ({ ok: false as const, problem: p })),
     );
-    await assertProperty(
+    assertProperty(
       fc.property(fc.nat(), outcome, (id, sent) => {
         const wire = overIpc(encodeOutcome(id, sent));
         expect(wire[0]).toBe(id);

@@ -172,7 +172,7 @@ function probe(w: World, engine: Engine, clock: ManualClock): string {
 
 describe('snapshot / restore round-trips whatever the service accepts', () => {
   test('equal snapshots and equal answers after restore (property, seed printed on failure)', async () => {
-    await assertProperty(
+    assertProperty(
       fc.property(fc.integer({ min: 1, max: 1000 }), fc.array(op, { minLength: 1, maxLength: 40 }), (seed, ops) => {
         const w = makeWorld(seed);
         for (const o of ops) apply(w, o);

@@ -12,7 +12,7 @@
  * copy's classes: they are recognised here by name and statusCode, not by instanceof.
  * 429: keysim cannot produce a 429 yet (the fault surface comes later); nothing here fakes one.
  */
-import { Unkey } from '@unkey/api';
+import type { Unkey } from '@unkey/api';
 import { Overrides, Ratelimit, type RatelimitConfig } from '@unkey/ratelimit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/http/simulator.js';

@@ -163,7 +163,7 @@ export function collect(events: readonly HistoryEvent[], wallSkewMs: number, seg
       if (ok.ratelimits === undefined || ok.ratelimits.length === 0 || keyId === undefined) continue;
       if (code !== 'RATE_LIMITED' && code !== 'VALID' && code !== 'USAGE_EXCEEDED') continue;
       let known = keyCounters.get(keyId);
-      if (known === undefined) keyCounters.set(keyId, (known = new Map()));
+      if (known === undefined) keyCounters.set(keyId, (known = new Map<string, VerifyCounterInfo>()));
       const entries = ok.ratelimits.map((r): Entry => {
         const named = req.ratelimits?.find((n) => n.name === r.name);
         const inline = named?.limit !== undefined && named.duration !== undefined;

@@ -35,7 +35,7 @@ export class Overrides {
 
   add(namespace: string, identifier: string, op: OverrideOp): void {
     let byIdentifier = this.#byNamespace.get(namespace);
-    if (byIdentifier === undefined) this.#byNamespace.set(namespace, (byIdentifier = new Map()));
+    if (byIdentifier === undefined) this.#byNamespace.set(namespace, (byIdentifier = new Map<string, OverrideOp[]>()));
     let ops = byIdentifier.get(identifier);
     if (ops === undefined) byIdentifier.set(identifier, (ops = []));
     ops.push(op);

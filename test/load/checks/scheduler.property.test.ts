@@ -316,7 +316,7 @@ describe('scheduled interleavings against the real engine', () => {
       fc.asyncProperty(fc.scheduler(), scenarioArb, async (s, sc) => {
         const h = await Harness.open(join(dir, 'clean.jsonl.gz'), sc.startMs);
         let read: Awaited<ReturnType<Harness['close']>>;
-        let crossedDay = false;
+        let crossedDay: boolean;
         try {
           const keys = setUp(h, sc.keys);
           const tasks = [...planned(h, s, [...sc.ops, ...sc.lost], keys), ...sc.advances.map((ms) => h.advance(s, ms))];
