@@ -144,7 +144,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const ctx: ScenarioContext = {
     api: trackingServiceApi(history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()), ledger),
     admin,
-    target: { kind: target.kind, url: target.url },
+    target: { kind: target.kind, url: target.url, ...(target.ca === undefined ? {} : { ca: target.ca }) },
     random: new Random(seed),
     tag,
     settings,

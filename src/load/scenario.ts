@@ -73,8 +73,12 @@ export interface ScenarioContext {
    * `requireAdmin(ctx)` returns it or throws a message saying why there is none.
    */
   admin: SimulatorAdmin | undefined;
-  /** 'simulator': the embedded one or a keysim serve; 'live': a deployment of the service. */
-  target: { kind: 'simulator' | 'live'; url: string };
+  /**
+   * 'simulator': the embedded one or a keysim serve; 'live': a deployment of the service. `ca`: the
+   * PEM certificates an https target is trusted with (--ca), for a scenario that asks the target
+   * over keysim's own client (http1/client.ts) besides `api`, e.g. to read its Date header.
+   */
+  target: { kind: 'simulator' | 'live'; url: string; ca?: string | undefined };
   /** Seeded: the same seed gives the same fixtures and the same request sequence. */
   random: Random;
   /**
