@@ -160,6 +160,11 @@ async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
       return { ...created, initial, owner };
     },
   );
+  return mixedFixtures(keys, users, namespace);
+}
+
+/** The fixtures from their plain data (what `sharedFixtures` hands to the segments of `--workers`). */
+function mixedFixtures(keys: MixedKey[], users: MixedFixtures['users'], namespace: string): MixedFixtures {
   return {
     keys,
     byId: new Map(keys.map((k) => [k.keyId, k])),
@@ -181,6 +186,14 @@ export default defineScenario<MixedFixtures>({
   // one-second windows roll during the run (on a frozen clock they would never reopen).
   clockMode: 'running',
   setup,
+  // A Map and two samplers: plain data only crosses to the segments of --workers.
+  sharedFixtures: {
+    save: (f) => ({ keys: f.keys, users: f.users, namespace: f.namespace }),
+    load: (data) => {
+      const d = data as { keys: MixedKey[]; users: MixedFixtures['users']; namespace: string };
+      return mixedFixtures(d.keys, d.users, d.namespace);
+    },
+  },
   mix: [verifyEntry(1), limitEntry, getIdentityEntry, topUpEntry, listEntry],
   phases(ctx) {
     const list: PhaseSpec<MixedFixtures>[] = [];
