@@ -59,12 +59,14 @@ const mix: ReadonlyArray<MixEntry<RateRulesFixtures>> = [
   {
     name: 'limit cost 0, wildcard override',
     weight: 2,
+    rules: ['ratelimit.override-wildcard', 'ratelimit.cost-zero'],
     build: (f, random) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: `${f.anyPrefix}${random.int(50)}`, ...REQUEST, cost: 0 } }),
     check: (r, f) => untouched(WILDCARD_LIMIT, f.wildcardId)(r),
   },
   {
     name: 'limit cost 0, exact beats wildcard',
     weight: 1,
+    rules: ['ratelimit.override-exact', 'ratelimit.override-wildcard', 'ratelimit.cost-zero'],
     build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.vip, ...REQUEST, cost: 0 } }),
     check: (r, f) => untouched(EXACT_LIMIT, f.exactId)(r),
   },
@@ -75,6 +77,10 @@ const mix: ReadonlyArray<MixEntry<RateRulesFixtures>> = [
  * never came — then what follows it on the same identifier is unknown and its check not judged.
  */
 type Step = Record<string, unknown> | string | undefined;
+
+/** The rules the walk's two checks judge. */
+const COST_RULES = ['ratelimit.cost-many', 'ratelimit.limit-exact'];
+const MULTI_RULES = ['ratelimit.multi-all-or-nothing'];
 
 /** The exact walk at the end: costs > 1, then multiLimit's all or nothing. */
 async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckResult[]> {
@@ -103,8 +109,8 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
   const expected = [[true, 6], [true, 2], [false, 0], [true, 0]];
   results.push(
     lost.count > 0
-      ? notJudged(costName, lost.count, `ratelimit.limit at step ${seen.length + 1} of 4: ${lost.text()}`)
-      : checkResult(costName, sameJson(seen, expected), `costs 4, 4, 4, 2 on limit 10: ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`),
+      ? notJudged(costName, lost.count, `ratelimit.limit at step ${seen.length + 1} of 4: ${lost.text()}`, COST_RULES)
+      : checkResult(costName, sameJson(seen, expected), `costs 4, 4, 4, 2 on limit 10: ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`, COST_RULES),
   );
 
   const multiName = 'multiLimit: all or nothing';
@@ -127,12 +133,12 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
   const first = await passed();
   const second = multiLost.count > 0 ? undefined : await passed();
   if (multiLost.count > 0) {
-    results.push(notJudged(multiName, multiLost.count, `ratelimit.multiLimit: ${multiLost.text()}`));
+    results.push(notJudged(multiName, multiLost.count, `ratelimit.multiLimit: ${multiLost.text()}`, MULTI_RULES));
     return results;
   }
   const read = await readOutcome(ctx, 'ratelimit.limit', limitBody(a, 5, 0));
   if (!read.answered) {
-    results.push(notJudged(multiName, 1, `the cost-0 ratelimit.limit of A after the multiLimits: ${read.why}`));
+    results.push(notJudged(multiName, 1, `the cost-0 ratelimit.limit of A after the multiLimits: ${read.why}`, MULTI_RULES));
     return results;
   }
   const after = okData(read.response);
@@ -142,6 +148,7 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
       multiName,
       first === true && second === false && aLeft === 4,
       `A (limit 5) and B (limit 1) together: ${String(first)}, then ${String(second)}; A then has ${String(aLeft)} left (expected true, false, 4: the refused call counted nothing on A)`,
+      MULTI_RULES,
     ),
   );
   return results;

@@ -304,7 +304,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
     notes.push(...sendNotes(phases, generator.limited));
     const status: RunReport['status'] = interrupted ? 'interrupted' : targetStopped !== undefined ? 'failed' : 'completed';
-    return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes });
+    return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes, ruleTally: recorder.rules });
   } catch (error) {
     // A failed setup or phase: what was created is still deleted, while the history is open.
     if (resources === undefined) {

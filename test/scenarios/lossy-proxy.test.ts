@@ -178,6 +178,9 @@ describe.concurrent("a scenario's own calls whose answers never came are not jud
     expectNotJudged(run, 'rate limit: cost > 1 counts its cost, a refusal counts nothing');
     expectNotJudged(run, 'multiLimit: all or nothing');
     expect(run.report.resources?.unexpectedlyLeft).toBe(0);
+    // The rules only those two checks judge are not counted as exercised: the report lists them apart.
+    expect(run.report.rules?.notJudged?.map((r) => r.id)).toEqual(['ratelimit.limit-exact', 'ratelimit.cost-many', 'ratelimit.multi-all-or-nothing']);
+    expect(run.report.rules?.exercised.map((r) => r.id)).toEqual(['ratelimit.cost-zero', 'ratelimit.override-exact', 'ratelimit.override-wildcard']);
   }, RUN_LIMIT_MS);
 
   test('credits-drain: its end-of-run balance reads that never came are not judged (it judged on nothing or crashed)', async () => {
