@@ -327,12 +327,12 @@ export default defineScenario<LiveEdgeFixtures>({
       unread.length === balances.length && balances.length > 0
         ? notJudged('a verification refused by a rate limit spends no credits', unread.length, unread.map((b) => b.text).join('; '), ['verify.rate-limited-spends-nothing'])
         : checkResult(
-        'a verification refused by a rate limit spends no credits',
-        wrong.length === 0,
-        (wrong.length > 0 ? wrong : balances).map((b) => b.problem ?? b.text).join('; ') +
-          (unread.length > 0 && wrong.length === 0 ? ` — not judged for ${unread.length} keys: their balance could not be read` : ''),
-        ['verify.rate-limited-spends-nothing'],
-      ),
+            'a verification refused by a rate limit spends no credits',
+            wrong.length === 0,
+            (wrong.length > 0 ? wrong : balances).map((b) => b.problem ?? b.text).join('; ') +
+              (unread.length > 0 && wrong.length === 0 ? ` — not judged for ${unread.length} keys: their balance could not be read` : ''),
+            ['verify.rate-limited-spends-nothing'],
+          ),
       checkResult(
         'a rate-limit check of cost 0 is admitted and counts nothing',
         f.probesRefused.length === 0,
