@@ -145,6 +145,9 @@ export interface ReportParts {
 }
 
 /** The RunReport; its thresholds are evaluated over the rest of it. */
+/** The checks the runner adds to a scenario's: they judge no rule of the service. */
+const RUNNER_CHECKS: ReadonlySet<string> = new Set(['per-response checks', TARGET_STOPPED_CHECK, 'end-of-run checks']);
+
 /**
  * What the run covered of the service's rules (rules.ts), as the report shows it: the declared
  * rules its checks, or the invariant checkers, judged at least one item of; the declared ones
@@ -152,7 +155,10 @@ export interface ReportParts {
  */
 function rulesSection(declared: readonly string[], checks: readonly CheckResult[], tally: RuleTally | undefined, invariants: InvariantsSection | undefined): RulesSection {
   const invariantsChecked = new Map((invariants?.invariants ?? []).map((inv) => [inv.id, inv.checked - (inv.notJudged ?? 0)] as const));
-  const { total, exercised, notJudged, untouched } = judgedRuleCoverage({ declared, checks, tally, invariantsChecked });
+  // The scenario's end-of-run checks only: the per-response ones are in the tally, and the runner's
+  // own lines (a stopped target, checks that could not run) judge no rule.
+  const own = checks.filter((c) => !RUNNER_CHECKS.has(c.name));
+  const { total, exercised, notJudged, untouched } = judgedRuleCoverage({ declared, checks: own, tally, invariantsChecked });
   const ref = ({ id, title }: { id: string; title: string }) => ({ id, title });
   return { total, exercised: exercised.map(ref), notJudged: notJudged.map(ref), untouched: untouched.map(ref) };
 }
