@@ -10,7 +10,8 @@
  * At the end each key's balance is read back: a refused verification spent nothing.
  */
 import { type ApiResponse, type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, expectError, okData, shown } from '../src/load/scenario-checks.js';
+import { checkResult, expectError, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
+import { readOutcome } from '../src/load/scenario-calls.js';
 import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
 
 const CREDITS = 50;
@@ -41,22 +42,24 @@ function verifiedAs(r: ApiResponse, code: string, key: StateKey | undefined): st
   return undefined;
 }
 
-const verify = (name: string, pick: (f: KeyStatesFixtures) => CreatedKey, code: string, cost?: number): MixEntry<KeyStatesFixtures> => ({
+const verify = (name: string, pick: (f: KeyStatesFixtures) => CreatedKey, code: string, rules: readonly string[], cost?: number): MixEntry<KeyStatesFixtures> => ({
   name,
   weight: 1,
+  rules,
   build: (f) => ({ op: 'keys.verifyKey', body: { key: pick(f).key, ...(cost === undefined ? {} : { credits: { cost } }) } }),
   check: (r, f) => verifiedAs(r, code, code === 'NOT_FOUND' ? undefined : (pick(f) as StateKey)),
 });
 
 const mix: ReadonlyArray<MixEntry<KeyStatesFixtures>> = [
-  verify('verifyKey disabled, 0 left → DISABLED', (f) => f.disabledEmpty, 'DISABLED'),
-  verify('verifyKey disabled → DISABLED', (f) => f.disabled, 'DISABLED'),
-  verify('verifyKey expired → EXPIRED', (f) => f.expired, 'EXPIRED'),
-  verify('verifyKey deleted → NOT_FOUND', (f) => f.deleted, 'NOT_FOUND'),
-  verify('verifyKey active, cost 0 → VALID', (f) => f.active, 'VALID', 0),
+  verify('verifyKey disabled, 0 left → DISABLED', (f) => f.disabledEmpty, 'DISABLED', ['verify.disabled']),
+  verify('verifyKey disabled → DISABLED', (f) => f.disabled, 'DISABLED', ['verify.disabled']),
+  verify('verifyKey expired → EXPIRED', (f) => f.expired, 'EXPIRED', ['verify.expired']),
+  verify('verifyKey deleted → NOT_FOUND', (f) => f.deleted, 'NOT_FOUND', ['verify.not-found', 'keys.delete']),
+  verify('verifyKey active, cost 0 → VALID', (f) => f.active, 'VALID', ['credits.cost-zero'], 0),
   {
     name: 'getKey deleted → 404',
     weight: 1,
+    rules: ['keys.delete'],
     build: (f) => ({ op: 'keys.getKey', body: { keyId: f.deleted.keyId } }),
     check: (r) => expectError(r, 404, 'key_not_found'),
   },
@@ -88,18 +91,23 @@ export default defineScenario<KeyStatesFixtures>({
   setup,
   mix,
   async finish(ctx, f) {
-    const balances = await Promise.all(
-      [f.disabledEmpty, f.disabled, f.expired, f.active].map(async (k) => {
-        const d = await ctx.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: k.keyId });
-        return { k, remaining: d.credits?.remaining };
-      }),
-    );
+    const name = 'refused and cost-0 verifications spent nothing';
+    // Reads: asked again when their answer never came; one that never came leaves the check unjudged.
+    const reads = await Promise.all([f.disabledEmpty, f.disabled, f.expired, f.active].map(async (k) => ({ k, outcome: await readOutcome(ctx, 'keys.getKey', { keyId: k.keyId }) })));
+    const unread = reads.flatMap(({ outcome }) => (outcome.answered ? [] : [outcome.why]));
+    const rules = ['verify.disabled', 'verify.expired', 'credits.cost-zero'];
+    if (unread.length > 0) return [notJudged(name, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`, rules)];
+    const balances = reads.map(({ k, outcome }) => {
+      const d = outcome.answered ? okData(outcome.response) : 'no answer';
+      return { k, remaining: typeof d === 'string' ? d : isRecord(d.credits) && isInt(d.credits.remaining) ? d.credits.remaining : `credits ${JSON.stringify(d.credits)}` };
+    });
     const changed = balances.filter(({ k, remaining }) => remaining !== k.credits);
     return [
       checkResult(
-        'refused and cost-0 verifications spent nothing',
+        name,
         changed.length === 0,
         changed.length === 0 ? `every balance as created (${balances.map(({ remaining }) => String(remaining)).join(', ')})` : changed.map(({ k, remaining }) => `${k.keyId}: ${String(remaining)}, expected ${k.credits}`).join('; '),
+        rules,
       ),
     ];
   },

@@ -117,6 +117,9 @@ const topUpEntry: MixEntry<LimitedFixtures> = {
   },
 };
 
+/** The rules the end-of-run balance check judges. */
+const BALANCE_RULES = ['verify.rate-limited-spends-nothing', 'credits.update-credits', 'credits.valid-decrements'];
+
 /** What a difference between the balance found and the one accounted for looks like. */
 function diagnosis(k: LimitedKey, missing: number): string {
   if (missing === 0) return '';
@@ -188,13 +191,14 @@ export default defineScenario<LimitedFixtures>({
     const over = [...f.windows.values()].filter((w) => w.valid > w.limit);
     const balanceName = 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)';
     return [
-      unread.length > 0 ? notJudged(balanceName, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`) : checkResult(balanceName, balancesOk, detail),
+      unread.length > 0 ? notJudged(balanceName, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`, BALANCE_RULES) : checkResult(balanceName, balancesOk, detail, BALANCE_RULES),
       checkResult(
         'VALID answers per limit and window within the limit',
         over.length === 0,
         over.length > 0
           ? over.slice(0, 6).map((w) => `${w.label}: ${w.valid} VALID in the window ending ${new Date(w.resetMs).toISOString()}, limit ${w.limit}`).join('; ')
           : `${f.windows.size} windows, ${valid} VALID`,
+        ['ratelimit.key-limit-per-key', 'ratelimit.identity-shared'],
       ),
       checkResult(
         'rate limits refused some verifications',

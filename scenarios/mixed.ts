@@ -20,9 +20,11 @@
 import { zipfSampler } from '../src/load/distributions.js';
 import type { Random } from '../src/engine/index.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, isRecord, okData, okList, sameJson, shown, statusCount, transportErrors, unexpectedCodes, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, okList, sameJson, serverErrors, shown, statusCount, transportErrors, unexpectedCodes, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
 import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
+import type { CheckResult, OperationStats } from '../src/report/model.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
+import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 
 const KEYS = 300;
 const USERS = 100;
@@ -119,6 +121,23 @@ const listEntry: MixEntry<MixedFixtures> = {
   },
 };
 
+/**
+ * Every rate-limit check that the service answered was decided (allowed or denied). A check whose
+ * answer never came — a transport error, a gateway's 502/504 or another page that is not the
+ * service's, a 5xx — is counted apart and not judged; with none judged the check says so.
+ */
+export function rateLimitsDecided(limits: OperationStats | undefined): CheckResult {
+  const name = 'every rate-limit check decided';
+  const requests = limits?.requests ?? 0;
+  const unknown = transportErrors(limits) + serverErrors(limits);
+  const judged = requests - unknown;
+  const allowed = limits?.ratelimit.allowed ?? 0;
+  const denied = limits?.ratelimit.denied ?? 0;
+  if (judged === 0 && unknown > 0) return notJudged(name, unknown, 'transport errors, gateway pages or 5xx answers');
+  const never = unknown > 0 ? `; ${unknown} never came (transport errors, gateway pages, 5xx), not judged` : '';
+  return checkResult(name, allowed + denied === judged, `${allowed} allowed, ${denied} denied of the ${judged} answered${never}`);
+}
+
 async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
   // The namespace first: on a live target without it the run stops before making anything.
   const namespace = await ensureNamespace(ctx, 'api');
@@ -141,6 +160,11 @@ async function setup(ctx: ScenarioContext): Promise<MixedFixtures> {
       return { ...created, initial, owner };
     },
   );
+  return mixedFixtures(keys, users, namespace);
+}
+
+/** The fixtures from their plain data (what `sharedFixtures` hands to the segments of `--workers`). */
+function mixedFixtures(keys: MixedKey[], users: MixedFixtures['users'], namespace: string): MixedFixtures {
   return {
     keys,
     byId: new Map(keys.map((k) => [k.keyId, k])),
@@ -162,6 +186,14 @@ export default defineScenario<MixedFixtures>({
   // one-second windows roll during the run (on a frozen clock they would never reopen).
   clockMode: 'running',
   setup,
+  // A Map and two samplers: plain data only crosses to the segments of --workers.
+  sharedFixtures: {
+    save: (f) => ({ keys: f.keys, users: f.users, namespace: f.namespace }),
+    load: (data) => {
+      const d = data as { keys: MixedKey[]; users: MixedFixtures['users']; namespace: string };
+      return mixedFixtures(d.keys, d.users, d.namespace);
+    },
+  },
   mix: [verifyEntry(1), limitEntry, getIdentityEntry, topUpEntry, listEntry],
   phases(ctx) {
     const list: PhaseSpec<MixedFixtures>[] = [];
@@ -174,29 +206,25 @@ export default defineScenario<MixedFixtures>({
   async finish(ctx, f, results) {
     const verify = results.operation('keys.verifyKey');
     const topUps = results.operation('keys.updateCredits');
-    const limits = results.operation('ratelimit.limit');
     const valid = codeCount(verify, 'VALID');
     const lost = withoutAnswer(verify) + withoutAnswer(topUps);
-    const finals = await inParallel(f.keys, SETUP_CONCURRENCY, async (k) => {
-      const d = await ctx.api.data<{ credits?: { remaining: number | null } }>('keys.getKey', { keyId: k.keyId });
-      return d.credits?.remaining ?? Number.NaN;
-    });
+    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const finals = reads.data.map((d) => remainingOf(d) ?? Number.NaN);
     const added = TOP_UP * statusCount(topUps, 200);
     const lostCredits = f.keys.reduce((n, k, i) => n + k.initial - (finals[i] ?? Number.NaN), 0);
     const consumed = lostCredits + added;
     const other = unexpectedCodes(verify, ['VALID', 'USAGE_EXCEEDED']);
+    const creditsName = 'credits accounted for';
     return [
-      checkResult(
-        'credits accounted for',
-        lost === 0 ? consumed === valid : Math.abs(consumed - valid) <= lost * TOP_UP,
-        `${lostCredits} credits gone from ${KEYS} keys + ${added} topped up = ${consumed} consumed; ${valid} VALID answers; ${withoutAnswerText(lost, cutOff(verify) + cutOff(topUps))}`,
-      ),
+      reads.lost.count > 0
+        ? notJudged(creditsName, reads.lost.count, lostReadsReason(reads.lost))
+        : checkResult(
+            creditsName,
+            lost === 0 ? consumed === valid : Math.abs(consumed - valid) <= lost * TOP_UP,
+            `${lostCredits} credits gone from ${KEYS} keys + ${added} topped up = ${consumed} consumed; ${valid} VALID answers; ${withoutAnswerText(lost, cutOff(verify) + cutOff(topUps))}`,
+          ),
       checkResult('verifications answered VALID or USAGE_EXCEEDED', other.length === 0, other.length === 0 ? `${valid} VALID, ${codeCount(verify, 'USAGE_EXCEEDED')} USAGE_EXCEEDED` : `also ${other.join(', ')}`),
-      checkResult(
-        'every rate-limit check decided',
-        (limits?.ratelimit.allowed ?? 0) + (limits?.ratelimit.denied ?? 0) + transportErrors(limits) === (limits?.requests ?? 0),
-        `${limits?.ratelimit.allowed ?? 0} allowed, ${limits?.ratelimit.denied ?? 0} denied of ${limits?.requests ?? 0}`,
-      ),
+      rateLimitsDecided(results.operation('ratelimit.limit')),
     ];
   },
   thresholds: ['errors == 0', 'checks == 0', 'p99 < 250ms'],

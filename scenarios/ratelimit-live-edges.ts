@@ -22,7 +22,7 @@
  * rate-limit checks on an identifier of its own.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, isRecord, okData, shown } from '../src/load/scenario-checks.js';
+import { checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
 import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario-fixtures.js';
 import { moveClockTo } from '../src/load/scenario-clock.js';
 import { LostAnswers, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
@@ -65,6 +65,10 @@ interface LiveEdgeFixtures {
   answerProblems: string[];
   /** Answers that never came (transport errors, a gateway's 502/504): their outcome is unknown. */
   lost: LostAnswers;
+  /** Cost-0 probes answered (all on one identifier of limit 1: each must be admitted, none counts). */
+  probesAnswered: number;
+  /** Those refused: a cost-0 check that counted, or was refused. */
+  probesRefused: string[];
   steadyIdentifier: string;
   /** The simulator's frozen clock (moved to each edge) rather than a running one. */
   manualClock: boolean;
@@ -81,7 +85,10 @@ async function probe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: numb
   }
   const r = outcome.response;
   const d = okData(r);
-  if (typeof d === 'string' || !isInt(d.reset) || d.success !== true) throw new Error(`a cost-0 probe of the ${durationMs} ms window answered ${shown(r)}`);
+  if (typeof d === 'string' || !isInt(d.reset)) throw new Error(`a cost-0 probe of the ${durationMs} ms window answered ${shown(r)}`);
+  f.probesAnswered++;
+  // Its reset still places the edge; the refusal is the cost-0 check's finding.
+  if (d.success !== true && f.probesRefused.length < 6) f.probesRefused.push(`a cost-0 probe of the ${durationMs} ms window (limit 1) was refused: ${shown(r)}`);
   const decision: Decision = { invokeMs, completeMs, admitted: true, resetMs: d.reset };
   f.probes.get(durationMs)?.push(decision);
   return decision;
@@ -243,6 +250,8 @@ const steadyMix: ReadonlyArray<MixEntry<LiveEdgeFixtures>> = [
 
 export default defineScenario<LiveEdgeFixtures>({
   name: 'ratelimit-live-edges',
+  // The service rules it exercises and judges (src/load/rules.ts); each check names its own.
+  rules: ['ratelimit.sliding-window', 'ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero'],
   description:
     'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
   defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },
@@ -261,6 +270,8 @@ export default defineScenario<LiveEdgeFixtures>({
       exactLost: 0,
       answerProblems: [],
       lost: new LostAnswers(),
+      probesAnswered: 0,
+      probesRefused: [],
       steadyIdentifier: `${ctx.tag}-steady`,
       manualClock: ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual',
     };
@@ -297,9 +308,11 @@ export default defineScenario<LiveEdgeFixtures>({
         f.exactProblems.length === 0,
         f.exactProblems.length > 0
           ? f.exactProblems.join('; ')
-          : `${f.exactJudged} bursts admitted exactly their limit (within what their unknown outcomes allow)` +
+          : (f.exactJudged === 0 ? 'not judged: no burst could be judged; ' : '') +
+            `${f.exactJudged} bursts admitted exactly their limit (within what their unknown outcomes allow)` +
               (f.exactStraddled > 0 ? `; ${f.exactStraddled} rounds not judged (a burst straddled an edge: the machine was slow)` : '') +
               (f.exactLost > 0 ? `; ${f.exactLost} bursts not judged: none of their answers came` : ''),
+        ['ratelimit.limit-exact', 'ratelimit.key-limit-per-key'],
       ),
       checkResult(
         'sliding window across real window edges',
@@ -309,12 +322,22 @@ export default defineScenario<LiveEdgeFixtures>({
           : judged > 0
             ? `${judged} of ${seen} edges judged (the window before still weighed on the burst after it): within the sliding-window bound`
             : `inconclusive: ${seen} edges seen, none close enough to its burst to judge (a slow machine); nothing wrong seen`,
+        ['ratelimit.sliding-window'],
       ),
+      unread.length === balances.length && balances.length > 0
+        ? notJudged('a verification refused by a rate limit spends no credits', unread.length, unread.map((b) => b.text).join('; '), ['verify.rate-limited-spends-nothing'])
+        : checkResult(
+            'a verification refused by a rate limit spends no credits',
+            wrong.length === 0,
+            (wrong.length > 0 ? wrong : balances).map((b) => b.problem ?? b.text).join('; ') +
+              (unread.length > 0 && wrong.length === 0 ? ` — not judged for ${unread.length} keys: their balance could not be read` : ''),
+            ['verify.rate-limited-spends-nothing'],
+          ),
       checkResult(
-        'a verification refused by a rate limit spends no credits',
-        wrong.length === 0,
-        (wrong.length > 0 ? wrong : balances).map((b) => b.problem ?? b.text).join('; ') +
-          (unread.length > 0 && wrong.length === 0 ? ` — not judged for ${unread.length} keys: their balance could not be read` : ''),
+        'a rate-limit check of cost 0 is admitted and counts nothing',
+        f.probesRefused.length === 0,
+        f.probesRefused.length > 0 ? f.probesRefused.join('; ') : `${f.probesAnswered} cost-0 probes on one identifier of limit 1, all admitted`,
+        ['ratelimit.cost-zero'],
       ),
     ];
   },

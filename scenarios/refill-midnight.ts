@@ -19,7 +19,7 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
-import { READ_ATTEMPTS, callOutcome } from '../src/load/scenario-calls.js';
+import { READ_ATTEMPTS, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
 import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
 import { iso, moveClockTo } from '../src/load/scenario-clock.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
@@ -103,8 +103,11 @@ async function setup(ctx: ScenarioContext): Promise<MidnightFixtures> {
   const keys: MidnightKey[] = [];
   for (const s of specs) {
     const created = await createKey(ctx, { apiId, name: `${ctx.tag}-${s.kind}`, credits: { remaining: INITIAL, refill: s.refill } });
-    const got = await ctx.api.data<{ createdAt?: unknown }>('keys.getKey', { keyId: created.keyId });
-    keys.push({ ...created, kind: s.kind, refillDay: s.refillDay, createdAtMs: isInt(got.createdAt) ? got.createdAt : undefined, before: undefined, seen: [] });
+    // A read, asked again when its answer never came; without it the creation instant stays unknown.
+    const read = await readOutcome(ctx, 'keys.getKey', { keyId: created.keyId });
+    const got = read.answered ? okData(read.response) : undefined;
+    const createdAtMs = got !== undefined && typeof got !== 'string' && isInt(got.createdAt) ? got.createdAt : undefined;
+    keys.push({ ...created, kind: s.kind, refillDay: s.refillDay, createdAtMs, before: undefined, seen: [] });
   }
   for (const k of keys) {
     const outcome = await callOutcome(ctx, 'keys.verifyKey', { key: k.key });

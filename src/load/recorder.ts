@@ -13,6 +13,7 @@
  * by kind.
  */
 import { type OperationStats, TRANSPORT_ERROR_KINDS, type TimelinePoint, type TransportErrorKind } from '../report/model.js';
+import { RuleTally } from './rules.js';
 import { type Histogram, encodeHistogram, mergeHistograms, newHistogram, percentilesMs, recordMs } from '../report/histogram.js';
 
 export interface Sample {
@@ -105,6 +106,8 @@ function outcomeOf(operation: string, body: unknown): { code?: string; allowed?:
 }
 
 export class Recorder {
+  /** What the per-response checks judged per service rule (rules.ts), for the report's rule coverage. */
+  readonly rules = new RuleTally();
   readonly #operations = new Map<string, OperationAccumulator>();
   readonly #seconds = new Map<number, SecondAccumulator>();
   /**

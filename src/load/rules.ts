@@ -1,9 +1,12 @@
 /**
  * The service's rules (docs/service-model.md), each with a stable id and one line, and what judges
  * it: a scenario's own checks (per-response and end-of-run) and, with `--history`, the invariant
- * checkers of src/load/checks. Scenarios declare the ids they exercise (`Scenario.rules`); a run's
- * report lists the rules its scenario exercised and those it never touched, so a pass says what it
- * covered. Plain data: ids are never renamed (reports and scenario files name them).
+ * checkers of src/load/checks. Scenarios declare the ids they exercise (`Scenario.rules`), and may
+ * name them on the checks that judge them (`MixEntry.rules`, `CheckResult.rules`). A run's report
+ * lists the rules the run exercised and judged — a declaring scenario ran and the checks judging
+ * the rule judged at least one item, not all "not judged" — those it declared but judged nothing
+ * of, and those it never touched, so a pass says what it covered. Plain data: ids are never
+ * renamed (reports and scenario files name them).
  */
 
 /** Where a rule is judged besides the scenario's own checks: an invariant id of src/load/checks/types.ts. */
@@ -68,4 +71,73 @@ export function ruleIdProblems(rules: unknown): string[] {
 export function ruleCoverage(exercisedIds: Iterable<string>): { total: number; exercised: ServiceRule[]; untouched: ServiceRule[] } {
   const seen = new Set(exercisedIds);
   return { total: RULES.length, exercised: RULES.filter((r) => seen.has(r.id)), untouched: RULES.filter((r) => !seen.has(r.id)) };
+}
+
+/**
+ * What the per-response checks of one run judged, per rule: the answers whose check was asked
+ * (the service's answers, in measured phases) of the mix entries naming the rule, and which rules
+ * any entry named at all.
+ */
+export class RuleTally {
+  /** Rule id → answers judged by the checks of entries naming it. */
+  readonly answers = new Map<string, number>();
+  /** Rule ids some entry of the run named (whether or not an answer came). */
+  readonly named = new Set<string>();
+  /** Answers judged by any per-response check. */
+  judgedAnswers = 0;
+
+  /** An entry naming `rules` was built into a request. */
+  built(rules: readonly string[] | undefined): void {
+    for (const id of rules ?? []) this.named.add(id);
+  }
+
+  /** The check of an entry naming `rules` was asked on the service's answer. */
+  judged(rules: readonly string[] | undefined): void {
+    this.judgedAnswers++;
+    for (const id of rules ?? []) this.answers.set(id, (this.answers.get(id) ?? 0) + 1);
+  }
+}
+
+/** Whether an end-of-run check judged anything: its detail does not say "not judged" or "inconclusive". */
+export function checkJudged(check: { detail: string }): boolean {
+  return !/^(not judged|inconclusive)\b/.test(check.detail);
+}
+
+/** What a run did, as far as its rules go. */
+export interface RuleEvidence {
+  /** The rules its scenario declares. */
+  declared: readonly string[];
+  /** Its end-of-run checks (the per-response checks are in `tally`). */
+  checks: ReadonlyArray<{ detail: string; rules?: readonly string[] | undefined }>;
+  tally: RuleTally | undefined;
+  /** Invariant id → checks the history's checkers made (absent without --history). */
+  invariantsChecked: ReadonlyMap<string, number>;
+}
+
+/**
+ * The rules a run exercised and judged, those its scenario declared but judged nothing of, and
+ * those it never touched, in RULES order. A declared rule is judged when a per-response check of
+ * an entry naming it judged an answer, an end-of-run check naming it judged something, or an
+ * invariant checker that judges it (ServiceRule.judgedBy) made a check. A declared rule that no
+ * entry and no check of the run names is judged by the scenario's checks as a whole: any answer or
+ * end-of-run check they judged.
+ */
+export function judgedRuleCoverage(evidence: RuleEvidence): { total: number; exercised: ServiceRule[]; notJudged: ServiceRule[]; untouched: ServiceRule[] } {
+  const declared = new Set(evidence.declared);
+  const named = new Set(evidence.tally?.named ?? []);
+  for (const check of evidence.checks) for (const id of check.rules ?? []) named.add(id);
+  const anyJudged = (evidence.tally?.judgedAnswers ?? 0) > 0 || evidence.checks.some(checkJudged);
+  const judged = (rule: ServiceRule): boolean => {
+    if ((evidence.tally?.answers.get(rule.id) ?? 0) > 0) return true;
+    if (evidence.checks.some((c) => c.rules?.includes(rule.id) === true && checkJudged(c))) return true;
+    if (rule.judgedBy.some((id) => (evidence.invariantsChecked.get(id) ?? 0) > 0)) return true;
+    return !named.has(rule.id) && anyJudged;
+  };
+  const inRun = RULES.filter((r) => declared.has(r.id));
+  return {
+    total: RULES.length,
+    exercised: inRun.filter(judged),
+    notJudged: inRun.filter((r) => !judged(r)),
+    untouched: RULES.filter((r) => !declared.has(r.id)),
+  };
 }

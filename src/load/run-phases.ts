@@ -17,6 +17,7 @@ import { type PhaseInput, type PlannedPhase, type Segment, planPhases, segmentPl
 import { stageText, stagesProblem } from './stages.js';
 import type { Recorder } from './recorder.js';
 import type { ResourceLedger } from './resources.js';
+import type { RuleTally } from './rules.js';
 import { trackingCheck } from './resource-tracking.js';
 import { neverCameReason } from './unknown-outcome.js';
 import type { ProgressSnapshot } from './run-options.js';
@@ -116,12 +117,13 @@ export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtu
  * came as far as the checks are concerned: the entry's check is not asked (so a counting check
  * counts it as without answer) and `notJudged` is told instead.
  */
-function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown, random: Random, ledger: ResourceLedger, notJudged: () => void): () => PlannedRequest {
+function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown, random: Random, ledger: ResourceLedger, notJudged: () => void, rules?: RuleTally): () => PlannedRequest {
   const pick = weightedPicker(mix);
   return (): PlannedRequest => {
     const entry = pick(random);
     const request = entry.build(fixtures, random);
     const check = entry.check;
+    rules?.built(entry.rules);
     // Figures are kept per API operation (what thresholds name); the entry's name labels check failures.
     return {
       operation: request.op,
@@ -134,7 +136,10 @@ function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown,
         check === undefined
           ? undefined
           : (response) => {
-              if (neverCameReason(response) === undefined) return check(response, fixtures);
+              if (neverCameReason(response) === undefined) {
+                rules?.judged(entry.rules);
+                return check(response, fixtures);
+              }
               notJudged();
               return undefined;
             },
@@ -197,9 +202,17 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         }
       }
       const clockFrom = clockDriver !== undefined ? new Date(clockDriver.fromMs).toISOString() : ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
-      const next = requestSource(spec.mix ?? scenario.mix, fixtures, ctx.random, loop.ledger, () => {
-        if (!phase.warmup) recorder.noteNotJudged();
-      });
+      const next = requestSource(
+        spec.mix ?? scenario.mix,
+        fixtures,
+        ctx.random,
+        loop.ledger,
+        () => {
+          if (!phase.warmup) recorder.noteNotJudged();
+        },
+        // The warm-up's answers judge nothing (its check failures are not counted either).
+        phase.warmup ? undefined : recorder.rules,
+      );
       if (!phase.warmup) generatorMonitor.startPhase();
       const phaseStartMs = performance.now();
       if (!phase.warmup && !measuringStarted) {

@@ -3,7 +3,7 @@
  * target that stopped answering, the scenario's own end-of-run checks) and the RunReport they are
  * assembled into, thresholds last since they read the rest of the report.
  */
-import { ruleCoverage } from './rules.js';
+import { type RuleTally, judgedRuleCoverage } from './rules.js';
 import { cpus, totalmem } from 'node:os';
 import { type CheckResult, type GeneratorSection, type InvariantsSection, type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type ResourcesSection, type RulesSection, type RunReport } from '../report/model.js';
 import { type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
@@ -140,14 +140,27 @@ export interface ReportParts {
   generator: GeneratorSection;
   resources: ResourcesSection | undefined;
   notes: string[];
+  /** What the per-response checks judged per rule (the recorder's); absent: nothing was sent. */
+  ruleTally?: RuleTally;
 }
 
 /** The RunReport; its thresholds are evaluated over the rest of it. */
-/** What the scenario covered of the service's rules (rules.ts), as the report shows it. */
-function rulesSection(ids: readonly string[]): RulesSection {
-  const { total, exercised, untouched } = ruleCoverage(ids);
+/** The checks the runner adds to a scenario's: they judge no rule of the service. */
+const RUNNER_CHECKS: ReadonlySet<string> = new Set(['per-response checks', TARGET_STOPPED_CHECK, 'end-of-run checks']);
+
+/**
+ * What the run covered of the service's rules (rules.ts), as the report shows it: the declared
+ * rules its checks, or the invariant checkers, judged at least one item of; the declared ones
+ * nothing judged; the others.
+ */
+function rulesSection(declared: readonly string[], checks: readonly CheckResult[], tally: RuleTally | undefined, invariants: InvariantsSection | undefined): RulesSection {
+  const invariantsChecked = new Map((invariants?.invariants ?? []).map((inv) => [inv.id, inv.checked - (inv.notJudged ?? 0)] as const));
+  // The scenario's end-of-run checks only: the per-response ones are in the tally, and the runner's
+  // own lines (a stopped target, checks that could not run) judge no rule.
+  const own = checks.filter((c) => !RUNNER_CHECKS.has(c.name));
+  const { total, exercised, notJudged, untouched } = judgedRuleCoverage({ declared, checks: own, tally, invariantsChecked });
   const ref = ({ id, title }: { id: string; title: string }) => ({ id, title });
-  return { total, exercised: exercised.map(ref), untouched: untouched.map(ref) };
+  return { total, exercised: exercised.map(ref), notJudged: notJudged.map(ref), untouched: untouched.map(ref) };
 }
 
 export function assembleReport(parts: ReportParts): RunReport {
@@ -184,7 +197,7 @@ export function assembleReport(parts: ReportParts): RunReport {
     generator: parts.generator,
     ...(resources === undefined ? {} : { resources }),
     ...(parts.options.segment === undefined ? {} : { segment: { index: parts.options.segment.index, count: parts.options.segment.count } }),
-    rules: rulesSection(scenario.rules ?? []),
+    rules: rulesSection(scenario.rules ?? [], parts.checks, parts.ruleTally, invariants),
     notes: parts.notes,
   };
   return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };

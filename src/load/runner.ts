@@ -144,7 +144,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const ctx: ScenarioContext = {
     api: trackingServiceApi(history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()), ledger),
     admin,
-    target: { kind: target.kind, url: target.url },
+    target: { kind: target.kind, url: target.url, ...(target.ca === undefined ? {} : { ca: target.ca }) },
     random: new Random(seed),
     tag,
     settings,
@@ -304,7 +304,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
     notes.push(...sendNotes(phases, generator.limited));
     const status: RunReport['status'] = interrupted ? 'interrupted' : targetStopped !== undefined ? 'failed' : 'completed';
-    return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes });
+    return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes, ruleTally: recorder.rules });
   } catch (error) {
     // A failed setup or phase: what was created is still deleted, while the history is open.
     if (resources === undefined) {

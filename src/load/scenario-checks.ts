@@ -67,17 +67,20 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** An end-of-run check's result, as `finish` returns them. */
-export function checkResult(name: string, passed: boolean, detail: string): CheckResult {
-  return { name, passed, detail };
+/**
+ * An end-of-run check's result, as `finish` returns them; `rules`: the service rules it judges
+ * (src/load/rules.ts ids), for the report's rule coverage.
+ */
+export function checkResult(name: string, passed: boolean, detail: string, rules?: readonly string[]): CheckResult {
+  return { name, passed, detail, ...(rules === undefined ? {} : { rules: [...rules] }) };
 }
 
 /**
  * A check that could not be judged because answers it depends on never came: it passes (nothing
  * wrong was seen) and says so, e.g. `not judged: 2 answers never came (504 from a gateway)`.
  */
-export function notJudged(name: string, lost: number, why: string): CheckResult {
-  return { name, passed: true, detail: `not judged: ${lost} ${lost === 1 ? 'answer' : 'answers'} never came (${why})` };
+export function notJudged(name: string, lost: number, why: string, rules?: readonly string[]): CheckResult {
+  return { name, passed: true, detail: `not judged: ${lost} ${lost === 1 ? 'answer' : 'answers'} never came (${why})`, ...(rules === undefined ? {} : { rules: [...rules] }) };
 }
 
 /** How many verifications of an operation answered `code` (e.g. 'VALID', 'USAGE_EXCEEDED'); 0 when none or never called. */

@@ -73,8 +73,12 @@ export interface ScenarioContext {
    * `requireAdmin(ctx)` returns it or throws a message saying why there is none.
    */
   admin: SimulatorAdmin | undefined;
-  /** 'simulator': the embedded one or a keysim serve; 'live': a deployment of the service. */
-  target: { kind: 'simulator' | 'live'; url: string };
+  /**
+   * 'simulator': the embedded one or a keysim serve; 'live': a deployment of the service. `ca`: the
+   * PEM certificates an https target is trusted with (--ca), for a scenario that asks the target
+   * over keysim's own client (http1/client.ts) besides `api`, e.g. to read its Date header.
+   */
+  target: { kind: 'simulator' | 'live'; url: string; ca?: string | undefined };
   /** Seeded: the same seed gives the same fixtures and the same request sequence. */
   random: Random;
   /**
@@ -111,6 +115,11 @@ export interface MixEntry<F> {
   build(fixtures: F, random: Random): RequestSpec;
   /** Per-response check: return a message when the answer is wrong, undefined when it is right. */
   check?(response: ApiResponse, fixtures: F): string | undefined;
+  /**
+   * The service rules (src/load/rules.ts) this entry's check judges, by id: the report counts a
+   * declared rule as exercised once such a check judged an answer of the service.
+   */
+  rules?: readonly string[];
 }
 
 /** One phase of the load. */
@@ -190,7 +199,9 @@ export interface Scenario<F = unknown> {
   clockMode?: 'frozen' | 'running';
   /**
    * The service rules (src/load/rules.ts, docs/checking.md#rules) this scenario exercises and
-   * judges, by id: the report lists them among the rules a run covered.
+   * judges, by id. The report lists each as exercised when the checks judging it judged at least
+   * one item in the run (name them on entries and checks with `rules` to be precise), as not
+   * judged otherwise.
    */
   rules?: readonly string[];
   /** Defaults for this scenario, overridden by flags. */

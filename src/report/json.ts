@@ -145,7 +145,7 @@ const resourcesShape = object<ResourcesSection>(
 );
 
 const ruleShape = object<RuleRef>({ id: str, title: str });
-const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleShape), untouched: arrayOf(ruleShape) });
+const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleShape), notJudged: arrayOf(ruleShape), untouched: arrayOf(ruleShape) }, ['notJudged']);
 
 const stageShape = object<StageReport>({ durationMs: count, target: count });
 
@@ -202,7 +202,7 @@ const reportShape = object<RunReport>(
         ['operations'],
       ),
     ),
-    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count, unanswered: count }, ['unanswered']) }, ['counts'])),
+    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count, unanswered: count }, ['unanswered']), rules: arrayOf(str) }, ['counts', 'rules'])),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
     generator: generatorShape,

@@ -15,12 +15,19 @@ import type {
   MergeSection,
   OperationStats,
   ResourcesSection,
+  RulesSection,
   RunReport,
   TimelineOperation,
   TimelinePoint,
   TransportErrorKind,
 } from './model.js';
 import { TRANSPORT_ERROR_KINDS } from './model.js';
+import { mergeRulesSections } from './rules-text.js';
+
+/** The segments' rule coverage as one (rules-text.ts mergeRulesSections); undefined when none has one. */
+function rulesOf(reports: readonly RunReport[]): RulesSection | undefined {
+  return mergeRulesSections(reports.flatMap((r) => (r.rules === undefined ? [] : [r.rules])));
+}
 
 /** Why a set of reports cannot be merged at all (not the same run, not segments). */
 export class MergeError extends Error {
@@ -285,8 +292,8 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
     ...(invariants === undefined ? {} : { invariants }),
     ...(generator === undefined ? {} : { generator }),
     ...(resources === undefined ? {} : { resources }),
-    // The segments ran one scenario: the rules it covered are every segment's.
-    ...(sorted[0]?.rules === undefined ? {} : { rules: sorted[0].rules }),
+    // The segments ran one scenario: a rule any segment judged is exercised.
+    ...(rulesOf(sorted) === undefined ? {} : { rules: rulesOf(sorted) as RulesSection }),
     merge,
     notes,
   };

@@ -125,6 +125,8 @@ export interface CheckResult {
     /** Of `total`, the requests that got no answer: neither passed nor failed their check (absent: 0). */
     unanswered?: number;
   };
+  /** The service rules (docs/checking.md#rules) this check judges, by id; absent: not named. */
+  rules?: string[];
 }
 
 export interface ThresholdResult {
@@ -248,10 +250,17 @@ export interface RuleRef {
   title: string;
 }
 
-/** What a run covered: "rules exercised N of M". */
+/**
+ * What a run covered: "rules exercised N of M". `exercised`: declared by the scenario and judged
+ * by at least one item of its checks or of the invariant checkers; `notJudged`: declared, but
+ * everything that would judge them was not judged (answers that never came, checks skipped);
+ * `untouched`: not declared. Reports written before keysim judged coverage have no `notJudged`,
+ * and their `exercised` is what the scenario declared.
+ */
 export interface RulesSection {
   total: number;
   exercised: RuleRef[];
+  notJudged?: RuleRef[];
   untouched: RuleRef[];
 }
 

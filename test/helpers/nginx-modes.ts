@@ -6,7 +6,10 @@
  * `Date` header is passed on (nginx would write its own). Shedding faults strike only the load's
  * verifications (`keys.verifyKey`, `ratelimit.limit`), as a proxy that sheds load would; set-up and
  * cleanup calls get through, except in the modes that change every answer (gzip, TLS, idle
- * timeouts, one request per connection, a dead upstream).
+ * timeouts, one request per connection, a dead upstream). The drop and timeout modes strike the
+ * scenarios' own calls outside set-up too: their reads of keys (`keys.getKey`: end-of-run balances,
+ * fixtures read back) and `ratelimit.multiLimit` (ratelimit-rules' walk), besides the bursts' and
+ * probes' verifications and rate-limit checks.
  */
 import type { FaultsConfig } from '../../src/http/faults.js';
 import { type ServerBlocks, accessLogOf } from './nginx.js';
@@ -40,6 +43,10 @@ export const modeBlocks =
 
 /** The load's verification routes, where the shedding faults strike. */
 const VERIFICATIONS = '~ ^/v2/(keys\\.verifyKey|ratelimit\\.limit)$';
+/** The verifications and the scenarios' own reads and multi-limit checks, where the drop and timeout faults strike. */
+const OWN_CALLS = '~ ^/v2/(keys\\.verifyKey|ratelimit\\.limit|ratelimit\\.multiLimit|keys\\.getKey)$';
+/** The operations of OWN_CALLS. */
+export const OWN_CALL_OPERATIONS = ['keys.verifyKey', 'ratelimit.limit', 'ratelimit.multiLimit', 'keys.getKey'] as const;
 
 /** `/_sim/*` as a live deployment answers it: a JSON 404 (not forwarded). */
 const hideAdmin = (admin: boolean): string => (admin ? '' : HIDE_ADMIN);
@@ -63,13 +70,13 @@ function listen(port: number, dir: string, tls = false): string {
 }
 
 /** One public server: admin hidden, the verifications' location, everything else forwarded. */
-function server(port: number, dir: string, upstream: string, admin: boolean, options: { verifications?: string; server?: string; tls?: boolean } = {}): string {
+function server(port: number, dir: string, upstream: string, admin: boolean, options: { verifications?: string; routes?: string; server?: string; tls?: boolean } = {}): string {
   return `
   server {
     ${listen(port, dir, options.tls)}
     ${options.server ?? ''}
     ${hideAdmin(admin)}
-    location ${VERIFICATIONS} {${options.verifications ?? ''}${forward(upstream)}
+    location ${options.routes ?? VERIFICATIONS} {${options.verifications ?? ''}${forward(upstream)}
     }
     location / {${forward(upstream)}
     }
@@ -88,16 +95,16 @@ export const MODES: readonly ProxyMode[] = [
   },
   {
     name: 'drop-before',
-    does: 'closes the connection without an answer (444) for ~10 % of verifications, before forwarding them (not executed)',
+    does: "closes the connection without an answer (444) for ~10 % of verifications and of the scenarios' own reads, before forwarding them (not executed)",
     shared: () => share('$keysim_drop', 10),
-    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { verifications: '\n      if ($keysim_drop) { return 444; }' }),
+    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { routes: OWN_CALLS, verifications: '\n      if ($keysim_drop) { return 444; }' }),
   },
   {
     name: 'timeout-after',
-    does: 'answers 504 after a short proxy_read_timeout for the slow verifications, which the service executes anyway',
+    does: "answers 504 after a short proxy_read_timeout for the slow verifications and own reads of the scenarios, which the service executes anyway",
     // Normal latency, mean 100 ms, sd 320 ms: about 10 % take over 500 ms (z = 1.25).
-    simulatorFaults: { latencyMs: { mean: 100, stddev: 320 }, operations: ['keys.verifyKey', 'ratelimit.limit'] },
-    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { verifications: '\n      proxy_read_timeout 500ms;' }),
+    simulatorFaults: { latencyMs: { mean: 100, stddev: 320 }, operations: [...OWN_CALL_OPERATIONS] },
+    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { routes: OWN_CALLS, verifications: '\n      proxy_read_timeout 500ms;' }),
   },
   {
     name: 'shed',

@@ -123,3 +123,92 @@ describe.concurrent('answers lost by a proxy are unknown outcomes, not failures'
     }
   }, RUN_LIMIT_MS);
 });
+
+/** The simulator as a live deployment (production compat creates namespaces on first use) behind a lossy proxy; the scenario run through it. */
+async function simBehindProxy(name: string, lose: Lose, settings: object = {}): Promise<{ run: LiveRun; proxy: LossyProxy }> {
+  const sim = await createSimulator({ clock: 'system', compat: 'production' });
+  const proxy = await startLossyProxy(sim.url, lose);
+  try {
+    const run = await runLive(name, { url: proxy.url, rootKey: sim.rootKey }, { settings: { durationMs: 1_000, warmupMs: 0, ...settings } });
+    return { run, proxy };
+  } finally {
+    await proxy.close();
+    await sim.close();
+  }
+}
+
+/** The named check of a run: it must be there and say "not judged", not fail. */
+function expectNotJudged(run: LiveRun, name: string): void {
+  const check = run.report.checks.find((c) => c.name === name);
+  expect(check, `no check "${name}": ${run.report.checks.map((c) => c.name).join(', ')}`).toBeDefined();
+  expect(check?.passed, check?.detail).toBe(true);
+  expect(check?.detail).toMatch(/^not judged: \d+ answers? never came/);
+}
+
+const GET_KEY = '/v2/keys.getKey';
+
+describe.concurrent("a scenario's own calls whose answers never came are not judged, never failed", () => {
+  test('key-states: its end-of-run balance reads that never came are not judged (it called ctx.api.data, and the run failed "end-of-run checks could not run")', async () => {
+    // The mix reads the deleted key only (its id is learnt from the set-up's deleteKey): every other getKey is an end-of-run read.
+    let deleted = '';
+    const lose: Lose = (path, n, body) => {
+      if (path === '/v2/keys.deleteKey' && deleted === '') deleted = body;
+      if (path !== GET_KEY || deleted.includes(String((JSON.parse(body) as { keyId?: unknown }).keyId))) return undefined;
+      return n % 2 === 0 ? 'drop' : '504';
+    };
+    const { run, proxy } = await simBehindProxy('key-states', lose);
+    expect(proxy.lost.length).toBeGreaterThan(0);
+    expect(run.failures).toBe('');
+    expectNotJudged(run, 'refused and cost-0 verifications spent nothing');
+    expect(run.report.resources?.unexpectedlyLeft).toBe(0);
+  }, RUN_LIMIT_MS);
+
+  test('ratelimit-rules: a walk step whose answer never came is not judged (it called ctx.api.call, and the run failed "end-of-run checks could not run")', async () => {
+    let costly = 0;
+    let multi = 0;
+    const lose: Lose = (path, _n, body) => {
+      // The 2nd check of cost 4 on the walk's own identifier, and the first multiLimit.
+      if (path === '/v2/ratelimit.limit' && body.includes('-rr-cost') && body.includes('"cost":4')) return ++costly === 2 ? 'drop' : undefined;
+      if (path === '/v2/ratelimit.multiLimit') return ++multi === 1 ? '504' : undefined;
+      return undefined;
+    };
+    const { run, proxy } = await simBehindProxy('ratelimit-rules', lose);
+    expect(proxy.lost.map((l) => l.kind).sort()).toEqual(['504', 'drop']);
+    expect(run.failures).toBe('');
+    expectNotJudged(run, 'rate limit: cost > 1 counts its cost, a refusal counts nothing');
+    expectNotJudged(run, 'multiLimit: all or nothing');
+    expect(run.report.resources?.unexpectedlyLeft).toBe(0);
+    // The rules only those two checks judge are not counted as exercised: the report lists them apart.
+    expect(run.report.rules?.notJudged?.map((r) => r.id)).toEqual(['ratelimit.limit-exact', 'ratelimit.cost-many', 'ratelimit.multi-all-or-nothing']);
+    expect(run.report.rules?.exercised.map((r) => r.id)).toEqual(['ratelimit.cost-zero', 'ratelimit.override-exact', 'ratelimit.override-wildcard']);
+  }, RUN_LIMIT_MS);
+
+  test('credits-drain: its end-of-run balance reads that never came are not judged (it judged on nothing or crashed)', async () => {
+    // No warm-up: every getKey is an end-of-run read.
+    const { run, proxy } = await simBehindProxy('credits-drain', (path, n) => (path === GET_KEY ? (n % 2 === 0 ? 'drop' : '504') : undefined), { rate: 40 });
+    expect(proxy.lost.length).toBeGreaterThan(0);
+    expect(run.failures).toBe('');
+    expectNotJudged(run, 'balances drained');
+    expectNotJudged(run, 'credits consumed = VALID answers');
+    expect(run.exit).toBe(EXIT.ok);
+  }, RUN_LIMIT_MS);
+
+  test('plan-change: its end-of-run reads that never came are not judged (it judged on nothing or crashed)', async () => {
+    // No warm-up: the plan change reads its 8 keys once, then every getKey is an end-of-run read.
+    const { run, proxy } = await simBehindProxy('plan-change', (path, n) => (path === GET_KEY && n > 8 ? (n % 2 === 0 ? 'drop' : '504') : undefined), { rate: 60, durationMs: 1_500 });
+    expect(proxy.lost.length).toBeGreaterThan(0);
+    expect(run.failures).toBe('');
+    expectNotJudged(run, 'VALID answers = free credits used + new allocation used');
+    expectNotJudged(run, 'every key on the pro plan with credits left');
+    expect(run.exit).toBe(EXIT.ok);
+  }, RUN_LIMIT_MS);
+
+  test('identities-crud: a page of the final walk that never came is not judged, not a failed or crashed check', async () => {
+    // The end-of-run walk asks for pages of 100 (the mix's are smaller, the pre-flight's of 1): lose them all.
+    const { run, proxy } = await simBehindProxy('identities-crud', (path, _n, body) => (path === '/v2/identities.listIdentities' && body.includes('"limit":100') ? '504' : undefined), { rate: 20 });
+    expect(proxy.lost.length).toBeGreaterThan(0);
+    expectNotJudged(run, 'pages in ascending id order, no duplicates');
+    expectNotJudged(run, 'creations add up');
+    expect(run.report.checks.filter((c) => !c.passed && c.name !== 'per-response checks')).toEqual([]);
+  }, RUN_LIMIT_MS);
+});
