@@ -17,7 +17,7 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { checkResult, expectError, isInt, isRecord, notJudged, okData, okList, sameJson, shown, statusCount, withoutAnswer } from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/load/scenario-calls.js';
+import { readOutcome } from '../src/index.js';
 import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario-fixtures.js';
 import { ascendingIds, paginationProblem, plannedCount } from './support/common.js';
 

@@ -11,7 +11,7 @@
  */
 import { type ApiResponse, type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { checkResult, expectError, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/load/scenario-calls.js';
+import { readOutcome } from '../src/index.js';
 import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
 
 const CREDITS = 50;

@@ -21,7 +21,7 @@
  */
 import { type MixEntry, defineScenario } from '../src/load/scenario.js';
 import { answerEffectUnknown, checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/load/scenario-calls.js';
+import { readOutcome } from '../src/index.js';
 import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
 
 const KEYS = 4;

@@ -22,7 +22,7 @@ import type { Random } from '../src/engine/index.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, okList, sameJson, serverErrors, shown, statusCount, transportErrors, unexpectedCodes, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
 import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
-import type { CheckResult, OperationStats } from '../src/report/model.js';
+import type { CheckResult, OperationStats } from '../src/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 

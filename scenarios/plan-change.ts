@@ -15,7 +15,7 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, shown, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
-import { LostAnswers, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
+import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
 import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
 import { plannedCount } from './support/common.js';
 import { readKeys, remainingOf } from './support/final-reads.js';

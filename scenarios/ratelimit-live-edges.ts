@@ -25,7 +25,7 @@ import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } f
 import { checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
 import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario-fixtures.js';
 import { moveClockTo } from '../src/load/scenario-clock.js';
-import { LostAnswers, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
+import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
 import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 
 const DURATIONS_MS = [1_000, 5_000] as const;

@@ -13,9 +13,9 @@
  *              cost-0 check of A → 4 left: the refused multiLimit counted nothing on A either.
  */
 import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import type { CheckResult } from '../src/report/model.js';
+import type { CheckResult } from '../src/index.js';
 import { checkResult, isRecord, notJudged, okData, sameJson, shown } from '../src/load/scenario-checks.js';
-import { type CallOutcome, LostAnswers, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
+import { type CallOutcome, LostAnswers, callOutcome, readOutcome } from '../src/index.js';
 import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
 
 const DAY_MS = 86_400_000;

@@ -19,7 +19,7 @@
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
-import { READ_ATTEMPTS, callOutcome, readOutcome } from '../src/load/scenario-calls.js';
+import { READ_ATTEMPTS, callOutcome, readOutcome } from '../src/index.js';
 import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
 import { iso, moveClockTo } from '../src/load/scenario-clock.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';

@@ -44,6 +44,6 @@ export {
   neverCameReason,
   answerEffectUnknown,
 } from './load/scenario-checks.js';
-export { type CallOutcome, callOutcome, readOutcome } from './load/scenario-calls.js';
+export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario-calls.js';
 export { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace, inParallel, sleep } from './load/scenario-fixtures.js';
 export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';

@@ -3,9 +3,9 @@
  * once, on fixtures of its own, each answer checked against the one exact answer it can have.
  */
 import { type ApiResponse, OPERATIONS, type Operation, type ScenarioContext } from '../../src/load/scenario.js';
-import type { CheckResult } from '../../src/report/model.js';
+import type { CheckResult } from '../../src/index.js';
 import { checkResult, expectError, isRecord, notJudged, okData, okList, sameJson, shown } from '../../src/load/scenario-checks.js';
-import { callOutcome } from '../../src/load/scenario-calls.js';
+import { callOutcome } from '../../src/index.js';
 import { deleteQuietly } from '../../src/load/scenario-fixtures.js';
 import { ascendingIds, paginationProblem } from './common.js';
 

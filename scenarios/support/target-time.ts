@@ -10,7 +10,7 @@ import { Http1Client } from '../../src/load/http1/client.js';
 import { decodeBody, serviceJsonOf } from '../../src/load/http1/answer-body.js';
 import type { ScenarioContext } from '../../src/load/scenario.js';
 import { parseDurationMs } from '../../src/load/plan.js';
-import { isLostAnswerError } from '../../src/load/scenario-calls.js';
+import { isLostAnswerError } from '../../src/index.js';
 import { sleep } from '../../src/load/scenario-fixtures.js';
 import { isServiceBody } from '../../src/load/scenario-checks.js';
 

@@ -10,7 +10,7 @@
  * (nearly) all have admitted some — the windows keep rolling over under load.
  */
 import type { MixEntry, PhaseSpec, ScenarioContext } from '../../src/load/scenario.js';
-import type { CheckResult } from '../../src/report/model.js';
+import type { CheckResult } from '../../src/index.js';
 import { checkResult, isInt, okData, shown } from '../../src/load/scenario-checks.js';
 import { iso, moveClockTo, requireAdmin } from '../../src/load/scenario-clock.js';
 import { plannedCount } from './common.js';
