@@ -5,8 +5,11 @@
  *
  * - a failed threshold, check or invariant is a `<failure>` with the measured value as message
  *   and the detail (witness, expression) as text;
- * - an inconclusive threshold (the load generator could not keep its schedule) is `<skipped>`
- *   with the reason: neither passed nor failed;
+ * - an inconclusive threshold (the load generator could not keep its schedule), a check that
+ *   judged nothing (every answer it needed never came), an invariant nothing exercised and an oracle
+ *   that did not run are `<skipped>` with the reason: neither passed nor failed;
+ * - every test case's state is `runVerdict`'s, never read from the report's own flags here, so the
+ *   JUnit file agrees with the terminal, report.md and report.html;
  * - a run that was interrupted or failed before it finished adds an `<error>` test case, so a CI
  *   job never shows a partial run as green;
  * - a scenario that could not run at all (target unreachable, set-up failed) is a suite with one
@@ -16,7 +19,7 @@
  * carry at all (most control characters, lone surrogates) are replaced by U+FFFD.
  */
 import type { RunReport } from './model.js';
-import { type RunVerdict, runVerdict } from './verdict.js';
+import { type CheckState, type RunVerdict, runVerdict } from './verdict.js';
 import { escapeHtml } from './html/svg.js';
 
 /** One scenario run for the JUnit file: its report, or why it produced none. */
@@ -37,6 +40,13 @@ interface Case {
   classname: string;
   name: string;
   outcome: { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
+}
+
+/** A check's test case from its runVerdict state: one that judged nothing is skipped, neither passed nor failed. */
+function checkOutcome(state: CheckState, name: string, detail: string): Case['outcome'] {
+  if (state === 'passed') return { kind: 'passed' };
+  if (state === 'inconclusive') return { kind: 'skipped', message: /^not judged\b/i.test(detail) ? detail : `not judged: ${detail}` };
+  return { kind: 'failure', message: detail === '' ? `${name} failed` : detail, detail };
 }
 
 function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
@@ -70,7 +80,7 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
     cases.push({
       classname: `${scenario}.checks`,
       name: c.name,
-      outcome: verdict.checks[i]?.state === 'passed' ? { kind: 'passed' } : { kind: 'failure', message: c.detail === '' ? `${c.name} failed` : c.detail, detail: c.detail },
+      outcome: checkOutcome(verdict.checks[i]?.state ?? 'failed', c.name, c.detail),
     });
   });
   const invariants = report.invariants;
