@@ -142,7 +142,7 @@ const VERDICTS: Partial<Record<ExitCode, string>> = {
   [EXIT.invariantViolated]: 'an invariant is violated or the oracle differs',
   [EXIT.checkFailed]: 'a per-response check failed',
   [EXIT.thresholdFailed]: 'a threshold failed',
-  [EXIT.generatorLimited]: 'inconclusive: the load generator could not keep its schedule',
+  [EXIT.generatorLimited]: 'inconclusive: the load generator could not keep its schedule, or a check or the oracle judged nothing',
   [EXIT.resourcesLeft]: 'resources were left on the target',
   [EXIT.targetStopped]: 'the target stopped answering',
 };
