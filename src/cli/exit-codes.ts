@@ -31,7 +31,9 @@ export const EXIT = {
   /** The target stopped answering during the run (e.g. every request refused): the run ended early. */
   targetStopped: 96,
   /**
-   * Inconclusive: the load generator could not keep its schedule (late sends, event-loop delay), and
+   * Inconclusive, nothing failed. Either something judged nothing — a check every answer of which
+   * never came (`not judged: …`), an oracle that compared no answer of a recorded history — or
+   * the load generator could not keep its schedule (late sends, event-loop delay), and
    * a latency or throughput threshold could not be judged: it failed as measured but not over the
    * sends made on time with the generator's delay allowed for (or, for rps, there is no figure free
    * of the lag). Nothing failed. A run that lagged with every threshold judged exits on its verdicts.

@@ -69,14 +69,32 @@ export function runReportIn(folder: string): RunReport | undefined {
   return parsed.ok ? parsed.report : undefined;
 }
 
-/** The report's thresholds judged again from its own figures (histograms, counts). */
+/**
+ * The report's thresholds judged again from its own figures (histograms, counts), in the report's
+ * order. One this keysim cannot parse (written by another version) keeps the report's own result,
+ * its detail saying it was not re-judged: dropping it would turn its failure into a pass.
+ */
 export function rejudgeThresholds(report: RunReport): ThresholdResult[] {
-  const thresholds: Threshold[] = [];
-  for (const t of report.thresholds) {
-    const parsed = parseThreshold(t.expression);
-    if (parsed.ok) thresholds.push(parsed.threshold);
-  }
-  return evaluateThresholds(thresholds, report);
+  const parsed = report.thresholds.map((t) => ({ recorded: t, parsed: parseThreshold(t.expression) }));
+  const thresholds: Threshold[] = parsed.flatMap((p) => (p.parsed.ok ? [p.parsed.threshold] : []));
+  const judged = evaluateThresholds(thresholds, report);
+  let next = 0;
+  return parsed.map(({ recorded, parsed: p }) =>
+    p.ok ? (judged[next++] as ThresholdResult) : { ...recorded, detail: `${recorded.detail} (not re-judged: this keysim cannot read the expression; the run's report's result)` },
+  );
+}
+
+/**
+ * The oracle's verdict `keysim check` goes by: a re-check can confirm the report's verdict or find
+ * a worse one (a saved journal altered since); when it cannot judge (`not-run`, or not re-checked
+ * at all) or would judge better than the run did, the report's own verdict stands and is said to
+ * be taken from it. Never from a re-check that could not run: that would turn a run's `differs`
+ * (exit 100) into a pass.
+ */
+export function oracleVerdictOf(rechecked: OracleSection | undefined, recorded: OracleSection | undefined): { section: OracleSection | undefined; fromReport: boolean } {
+  if (rechecked === undefined || rechecked.verdict === 'not-run') return { section: recorded ?? rechecked, fromReport: recorded !== undefined };
+  if (recorded === undefined || rechecked.verdict === 'differs' || recorded.verdict === 'agrees') return { section: rechecked, fromReport: false };
+  return { section: recorded, fromReport: true };
 }
 
 /** What the files cannot re-check, with what the run's report says of it. */
@@ -100,7 +118,7 @@ export function notRecheckable(report: RunReport): string[] {
  */
 export function rerunVerdict(report: RunReport, judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] }): { exitCode: ExitCode; reason: string } {
   const base = report.invariants ?? { verdict: 'clean' as const, operations: 0, checked: { keys: 0, verifications: 0, rateLimitChecks: 0 }, invariants: [], violations: [], notes: [] };
-  const oracle = judged.oracle ?? report.invariants?.oracle;
+  const { section: oracle } = oracleVerdictOf(judged.oracle, report.invariants?.oracle);
   const invariants = { ...base, verdict: judged.violated ? ('violated' as const) : ('clean' as const), ...(oracle === undefined ? {} : { oracle }) };
   const rejudged = { ...report, status: 'completed', invariants, thresholds: judged.thresholds } as RunReport;
   // The same reading as after the run (runVerdict), so check words its verdict as run did.
@@ -124,7 +142,7 @@ const VERDICTS: Partial<Record<ExitCode, string>> = {
   [EXIT.invariantViolated]: 'an invariant is violated or the oracle differs',
   [EXIT.checkFailed]: 'a per-response check failed',
   [EXIT.thresholdFailed]: 'a threshold failed',
-  [EXIT.generatorLimited]: 'inconclusive: the load generator could not keep its schedule',
+  [EXIT.generatorLimited]: 'inconclusive: the load generator could not keep its schedule, or a check or the oracle judged nothing',
   [EXIT.resourcesLeft]: 'resources were left on the target',
   [EXIT.targetStopped]: 'the target stopped answering',
 };
@@ -134,9 +152,13 @@ export async function recheckRun(folder: string, events: readonly HistoryEvent[]
   const oracle = await recheckOracle(folder, events);
   const report = runReportIn(folder);
   const notRechecked: string[] = [];
+  const said = report?.invariants?.oracle;
   if (oracle.notRechecked !== undefined) {
-    const said = report?.invariants?.oracle;
-    notRechecked.push(said === undefined ? oracle.notRechecked : `${oracle.notRechecked} The run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}.`);
+    notRechecked.push(said === undefined ? oracle.notRechecked : `${oracle.notRechecked} The run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}: the verdict takes that from the report.`);
+  } else if (said !== undefined && oracleVerdictOf(oracle.section, said).fromReport) {
+    notRechecked.push(
+      `the oracle's re-check ${oracle.section?.verdict === 'not-run' ? 'could not judge' : `says it ${oracle.section?.verdict ?? 'did not run'}`}, which cannot overrule the run's own verdict: the run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}, and the verdict takes that from the report.`,
+    );
   }
   let exitCode: ExitCode;
   let thresholds: ThresholdResult[] | undefined;
@@ -170,6 +192,7 @@ export function renderRecheck(recheck: RunRecheck): string[] {
     const failed = recheck.thresholds.filter((t) => !t.passed);
     lines.push(`thresholds  re-judged from report.json's histograms and counts: ${recheck.thresholds.length - failed.length} of ${recheck.thresholds.length} passed`);
     for (const t of failed) lines.push(`  ${t.inconclusive === true ? 'INCONCLUSIVE' : 'FAILED'} ${t.expression}: ${t.detail}`);
+    for (const t of recheck.thresholds) if (t.passed && t.detail.includes('(not re-judged')) lines.push(`  passed (not re-judged) ${t.expression}: ${t.detail}`);
   }
   for (const line of recheck.notRechecked) lines.push(`note: ${line}`);
   return lines;

@@ -32,14 +32,25 @@ export class JournalFileWriter {
   readonly #closed: Promise<void>;
   #error: Error | undefined;
 
+  /**
+   * Any error of either stream destroys both, so that both end with 'close': every wait below
+   * listens for 'error' and 'close' besides what it waits for, and none can hang on a stream that
+   * died (a full disk, a removed file system, a stream destroyed) while it waited.
+   */
   private constructor(gzip: Gzip, file: WriteStream) {
     this.#gzip = gzip;
     this.#closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
     const fail = (error: Error) => {
       this.#error ??= error;
+      if (!gzip.destroyed) gzip.destroy(error);
+      if (!file.destroyed) file.destroy(error);
     };
     gzip.on('error', fail);
     file.on('error', fail);
+    // Closed by anyone before the end was written: the writes after it would never be flushed.
+    gzip.once('close', () => {
+      if (!file.destroyed && !file.writableFinished && !gzip.writableFinished) fail(new Error('the journal file\'s compressor was closed before the journal ended'));
+    });
     gzip.pipe(file);
   }
 
@@ -55,9 +66,32 @@ export class JournalFileWriter {
     return writer;
   }
 
+  /** Rejects with the stream's error when it failed or was destroyed before (or while) writing. */
   async #write(text: string): Promise<void> {
+    this.#throwIfBroken();
+    if (this.#gzip.write(text)) return;
+    await new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error) => {
+        this.#gzip.off('drain', onDrain);
+        this.#gzip.off('error', onError);
+        this.#gzip.off('close', onClose);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onDrain = () => settle();
+      const onError = (error: Error) => settle(error);
+      const onClose = () => settle(this.#error ?? new Error('the journal file was closed while a write waited for it'));
+      this.#gzip.on('drain', onDrain);
+      this.#gzip.on('error', onError);
+      this.#gzip.on('close', onClose);
+      // Destroyed between the write and these listeners: no event will come.
+      if (this.#gzip.destroyed) onClose();
+    });
+  }
+
+  #throwIfBroken(): void {
     if (this.#error !== undefined) throw this.#error;
-    if (!this.#gzip.write(text)) await new Promise<void>((resolve) => this.#gzip.once('drain', resolve));
+    if (this.#gzip.destroyed) throw new Error('the journal file was closed before the journal ended');
   }
 
   /** Appends entries (in journal order) and pushes them to the file, so a killed run keeps them. */
@@ -70,9 +104,15 @@ export class JournalFileWriter {
   /** Writes how the journal ended and closes the file; rejects with the cause if writing failed. */
   async close(end: JournalEnd): Promise<void> {
     await this.#write(`${JSON.stringify({ end })}\n`).catch(() => undefined);
-    this.#gzip.end();
+    if (!this.#gzip.destroyed) this.#gzip.end();
+    // The file's 'close' comes after its end, or after any error (both streams are destroyed then).
     await this.#closed;
     if (this.#error !== undefined) throw this.#error;
+  }
+
+  /** For tests and for a run that gives up: destroys the streams as a failure would. */
+  destroy(error: Error): void {
+    this.#gzip.destroy(error);
   }
 }
 

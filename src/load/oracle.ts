@@ -10,6 +10,8 @@
  *
  * Given a path, the oracle also saves the journal there as it drains it (journal-file.ts), so
  * that `keysim check` on the run folder replays and compares again (oracle-replay.ts judges both).
+ * Saving is a service to `keysim check`, not part of the judgement: when it fails, the replay and
+ * the comparison go on (the differences found still fail the run) and the section says so.
  *
  * Memory: the simulator keeps only what was not drained yet (drained about once a second); here
  * one expected outcome per recorded request is kept until the comparison.
@@ -53,6 +55,8 @@ export class Oracle {
   #draining: Promise<void> | undefined;
   readonly #end: JournalEnd = { overflowed: false };
   #fileClosed = false;
+  /** Why the journal could not be saved: the replay goes on, only `keysim check` cannot re-check. */
+  #saveFailure: string | undefined;
 
   private constructor(client: HttpJsonClient, replay: OracleReplay, file: JournalFileWriter | undefined) {
     this.#client = client;
@@ -98,7 +102,7 @@ export class Oracle {
       for (;;) {
         const page = await admin<JournalTake>(this.#client, 'journal.take', { max: TAKE_PAGE });
         // Saved before it is replayed: `keysim check` then meets whatever made the replay fail.
-        if (this.#file !== undefined && !this.#fileClosed) await this.#file.append(page.entries);
+        await this.#save(page.entries);
         for (const [i, entry] of page.entries.entries()) {
           if (i > 0 && i % REPLAY_CHUNK === 0) await yieldToLoop();
           this.#replay.replay(entry);
@@ -112,7 +116,25 @@ export class Oracle {
     }
   }
 
-  /** Stops the journal (best effort: the run is over either way) and closes the saved journal. */
+  /**
+   * Appends a page to the saved journal. A failure to save (a full disk, a removed folder) is not a
+   * failure of the oracle: the replay and the comparison go on, and the section says that
+   * `keysim check` cannot re-check this run's oracle.
+   */
+  async #save(entries: JournalTake['entries']): Promise<void> {
+    if (this.#file === undefined || this.#fileClosed || this.#saveFailure !== undefined) return;
+    try {
+      await this.#file.append(entries);
+    } catch (error) {
+      this.#saveFailed(error);
+    }
+  }
+
+  #saveFailed(error: unknown): void {
+    this.#saveFailure ??= error instanceof Error ? error.message : String(error);
+  }
+
+  /** Stops the journal and closes the saved journal; best effort, never rejects: the run is over either way. */
   async stop(): Promise<void> {
     await admin(this.#client, 'journal.stop', {}).catch(() => undefined);
     await this.#closeFile();
@@ -121,7 +143,7 @@ export class Oracle {
   async #closeFile(): Promise<void> {
     if (this.#file === undefined || this.#fileClosed) return;
     this.#fileClosed = true;
-    await this.#file.close({ ...this.#end });
+    await this.#file.close({ ...this.#end }).catch((error: unknown) => this.#saveFailed(error));
   }
 
   /**
@@ -129,9 +151,10 @@ export class Oracle {
    * journal is closed with how it ended, so that `keysim check` reaches this verdict again.
    */
   async compare(events: Iterable<HistoryEvent>): Promise<OracleResult> {
-    await this.#closeFile().catch((error: unknown) => {
-      this.#end.failure ??= `the journal could not be saved: ${error instanceof Error ? error.message : String(error)}`;
-    });
-    return this.#replay.compare(events, this.#end);
+    await this.#closeFile();
+    const section = this.#replay.compare(events, this.#end);
+    if (this.#saveFailure === undefined) return section;
+    const unsaved = `the journal could not be saved for keysim check (${this.#saveFailure}): this run's oracle cannot be re-checked from its folder`;
+    return { ...section, note: section.note === undefined ? unsaved : `${section.note}; ${unsaved}` };
   }
 }

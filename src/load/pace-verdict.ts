@@ -13,6 +13,14 @@
  * - when it does not (or there is no such figure: rps, a report without on-time latency, or too
  *   few sends on time to read the percentile from), the threshold is inconclusive.
  *
+ * Dropped sends (planned, never made: the queue bound was reached) come first: a run that dropped
+ * some did not offer the load the threshold asks about. Drops can only lower both figures — a
+ * dropped send has no latency, and it would have been among the slowest (it was due while the
+ * queue was full), and it is a request less per second. So with `dropped > 0` a threshold a lower
+ * figure helps (`p99 < 50ms`, `rps < 500`, `==`, `!=`) that passes is inconclusive, never passed;
+ * one a lower figure hurts (`rps > 100`, `p50 > 1ms`) that passes does so although it dropped sends,
+ * and is judged by the rules above.
+ *
  * The `detail` says which evidence decided, e.g. "measured 67 ms; over the 3,557 sends on time
  * 66 ms with 4 ms of generator delay allowed: failed".
  */
@@ -64,12 +72,24 @@ function onTimeEvidence(t: Threshold, stats: OperationStats | undefined, generat
   return { value: adjusted, text: `over the ${formatCount(onTime.latency.count)} sends on time ${shown(t, value)} with ${shown(t, delayMs)} of generator delay allowed` };
 }
 
-export function paceVerdict(t: Threshold, actual: number, passed: boolean, stats: OperationStats | undefined, generator: GeneratorSection | undefined): ThresholdResult {
+/** Whether drops, which only lower latency and rps, can have helped this threshold pass. */
+function dropsCanFlatter(t: Threshold): boolean {
+  return t.comparator !== '>' && t.comparator !== '>=';
+}
+
+/** `dropped`: the run's planned sends never made (`totals.dropped`). */
+export function paceVerdict(t: Threshold, actual: number, passed: boolean, stats: OperationStats | undefined, generator: GeneratorSection | undefined, dropped = 0): ThresholdResult {
   const measured = `measured ${shown(t, actual)}`;
   const result = (verdict: 'passed' | 'failed' | 'inconclusive', detail: string): ThresholdResult =>
     verdict === 'inconclusive'
       ? { expression: t.expression, passed: false, inconclusive: true, actual, detail }
       : { expression: t.expression, passed: verdict === 'passed', actual, detail };
+  if (passed && dropped > 0 && dropsCanFlatter(t)) {
+    return result(
+      'inconclusive',
+      `${measured}, inconclusive: the load generator could not keep its schedule and dropped ${formatCount(dropped)} planned sends, which can only have lowered this figure: the load the threshold asks about was not offered`,
+    );
+  }
   const effect = lagEffect(t);
   if (effect === 'worse' && passed) return result('passed', `${measured}: passed, although the load generator lagged (its lag can only have made this figure worse)`);
   if (effect === 'better' && !passed) return result('failed', `${measured}: failed, although the load generator lagged (its lag can only have made this figure better)`);

@@ -133,7 +133,7 @@ export function evaluateThresholds(thresholds: readonly Threshold[], report: Omi
     const actual = measure(t, report);
     if (typeof actual === 'string') return { expression: t.expression, passed: false, actual: null, detail: actual };
     const passed = compare(actual, t.comparator, t.value);
-    if (generatorLimited && isPaceMetric(t.metric)) return paceVerdict(t, actual, passed, statsOf(t, report), report.generator);
+    if (generatorLimited && isPaceMetric(t.metric)) return paceVerdict(t, actual, passed, statsOf(t, report), report.generator, report.totals.dropped);
     return { expression: t.expression, passed, actual, detail: `measured ${shown(t, actual)}` };
   });
 }

@@ -5,8 +5,11 @@
  *
  * - a failed threshold, check or invariant is a `<failure>` with the measured value as message
  *   and the detail (witness, expression) as text;
- * - an inconclusive threshold (the load generator could not keep its schedule) is `<skipped>`
- *   with the reason: neither passed nor failed;
+ * - an inconclusive threshold (the load generator could not keep its schedule), a check that
+ *   judged nothing (every answer it needed never came), an invariant nothing exercised and an oracle
+ *   that did not run are `<skipped>` with the reason: neither passed nor failed;
+ * - every test case's state is `runVerdict`'s, never read from the report's own flags here, so the
+ *   JUnit file agrees with the terminal, report.md and report.html;
  * - a run that was interrupted or failed before it finished adds an `<error>` test case, so a CI
  *   job never shows a partial run as green;
  * - a scenario that could not run at all (target unreachable, set-up failed) is a suite with one
@@ -16,7 +19,7 @@
  * carry at all (most control characters, lone surrogates) are replaced by U+FFFD.
  */
 import type { RunReport } from './model.js';
-import { type RunVerdict, runVerdict } from './verdict.js';
+import { type CheckState, type RunVerdict, runVerdict } from './verdict.js';
 import { escapeHtml } from './html/svg.js';
 
 /** One scenario run for the JUnit file: its report, or why it produced none. */
@@ -39,6 +42,13 @@ interface Case {
   classname: string;
   name: string;
   outcome: { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
+}
+
+/** A check's test case from its runVerdict state: one that judged nothing is skipped, neither passed nor failed. */
+function checkOutcome(state: CheckState, name: string, detail: string): Case['outcome'] {
+  if (state === 'passed') return { kind: 'passed' };
+  if (state === 'inconclusive') return { kind: 'skipped', message: /^not judged\b/i.test(detail) ? detail : `not judged: ${detail}` };
+  return { kind: 'failure', message: detail === '' ? `${name} failed` : detail, detail };
 }
 
 function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
@@ -72,12 +82,14 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
     cases.push({
       classname: `${scenario}.checks`,
       name: c.name,
-      outcome: verdict.checks[i]?.state === 'passed' ? { kind: 'passed' } : { kind: 'failure', message: c.detail === '' ? `${c.name} failed` : c.detail, detail: c.detail },
+      outcome: checkOutcome(verdict.checks[i]?.state ?? 'failed', c.name, c.detail),
     });
   });
   const invariants = report.invariants;
   if (invariants !== undefined) {
-    for (const inv of invariants.invariants) {
+    invariants.invariants.forEach((inv, i) => {
+      // The state runVerdict gives it, as for thresholds and checks: never read from inv.passed here.
+      const state = verdict.invariants?.each[i]?.state ?? 'failed';
       const violations = invariants.violations.filter((v) => v.invariant === inv.id);
       const detail = violations
         .map((v) => `${v.subject}: ${v.message} (${v.occurrences} answer${v.occurrences === 1 ? '' : 's'})\n` + v.witness.map((w) => `  #${w.seq} ${w.op} ${w.request} → ${w.outcome}`).join('\n'))
@@ -85,13 +97,14 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
       cases.push({
         classname: `${scenario}.invariants`,
         name: `${inv.id}: ${inv.title}`,
-        outcome: inv.passed
-          ? inv.checked === 0
-            ? { kind: 'skipped', message: 'nothing in the history exercised this invariant' }
-            : { kind: 'passed' }
-          : { kind: 'failure', message: `${inv.violations} subject${inv.violations === 1 ? '' : 's'} broke ${inv.id}`, detail },
+        outcome:
+          state === 'passed'
+            ? { kind: 'passed' }
+            : state === 'unexercised'
+              ? { kind: 'skipped', message: 'nothing in the history exercised this invariant' }
+              : { kind: 'failure', message: `${inv.violations} subject${inv.violations === 1 ? '' : 's'} broke ${inv.id}`, detail },
       });
-    }
+    });
     if (invariants.verdict === 'not-checked') {
       cases.push({ classname: `${scenario}.invariants`, name: 'history checked', outcome: { kind: 'skipped', message: invariants.notes.join('; ') || 'the history was not checked' } });
     }

@@ -217,7 +217,7 @@ function outcomes(report: RunReport): string[] {
 }
 
 function thresholdsAndChecks(report: RunReport): string[] {
-  const states = runVerdict(report).thresholds;
+  const { thresholds: states, checks: checkStates } = runVerdict(report);
   const out: string[] = [];
   out.push(
     report.thresholds.length === 0
@@ -238,7 +238,7 @@ function thresholdsAndChecks(report: RunReport): string[] {
       ? '**Checks:** none run.'
       : `**Checks**\n\n${table(
           ['', 'Check', 'Detail'],
-          report.checks.map((c) => [mark(c.passed), escapeMarkdown(c.name), escapeMarkdown(c.detail)]),
+          report.checks.map((c, i) => [checkStates[i]?.state === 'inconclusive' ? '⚠️ not judged' : mark(checkStates[i]?.state === 'passed'), escapeMarkdown(c.name), escapeMarkdown(c.detail)]),
           'lll',
         )}`,
   );

@@ -5,7 +5,7 @@
  * so no rendering can disagree with another or with the exit code. Pure.
  */
 import { thresholdVerdict } from './generator-text.js';
-import type { InvariantsSection, RunReport } from './model.js';
+import type { CheckResult, InvariantsSection, RunReport } from './model.js';
 
 /** The failed check that marks a run ended early because the target stopped answering (exit 96). */
 export const TARGET_STOPPED_CHECK = 'target answering';
@@ -18,7 +18,8 @@ export type VerdictCause = 'interrupted' | 'targetStopped' | 'resourcesLeft' | '
 
 export type Headline = 'PASS' | 'FAIL' | 'INCONCLUSIVE';
 export type ThresholdState = 'passed' | 'failed' | 'inconclusive';
-export type CheckState = 'passed' | 'failed';
+/** A check failed, held, or judged nothing (`inconclusive`: every answer it needed never came). */
+export type CheckState = 'passed' | 'failed' | 'inconclusive';
 /** An invariant held (`passed`), broke (`failed`) or had nothing in the history to judge (`unexercised`). */
 export type InvariantState = 'passed' | 'failed' | 'unexercised';
 export type OracleState = 'agrees' | 'differs' | 'not-run';
@@ -55,6 +56,27 @@ function tally<S extends string>(states: readonly S[]): Tally {
   return { passed: count('passed'), failed: count('failed'), inconclusive: count('inconclusive'), total: states.length };
 }
 
+/**
+ * A check that passed without judging anything: a counting check all of whose requests got no
+ * answer (`counts.unanswered` covers `counts.total`), or a scenario's check that says so itself —
+ * `notJudged()` and the scenarios write its detail as `not judged: …` (or `inconclusive: …`). An
+ * answer that never came is unknown, never evidence: such a check is inconclusive, not passed.
+ */
+export function checkStateOf(c: CheckResult): CheckState {
+  if (!c.passed) return 'failed';
+  const counts = c.counts;
+  if (counts !== undefined && counts.total > 0 && counts.failed === 0 && (counts.unanswered ?? 0) >= counts.total) return 'inconclusive';
+  return /^(not judged|inconclusive)\b/i.test(c.detail) ? 'inconclusive' : 'passed';
+}
+
+/**
+ * Whether the oracle was asked for and judged nothing (`not-run`) while the history recorded
+ * operations: its silence is not an agreement.
+ */
+function oracleNotJudged(section: InvariantsSection | undefined): boolean {
+  return section?.oracle?.verdict === 'not-run' && section.operations > 0;
+}
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The measured value of a threshold as its reason says it (ms for a latency). */
@@ -74,7 +96,9 @@ function passReason(report: RunReport): string {
 
 /**
  * The cause, the worst first: interrupted > target stopped > resources left > invariant violated
- * (or oracle differs) > check failed > threshold failed > generator-limited > ok. A target that
+ * (or oracle differs) > check failed > threshold failed > inconclusive (a threshold the generator's
+ * lag may explain, a check that judged nothing, an oracle that compared nothing: exit 97, whose
+ * cause keeps the name `generatorLimited`) > ok. A target that
  * stopped answering is the run's first finding (what it left behind is a consequence). A
  * generator-limited run is inconclusive, which a real failure outranks: an error-rate threshold or
  * a check that failed did so whatever the generator's pace (an inconclusive latency threshold is
@@ -97,12 +121,16 @@ function causeOf(report: RunReport): { cause: VerdictCause; reason: string } {
   if (check !== undefined) return { cause: 'checkFailed', reason: `check ${check.name} failed: ${check.detail}` };
   const threshold = report.thresholds.find((t) => thresholdVerdict(t) === 'failed');
   if (threshold !== undefined) return { cause: 'thresholdFailed', reason: `threshold ${threshold.expression} failed (measured ${measured(threshold.actual, threshold.expression)})` };
-  // Inconclusive only when a threshold could not be judged: a run whose generator lagged but whose
+  // Inconclusive only when something could not be judged: a run whose generator lagged but whose
   // every threshold was judged anyway exits on those verdicts (its report keeps the banner).
   const inconclusive = report.thresholds.filter((t) => thresholdVerdict(t) === 'inconclusive').length;
   if (inconclusive > 0) {
     return { cause: 'generatorLimited', reason: `the load generator could not keep its schedule: ${plural(inconclusive, 'threshold')} not judged` };
   }
+  // A check or the oracle that judged nothing is not a pass either (exit 97, named after its first cause).
+  const unjudged = report.checks.find((c) => checkStateOf(c) === 'inconclusive');
+  if (unjudged !== undefined) return { cause: 'generatorLimited', reason: `check ${unjudged.name} not judged: ${unjudged.detail.replace(/^(not judged|inconclusive)\b:?\s*/i, '')}` };
+  if (oracleNotJudged(inv)) return { cause: 'generatorLimited', reason: `the oracle judged nothing: ${inv?.oracle?.note ?? 'no recorded answer could be compared'}` };
   if (report.status === 'failed') return { cause: 'ok', reason: 'nothing failed, but the run ended before its planned end (see its notes)' };
   return { cause: 'ok', reason: passReason(report) };
 }
@@ -118,7 +146,7 @@ export function invariantsHeadlineOf(section: InvariantsSection): NonNullable<Ru
 export function runVerdict(report: RunReport): RunVerdict {
   const { cause, reason } = causeOf(report);
   const thresholds = report.thresholds.map((t) => ({ expression: t.expression, state: thresholdVerdict(t) }));
-  const checks = report.checks.map((c) => ({ name: c.name, state: (c.passed ? 'passed' : 'failed') as CheckState }));
+  const checks = report.checks.map((c) => ({ name: c.name, state: checkStateOf(c) }));
   const inv = report.invariants;
   const oracle = inv?.oracle?.verdict;
   const invariants =

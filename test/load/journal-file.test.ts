@@ -51,4 +51,24 @@ describe('the saved journal', () => {
     writeFileSync(path, 'not gzip');
     await expect(openJournalFile(path)).rejects.toThrow(/is not a keysim journal/);
   });
+
+  test('the wait for a drain hangs forever when the file stream errors (a full disk): it rejects with the error', async () => {
+    // /dev/full opens, and every write to it fails with ENOSPC: a real file stream that errors.
+    const writer = await JournalFileWriter.create('/dev/full', START);
+    const page = Array.from({ length: 2_000 }, (_, i) => entry(i));
+    const appendUntilFailure = async () => {
+      for (let i = 0; i < 200; i++) await writer.append(page);
+    };
+    await expect(appendUntilFailure()).rejects.toThrow(/ENOSPC|no space/i);
+    await expect(writer.close({ overflowed: false })).rejects.toThrow(/ENOSPC|no space/i);
+  }, 60_000);
+
+  test('a writer destroyed while a write waits for a drain: the write rejects, close ends', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'keysim-journal-')), 'journal.jsonl.gz');
+    const writer = await JournalFileWriter.create(path, START);
+    const waiting = writer.append(Array.from({ length: 2_000 }, (_, i) => entry(i)));
+    writer.destroy(new Error('the disk went away'));
+    await expect(waiting).rejects.toThrow(/the disk went away/);
+    await expect(writer.close({ overflowed: false })).rejects.toThrow(/the disk went away/);
+  });
 });

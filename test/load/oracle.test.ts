@@ -149,4 +149,20 @@ describe('the oracle', () => {
     expect(result).toMatchObject({ verdict: 'agrees', compared: 2, skipped: 2 });
     expect(result.note).toMatch(/overflowed/);
   });
+
+  test('a failure to save the journal hides the differences the replay found (the run exited 0): they still differ, and the note says check cannot re-check', async () => {
+    const sim = await simulator();
+    const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
+    closers.push(() => client.close());
+    // /dev/full opens, and every write to it fails (ENOSPC): saving the journal fails.
+    const oracle = await Oracle.start(client, { journalPath: '/dev/full' });
+    await client.post('/v2/apis.createApi', { name: 'a' }, 'root', { 'x-keysim-seq': '0' });
+    await oracle.drain();
+    // The client "received" a 404 where the simulator, replayed, answers 200: a difference.
+    const event: HistoryEvent = { seq: 0, op: 'apis.createApi', invokeMs: 1, completeMs: 2, request: {}, outcome: { status: 404, code: 'not_found' } } as HistoryEvent;
+    const result = await oracle.compare([event]);
+    expect(result).toMatchObject({ verdict: 'differs', compared: 1, differences: 1 });
+    expect(result.note).toMatch(/could not be saved for keysim check .*cannot be re-checked/);
+    await oracle.stop();
+  });
 });

@@ -48,6 +48,18 @@ describe('a latency or throughput threshold on a run whose generator lagged', ()
     }
   });
 
+  test('a pace threshold that passes although the generator lagged is passed even when it dropped sends: with drops, one a lower figure helps is inconclusive', () => {
+    const report = lagged([verifyRun(20)]);
+    report.totals.dropped = 120;
+    for (const expression of ['p99 < 3600s', 'p99(keys.verifyKey) < 1s', 'max <= 400ms', 'rps < 100000']) {
+      const result = judge(report, expression);
+      expect(thresholdVerdict(result), `${expression}: ${result.detail}`).toBe('inconclusive');
+      expect(result.detail).toMatch(/dropped 120 planned sends/);
+    }
+    // Drops only lower rps: a lower bound that passes anyway is passed.
+    expect(thresholdVerdict(judge(report, 'rps > 1'))).toBe('passed');
+  });
+
   test('a latency threshold that fails over the sends made on time too, the generator delay allowed, is failed', () => {
     // On time, the slowest 1 % took 70 ms: p99 over the on-time sends is 70 ms, 66 ms with the 4 ms of delay allowed.
     const result = judge(lagged([verifyRun(70)]), 'p99 < 50ms');

@@ -65,6 +65,48 @@ const REPORTS: Array<{ name: string; report: () => RunReport; headline: 'PASS' |
     headline: 'FAIL',
     code: EXIT.checkFailed,
   },
+  {
+    name: 'a check with nothing judged passes: every answer of the per-response check was lost',
+    report: () => {
+      const r = completedReport();
+      r.checks[0] = { name: 'per-response checks', passed: true, detail: '0 answers passed; 40 requests got no answer (unknown)', counts: { failed: 0, total: 40, unanswered: 40 } };
+      return r;
+    },
+    headline: 'INCONCLUSIVE',
+    code: EXIT.generatorLimited,
+  },
+  {
+    name: "a check with nothing judged passes: a scenario's check says it was not judged",
+    report: () => {
+      const r = completedReport();
+      r.checks[1] = { name: 'walk: completed', passed: true, detail: 'not judged: 1 answer never came (504 from a gateway)' };
+      return r;
+    },
+    headline: 'INCONCLUSIVE',
+    code: EXIT.generatorLimited,
+  },
+  {
+    name: 'a check with nothing judged passes: an oracle that compared no answer of a recorded history',
+    report: () => {
+      const r = invariantsCleanReport();
+      const inv = r.invariants as NonNullable<RunReport['invariants']>;
+      inv.oracle = { verdict: 'not-run', compared: 0, skipped: 12, differences: 0, examples: [], note: 'no recorded answer could be compared' };
+      return r;
+    },
+    headline: 'INCONCLUSIVE',
+    code: EXIT.generatorLimited,
+  },
+  {
+    name: 'a check not judged does not hide a failed one',
+    report: () => {
+      const r = completedReport();
+      r.checks[0] = { name: 'per-response checks', passed: true, detail: 'all lost', counts: { failed: 0, total: 40, unanswered: 40 } };
+      r.checks[1] = { name: 'monthly refill applied once per key', passed: false, detail: '3 keys refilled twice' };
+      return r;
+    },
+    headline: 'FAIL',
+    code: EXIT.checkFailed,
+  },
 ];
 
 const MD_MARK = { PASS: '✅', FAIL: '❌', INCONCLUSIVE: '⚠️' } as const;
@@ -101,6 +143,11 @@ describe('one verdict in every rendering', () => {
       const failures = t.failed + k.failed + brokenInvariants + (v.oracle === 'differs' ? 1 : 0);
       expect(junit).toContain(`failures="${failures}"`);
       expect((junit.match(/<skipped message="inconclusive/g) ?? []).length).toBe(t.inconclusive);
+      expect(summaryCount('INCONCLUSIVE', 'check')).toBe(k.inconclusive);
+      expect((junit.match(/classname="[^"]*\.checks"[^>]*>\s*<skipped message="not judged/g) ?? []).length).toBe(k.inconclusive);
+      // Every invariant's JUnit case is the state runVerdict gives it.
+      const skippedInvariants = (junit.match(/classname="[^"]*\.invariants" name="(?!oracle:)[^"]*:[^"]*"[^>]*>\s*<skipped/g) ?? []).length;
+      expect(skippedInvariants).toBe(v.invariants?.each.filter((i) => i.state === 'unexercised').length ?? 0);
     });
   }
 });

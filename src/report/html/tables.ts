@@ -76,7 +76,9 @@ export function outcomeTables(report: RunReport): string {
 
 export function verdictTables(report: RunReport): string {
   const badge = (passed: boolean) => `<span class="badge ${passed ? 'pass' : 'fail'}">${passed ? '✓ passed' : '✗ failed'}</span>`;
-  const states = runVerdict(report).thresholds;
+  const { thresholds: states, checks: checkStates } = runVerdict(report);
+  const checkStateOf = (i: number) => checkStates[i]?.state ?? 'failed';
+  const checkBadge = (i: number) => (checkStateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? not judged</span>' : badge(checkStateOf(i) === 'passed'));
   const stateOf = (i: number) => states[i]?.state ?? 'failed';
   const thresholdBadge = (i: number) => (stateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(stateOf(i) === 'passed'));
   const thresholds =
@@ -91,7 +93,7 @@ export function verdictTables(report: RunReport): string {
     report.checks.length === 0
       ? '<p class="muted">No checks were run.</p>'
       : `<div class="table-wrap"><table><caption>Checks</caption><thead><tr><th scope="col">Result</th><th scope="col">Check</th><th scope="col">Detail</th></tr></thead><tbody>` +
-        report.checks.map((c) => `<tr class="${c.passed ? 'pass' : 'fail'}">${td(badge(c.passed))}${td(esc(c.name))}${td(esc(c.detail))}</tr>`).join('') +
+        report.checks.map((c, i) => `<tr class="${checkStateOf(i) === 'failed' ? 'fail' : checkStateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(checkBadge(i))}${td(esc(c.name))}${td(esc(c.detail))}</tr>`).join('') +
         `</tbody></table></div>`;
   return thresholds + checks;
 }
