@@ -131,7 +131,7 @@ describe.each(['open', 'closed'] as const)('a dead target looks fast (%s model)'
 test('without a dead-target window the run does not end early for failures (the setting is honoured)', async () => {
   // Answers the reachability probe only; every request of the load has its connection cut.
   const probeOnly = await startStubServer((req, res) => {
-    if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end('{"meta":{"requestId":"req_probe"},"data":[]}');
     else res.socket?.destroy();
   });
   try {
