@@ -103,6 +103,12 @@ export class Http1Connection<T> {
   /** How many of the outstanding requests, from the back, are in #out (not yet written). */
   #unwritten = 0;
   #flushQueued = false;
+  /**
+   * Request text held until a TLS connection's certificate was checked ('secureConnect'): written
+   * before it, node's TLS layer sends it as soon as the handshake ends, before the certificate is
+   * judged, so a server nobody vouches for would get the first requests.
+   */
+  #beforeSecure = '';
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: ConnectionOptions, handlers: ExchangeHandlers<T>) {
@@ -170,7 +176,9 @@ export class Http1Connection<T> {
         this.#sentMs.push(sentMs);
       }
       this.#arm(Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
-      (this.#socket as Socket | undefined)?.write(text);
+      // A new socket is not connected yet: for TLS the text waits for the certificate check.
+      if (this.#options.endpoint.tls) this.#beforeSecure += text;
+      else (this.#socket as Socket | undefined)?.write(text);
       this.#fail(written, new ConnectionClosedError('the server closed the connection'));
       return;
     }
@@ -220,7 +228,12 @@ export class Http1Connection<T> {
     this.#idleLimitMs = MAX_IDLE_MS;
     const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true, ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }) });
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
-      if (this.#socket === socket) this.#connected = true;
+      if (this.#socket !== socket) return;
+      this.#connected = true;
+      // The certificate was checked (a rejected one destroys the socket before this event).
+      const held = this.#beforeSecure;
+      this.#beforeSecure = '';
+      if (held !== '') socket.write(held);
     });
     if (endpoint.tls) socket.on('data', (chunk: Buffer) => received(chunk, false));
     socket.on('end', () => {
@@ -288,6 +301,7 @@ export class Http1Connection<T> {
     this.#connected = false;
     this.#out = '';
     this.#unwritten = 0;
+    this.#beforeSecure = '';
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
