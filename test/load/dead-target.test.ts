@@ -47,9 +47,9 @@ describe('DeadTargetWatch', () => {
     watch.observe(8_000, 'other', 200);
     watch.observe(16_000, 'other', 429);
     expect(stopped).toBe(false);
-    // A transport error without any answer still counts, and a gateway's 502 too.
+    // A transport error without any answer still counts, and a gateway's 502 page (not the service's answer) too.
     watch.observe(17_000, 'reset');
-    watch.observe(23_000, undefined, 502);
+    watch.observe(23_000, 'other', 502);
     expect(stopped).toBe(true);
   });
 
