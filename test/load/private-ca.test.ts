@@ -21,6 +21,7 @@ import { httpJsonClient } from '../../src/load/service-api.js';
 import { detectUrlTarget, liveTarget } from '../../src/load/target.js';
 import { runClosedPhase } from '../../src/load/closed-model.js';
 import { Recorder } from '../../src/load/recorder.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { loadSettings } from '../helpers/load.js';
 
 const ROOT_KEY = 'root_private_ca_0123456789';
@@ -103,13 +104,13 @@ describe('a target whose certificate a private CA signed', () => {
   });
 
   test('the closed model ignored --ca (it trusted any certificate): it trusts the given CA, and refuses a certificate another CA signed', async () => {
-    const ca = readCaFile(caPath);
+    const ca = readCaFile(caPath) as string;
     // Another private CA, which did not sign the server's certificate.
     openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=keysim other CA', '-keyout', 'other.key', '-out', 'other.pem');
-    const otherCa = readCaFile(join(dir, 'other.pem'));
+    const otherCa = readCaFile(join(dir, 'other.pem')) as string;
     // Bounded by a minute, ended by what it waits for (no pace assumed): three answers, or three failures.
     const phase = { name: 'load', startMs: 0, durationMs: 60_000, rate: 0, count: 0, warmup: false };
-    const next = () => ({ operation: 'keys.verifyKey', label: 'verify', spec: { op: 'keys.verifyKey', body: { key: 'k' } }, check: undefined });
+    const next = (): PlannedRequest => ({ operation: 'keys.verifyKey', label: 'verify', spec: { op: 'keys.verifyKey', body: { key: 'k' } }, check: undefined });
     const closedRun = async (trusted: string, base: string) => {
       const recorder = new Recorder();
       const stop = new AbortController();
