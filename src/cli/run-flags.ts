@@ -36,7 +36,7 @@ return segmentOptions(baselineFlagOptions(y))
       default: `${DEFAULT_DEAD_AFTER_MS / 1000}s`,
       describe: 'End the run early (exit 96) when, for this long, every request failed at the transport level (refused, reset, timed out) or got a gateway error (502, 503, 504) with no other answer in between; "off" fires until the end',
     })
-    .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: autocannon, fixed connections' })
+    .option('model', { choices: ['open', 'closed'] as const, describe: 'open: fixed arrival rate, latency from the intended send (default); closed: fixed connections, each sending its next request when the previous one ended' })
     .option('seed', { type: 'number', describe: 'Seed of fixtures and request sequence (and of the simulator; default 1)' })
     .option('out', { type: 'string', describe: 'Folder for the run folders (default reports; created if missing; checked before any load: writable, with room for the run)' })
     .option('threshold', { type: 'string', array: true, default: [], describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)' })

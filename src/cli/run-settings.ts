@@ -141,7 +141,7 @@ export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags, config
   const model = args.model ?? d.model;
   if (model === 'closed' && args.pipelining > 1) {
     throw new UsageError(
-      '--pipelining > 1 works only with the open model: autocannon (the closed model) cannot tell which pipelined answer belongs to which request. Drop --model closed, or --pipelining.',
+      '--pipelining > 1 works only with the open model: the closed model keeps one request in flight per connection. Drop --model closed, or --pipelining.',
     );
   }
   if (model === 'closed' && args.rate !== undefined) {

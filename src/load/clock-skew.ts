@@ -24,6 +24,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Http1Client } from './http1/client.js';
+import { decodeBody } from './http1/answer-body.js';
+import { readServiceAnswer } from './service-answer.js';
 import { wallNowMs } from './history-recording.js';
 import type { TargetCredentials } from './service-api.js';
 
@@ -40,7 +42,10 @@ export interface SkewProbe {
   sentMs: number;
   /** Our clock when the answer arrived, Unix ms. */
   receivedMs: number;
-  /** The answer's `Date` header, Unix ms (a whole second); undefined when absent or unreadable. */
+  /**
+   * The answer's `Date` header, Unix ms (a whole second); undefined when absent or unreadable, and
+   * when the answer was not the service's (a gateway's page carries the gateway's clock).
+   */
   dateMs: number | undefined;
 }
 
@@ -84,7 +89,7 @@ export function offsetBounds(probes: readonly SkewProbe[]): { lo: number; hi: nu
 /** The skew the probes prove (see the comment at the top); throws SkewUnmeasurable when they cannot. */
 export function skewFromProbes(probes: readonly SkewProbe[], marginMs = SKEW_MARGIN_MS): MeasuredSkew {
   const dated = probes.filter((p) => p.dateMs !== undefined);
-  if (dated.length === 0) throw new SkewUnmeasurable('the target sent no Date header');
+  if (dated.length === 0) throw new SkewUnmeasurable('no answer of the service carried a Date header (answers that were not the service\'s, such as a gateway\'s pages, are not read)');
   const { lo, hi } = offsetBounds(dated);
   if (!(lo < hi)) {
     throw new SkewUnmeasurable(`its Date headers disagree with each other by more than their round trips (offset ≥ ${round1(lo)} ms and < ${round1(hi)} ms): several clocks, or a stale Date`);
@@ -152,8 +157,9 @@ export async function measureSkew(probe: () => Promise<SkewProbe>, options: Meas
 
 /**
  * One probe against a target: the request keysim's reachability check makes. Of several `Date`
- * headers (a proxy adding its own) the first valid one is read. The probes share one client,
- * closed when `done()` is called.
+ * headers (a proxy adding its own) the first valid one is read. The `Date` of an answer that is
+ * not the service's (service-answer.ts: a gateway's 502 page, a proxy's HTML) is the gateway's
+ * clock, not the service's: it is not read. The probes share one client, closed when `done()` is called.
  */
 export function targetProbe(target: TargetCredentials, timeoutMs: number): { probe: () => Promise<SkewProbe>; done: () => Promise<void> } {
   const client = new Http1Client(target.url, { timeoutMs, connections: 1, ca: target.ca, dates: true });
@@ -161,7 +167,13 @@ export function targetProbe(target: TargetCredentials, timeoutMs: number): { pro
     const sentMs = wallNowMs();
     const res = await client.request({ method: 'POST', path: '/v2/identities.listIdentities', headers: { authorization: `Bearer ${target.rootKey}` }, body: JSON.stringify({ limit: 1 }), retry: true });
     const receivedMs = wallNowMs();
-    return { sentMs, receivedMs, dateMs: res.dateMs };
+    let service = false;
+    try {
+      service = readServiceAnswer(res.status, decodeBody(res.status, res.contentType, res.contentEncoding, res.body)).service;
+    } catch {
+      // A body that does not decode is no answer of the service either.
+    }
+    return { sentMs, receivedMs, dateMs: service ? res.dateMs : undefined };
   };
   return { probe, done: () => client.close() };
 }

@@ -3,13 +3,17 @@
  * its planned end (where refused connections, failing in a millisecond, used to look fast).
  *
  * The rule: the target has stopped when, for `windowMs`, every request that ended failed at the
- * transport level (refused, reset, timed out) or got a gateway's error (502, 503, 504: a proxy
- * whose service behind is down answers, but only that) — counted from the first failure after the
- * last answer, so that a quiet spell between phases (a scenario's set-up step) is no evidence. It
- * is judged at each completion: a target that hangs is judged `windowMs` after its first request
- * timed out. A single other answer, even a 500, proves the service alive and starts over.
+ * transport level (refused, reset, timed out) or got a gateway's error — a 502, 503 or 504 that is
+ * not the service's answer (service-answer.ts: a proxy whose service behind is down answers, but
+ * only that) — counted from the first failure after the last answer, so that a quiet spell between
+ * phases (a scenario's set-up step) is no evidence. It is judged at each completion: a target that
+ * hangs is judged `windowMs` after its first request timed out. A single other answer proves the
+ * target alive and starts over: any answer of the service (even its own 500 or 503, in its
+ * envelope), and a page that is not the service's but no gateway's error (a proxy's 200 or 429
+ * page: an error of unknown effect, but something answered).
  */
 import { TRANSPORT_ERROR_KINDS, type TransportErrorKind } from '../report/model.js';
+import { GATEWAY_STATUSES, isGatewayStatus } from './service-answer.js';
 
 /** Why a run ended early, for the summary, the report and exit code 96. */
 export interface TargetStoppedVerdict {
@@ -25,13 +29,6 @@ export interface TargetStoppedVerdict {
   /** Gateway errors since the last answer, by status ("502", "503", "504"). */
   gateway: Record<string, number>;
 }
-
-/** The answers of a gateway whose service behind it does not answer. */
-const GATEWAY_STATUSES: ReadonlyMap<number, string> = new Map([
-  [502, 'Bad Gateway'],
-  [503, 'Service Unavailable'],
-  [504, 'Gateway Timeout'],
-]);
 
 export class DeadTargetWatch {
   readonly windowMs: number;
@@ -56,14 +53,15 @@ export class DeadTargetWatch {
   }
 
   /**
-   * A request completed at `atMs` (monotonic): answered with `status`, or failed with `failure`.
-   * A 502, 503 or 504 counts as a failure; any other answer proves the service alive.
+   * A request completed at `atMs` (monotonic): the service answered it with `status` (no
+   * `failure`), or it failed with `failure` — with `status` when something that is not the service
+   * answered it (the recorder's `answeredStatus`: a page that is not the service's answer). Such a
+   * page with a gateway's status (502, 503, 504) counts as a failure; any other answer proves the
+   * target alive.
    */
   observe(atMs: number, failure: TransportErrorKind | undefined, status?: number): void {
     if (this.#verdict !== undefined) return;
-    const gateway = status !== undefined && GATEWAY_STATUSES.has(status);
-    // Any answer but a gateway's shows the target alive: the service's, or a page that is not its
-    // JSON (a proxy's 200 or 429 page: an error of unknown effect, but not a dead target).
+    const gateway = failure !== undefined && status !== undefined && isGatewayStatus(status);
     if (!gateway && (status !== undefined || failure === undefined)) {
       if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
       this.#firstFailureMs = undefined;

@@ -1,38 +1,41 @@
 /**
- * What an open-model phase does with each request's end (open-model.ts): an answer is read (its
- * JSON parsed only when something needs it), checked, recorded and written to the history; a
- * failure is recorded as a transport error of unknown effect. Either way its slot is freed.
+ * What a phase of either load model (open-model.ts, closed-model.ts) does with each request's
+ * end: the answer is judged by the one rule of what the service's answer is (service-answer.ts),
+ * checked, recorded and written to the history; a failure — and an answer that is not the
+ * service's (a gateway's 502 page, a proxy's HTML 200) — is recorded as an error of unknown
+ * effect, never a pass and never a violation; a 404 or 405 that is not the service's (a bare
+ * "404 page not found") is a failed "no such route" check (route-miss.ts). Either way its slot
+ * is freed. Both models record through here, so they agree on every kind of answer.
  */
 import { noSuchRoute } from './route-miss.js';
 import { performance } from 'node:perf_hooks';
 import type { PlannedPhase } from './plan.js';
-import { type Recorder, recordsBodyOf } from './recorder.js';
+import type { Recorder } from './recorder.js';
 import { type PhaseHistory, recordLoadCall } from './history-recording.js';
 import { classifyTransportError } from './transport-error.js';
 import type { Http1Connection } from './http1/connection.js';
 import type { ParsedResponse } from './http1/response-parser.js';
-import { NotServiceAnswerError, decodeBody, looksLikeJsonObject, serviceJsonOf } from './http1/answer-body.js';
+import { NotServiceAnswerError, decodeBody } from './http1/answer-body.js';
+import { readServiceAnswer } from './service-answer.js';
 import type { Pending, PhaseRun } from './open-model-requests.js';
 
-/**
- * The answer's JSON when `read`, else undefined; throws NotServiceAnswerError when the body is not
- * the service's JSON. A 5xx without it (a gateway's 502 page) stays an answer: the dead-target
- * watch counts gateway errors, and the history records every 5xx as unknown anyway.
- */
-function answerBody(response: ParsedResponse, read: boolean): unknown {
+/** The answer's body if it is the service's; a route miss; or the error that makes it "never came". */
+type Judged = { service: true; body: unknown } | { service: false; routeMiss: string } | { service: false; error: Error };
+
+function judge(response: ParsedResponse): Judged {
   const { status, contentType } = response;
-  const bytes = response.contentEncoding === undefined ? response.body : decodeBody(status, contentType, response.contentEncoding, response.body);
-  if (status >= 500) {
-    if (!read || !looksLikeJsonObject(bytes)) return undefined;
-    try {
-      return JSON.parse(bytes.toString('utf8')) as unknown;
-    } catch {
-      return undefined;
-    }
+  let bytes: Buffer;
+  try {
+    bytes = response.contentEncoding === undefined ? response.body : decodeBody(status, contentType, response.contentEncoding, response.body);
+  } catch (error) {
+    return { service: false, error: error instanceof Error ? error : new Error(String(error)) };
   }
-  if (read) return serviceJsonOf(status, contentType, bytes);
-  if (!looksLikeJsonObject(bytes)) serviceJsonOf(status, contentType, bytes);
-  return undefined;
+  const read = readServiceAnswer(status, bytes);
+  if (read.service) return read;
+  // The path leads nowhere (a proxy's or a router's bare 404): a failed check, not an unknown outcome.
+  const routeMiss = noSuchRoute(status, undefined);
+  if (routeMiss !== undefined) return { service: false, routeMiss };
+  return { service: false, error: new NotServiceAnswerError(status, contentType, read.why, bytes) };
 }
 
 /**
@@ -49,20 +52,18 @@ export function phaseRun(
     answered: (pending, response) => {
       const { request } = pending;
       const status = response.status;
-      // JSON is parsed only when something reads it: a check, the history or the recorder's breakdown.
-      let body: unknown;
-      try {
-        // A 404's body tells an answer of the operation from a route the service does not have.
-        body = answerBody(response, request.check !== undefined || history !== undefined || status === 404 || recordsBodyOf(request.operation));
-      } catch (error) {
-        // Not the service's answer (a proxy's page, a body that does not decode): its effect is unknown.
-        run.failed(pending, error instanceof Error ? error : new Error(String(error)));
+      const judged = judge(response);
+      // Not the service's answer (a proxy's page, a body that does not decode): its effect is unknown.
+      if ('error' in judged) {
+        run.failed(pending, judged.error);
         return;
       }
+      const body = judged.service ? judged.body : undefined;
       const doneMs = performance.now();
       try {
-        recordLoadCall(history, pending, status >= 500 ? 'unknown' : { status, body });
-        const failure = noSuchRoute(status, body) ?? request.check?.({ status, body });
+        // The history has every answer that is not the service's, and every 5xx, as unknown (unknown-outcome.ts).
+        recordLoadCall(history, pending, { status, body });
+        const failure = judged.service ? (noSuchRoute(status, body) ?? request.check?.({ status, body })) : judged.routeMiss;
         if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
         recorder.record({
           operation: request.operation,

@@ -3,7 +3,8 @@
  * envelope, not a proxy's page), and accepts the root key. A run that fails here writes no report,
  * and its error says which to fix.
  */
-import { NotServiceAnswerError, firstBytes, looksLikeJsonObject } from './http1/answer-body.js';
+import { NotServiceAnswerError, firstBytes } from './http1/answer-body.js';
+import { readServiceAnswer } from './service-answer.js';
 import { httpJsonClient } from './service-api.js';
 import type { Target } from './target.js';
 import { classifyTransportError } from './transport-error.js';
@@ -29,15 +30,17 @@ export class RootKeyRefusedError extends TargetUnreachableError {
 }
 
 /**
- * The target answered, but not like the service: a proxy's 404 page for a URL without its base
- * path, a 421 from a gateway that does not route this host, a firewall's page.
+ * The target answered, but not like the service (service-answer.ts): a proxy's 404 page for a URL
+ * without its base path, a 421 from a gateway that does not route this host, a firewall's page, a
+ * gateway's 502/503/504 page when the service behind it is down.
  */
 export class NotTheServiceError extends TargetUnreachableError {
-  constructor(url: string, status: number, contentType: string | undefined, body: Buffer) {
+  constructor(url: string, status: number, contentType: string | undefined, body: Buffer, gateway = false) {
+    const down = gateway ? `; a gateway's ${status}: is the service behind the proxy up? If it is,` : ':';
     super(
       url,
       `it does not answer like the service (${status})`,
-      `The target at ${url} does not answer like the service (${status} ${contentType ?? 'without a content type'}, ${firstBytes(body, 60)}): check the URL and its base path (the service's API is under URL/v2/…).`,
+      `The target at ${url} does not answer like the service (${status} ${contentType ?? 'without a content type'}, ${firstBytes(body, 60)})${down} check the URL and its base path (the service's API is under URL/v2/…).`,
     );
     this.name = 'NotTheServiceError';
   }
@@ -61,26 +64,16 @@ export function untrustedCertificateMessage(url: string, error: unknown): string
   return `The certificate of ${url} is not trusted (${what}): pass --ca ca.pem with the CA that signed it (PEM; several certificates may go in one file).`;
 }
 
-/** The service's JSON error envelope, or its success answer: an object with `error`, `data` or `meta`. */
-function isServiceEnvelope(body: Buffer): boolean {
-  if (!looksLikeJsonObject(body)) return false;
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as unknown;
-    return typeof parsed === 'object' && parsed !== null && ('error' in parsed || 'data' in parsed || 'meta' in parsed);
-  } catch {
-    return false;
-  }
-}
-
 /** Checks that the target answers like the service and that the root key is accepted, before anything is created. */
 export async function checkReachable(target: Target, timeoutMs: number): Promise<void> {
   const client = httpJsonClient(target, Math.min(timeoutMs, 10_000));
   try {
     const answer = await client.exchange('/v2/identities.listIdentities', { limit: 1 }, 'root');
-    // A gateway's 5xx is "not reachable" below; anything else must be the service's envelope.
-    if (answer.status < 500 && !isServiceEnvelope(answer.body)) throw new NotTheServiceError(target.url, answer.status, answer.contentType, answer.body);
+    // Whatever its status, the answer must be the service's (its JSON envelope): a gateway's page is not.
+    const read = readServiceAnswer(answer.status, answer.body);
+    if (!read.service) throw new NotTheServiceError(target.url, answer.status, answer.contentType, answer.body, read.gateway);
     if (answer.status === 421) throw new NotTheServiceError(target.url, answer.status, answer.contentType, answer.body);
-    const res = { status: answer.status, body: answer.status < 500 ? (JSON.parse(answer.body.toString('utf8')) as unknown) : undefined };
+    const res = { status: answer.status, body: read.body };
     if (res.status === 401 || res.status === 403 || (res.status === 400 && JSON.stringify(res.body).includes('authentication'))) {
       throw new RootKeyRefusedError(target.url, res.status === 400 ? 401 : res.status);
     }

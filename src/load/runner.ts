@@ -76,7 +76,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const runId = `${startedAt.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${seed}`;
 
   if (settings.model === 'closed' && settings.pipelining > 1) {
-    throw new RangeError('The closed model runs without pipelining: autocannon cannot tell which pipelined answer belongs to which request. Use the open model for pipelining.');
+    throw new RangeError('The closed model runs without pipelining (one request in flight per connection: a closed load). Use the open model for pipelining.');
   }
   await checkReachable(target, settings.timeoutMs);
 

@@ -2,11 +2,13 @@
  * The target's public API and the simulator's admin surface over keysim's own HTTP/1.1 client
  * (http1/client.ts), for fixtures and checks (the measured load goes through open-model.ts /
  * closed-model.ts instead). Error messages name the operation and the service's detail — never
- * the root key. An answer whose body is not the service's JSON (a proxy's HTML page, a body that
- * does not decode) raises NotServiceAnswerError naming its status, content type and first bytes.
+ * the root key. An answer that is not the service's (service-answer.ts: a proxy's HTML page, JSON
+ * without the envelope, a body that does not decode) raises NotServiceAnswerError naming its
+ * status, content type and first bytes.
  */
 import { type ClientAnswer, Http1Client } from './http1/client.js';
 import { decodeBody, serviceJsonOf } from './http1/answer-body.js';
+import { styleOfPath } from './service-answer.js';
 import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from './scenario.js';
 
 export interface TargetCredentials {
@@ -69,13 +71,14 @@ export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): H
     const headers: Record<string, string> = { ...extraHeaders };
     if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
     const res = await client.request({ method: 'POST', path, headers, body: JSON.stringify(body), retry: isReadPath(path) });
-    return res.contentEncoding === undefined ? res : { ...res, body: decodeBody(res.status, res.contentType, res.contentEncoding, res.body), contentEncoding: undefined };
+    // Decoded within the same limit as the raw body: a compressed snapshot may be as large as a plain one.
+    return res.contentEncoding === undefined ? res : { ...res, body: decodeBody(res.status, res.contentType, res.contentEncoding, res.body, ADMIN_MAX_BODY_BYTES), contentEncoding: undefined };
   };
   return {
     async post(path, body, auth, extraHeaders) {
       const res = await exchange(path, body, auth, extraHeaders);
       try {
-        return { status: res.status, body: serviceJsonOf(res.status, res.contentType, res.body) };
+        return { status: res.status, body: serviceJsonOf(res.status, res.contentType, res.body, styleOfPath(path)) };
       } catch (error) {
         if (error instanceof Error) error.message = `${path}: ${error.message}`;
         throw error;

@@ -76,13 +76,13 @@ describe('measured skew', () => {
     ];
     expect(() => skewFromProbes(probes)).toThrow(SkewUnmeasurable);
     expect(() => skewFromProbes(probes)).toThrow(/disagree/);
-    expect(() => skewFromProbes([{ sentMs: 1, receivedMs: 2, dateMs: undefined }])).toThrow(/no Date header/);
+    expect(() => skewFromProbes([{ sentMs: 1, receivedMs: 2, dateMs: undefined }])).toThrow(/carried a Date header/);
   });
 
   test('against a real HTTP server on loopback (our own clock) the bound holds zero', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"data":[]}');
+      res.end('{"meta":{"requestId":"req_skew"},"data":[]}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
@@ -107,7 +107,7 @@ describe('measured again after the run', () => {
       // The Date header as a server whose clock is `shiftMs` ahead would send it.
       res.setHeader('date', new Date(Date.now() + shiftMs).toUTCString());
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"data":[]}');
+      res.end('{"meta":{"requestId":"req_skew"},"data":[]}');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

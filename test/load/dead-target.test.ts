@@ -47,9 +47,9 @@ describe('DeadTargetWatch', () => {
     watch.observe(8_000, 'other', 200);
     watch.observe(16_000, 'other', 429);
     expect(stopped).toBe(false);
-    // A transport error without any answer still counts, and a gateway's 502 too.
+    // A transport error without any answer still counts, and a gateway's 502 page (not the service's answer) too.
     watch.observe(17_000, 'reset');
-    watch.observe(23_000, undefined, 502);
+    watch.observe(23_000, 'other', 502);
     expect(stopped).toBe(true);
   });
 
@@ -131,7 +131,7 @@ describe.each(['open', 'closed'] as const)('a dead target looks fast (%s model)'
 test('without a dead-target window the run does not end early for failures (the setting is honoured)', async () => {
   // Answers the reachability probe only; every request of the load has its connection cut.
   const probeOnly = await startStubServer((req, res) => {
-    if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end('{"meta":{"requestId":"req_probe"},"data":[]}');
     else res.socket?.destroy();
   });
   try {

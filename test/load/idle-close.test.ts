@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Http1Connection } from '../../src/load/http1/connection.js';
-import { IdleCloseLearner } from '../../src/load/http1/idle-close.js';
+import { DEFAULT_IDLE_LIMIT_MS, IdleCloseLearner, REUSES_TO_RAISE } from '../../src/load/http1/idle-close.js';
 import { RequestText, endpointOf } from '../../src/load/http1/request-text.js';
 import { httpJsonClient } from '../../src/load/service-api.js';
 import { type IdleClosingServer, idleClosingServer } from '../helpers/idle-closing-server.js';
@@ -114,5 +114,36 @@ describe('a connection that breaks under a request', () => {
     }
     expect(server.paths.filter((p) => p === '/v2/keys.getKey')).toHaveLength(2);
     expect(server.paths.filter((p) => p === '/v2/keys.createKey')).toHaveLength(1);
+  });
+});
+
+describe('the learnt idle close can rise again', () => {
+  test('the idle-close estimate only ever went down: after a run of answered reuses near the limit it doubles (up to the default), and a new idle close lowers it again', () => {
+    const learner = new IdleCloseLearner();
+    learner.closedIdle(200);
+    expect(learner.limitMs).toBe(100);
+    // Reuses far below the limit are no evidence; an idle close starts the count again.
+    for (let i = 0; i < REUSES_TO_RAISE * 2; i++) learner.reused(10);
+    expect(learner.limitMs).toBe(100);
+    for (let i = 0; i < REUSES_TO_RAISE - 1; i++) learner.reused(90);
+    learner.closedIdle(250);
+    learner.reused(90);
+    expect(learner.limitMs).toBe(100);
+    for (let i = 0; i < REUSES_TO_RAISE; i++) learner.reused(90);
+    expect(learner.limitMs).toBe(200);
+    expect(learner.shortestCloseMs).toBeUndefined();
+    for (let round = 0; round < 20; round++) for (let i = 0; i < REUSES_TO_RAISE; i++) learner.reused(learner.limitMs);
+    expect(learner.limitMs).toBe(DEFAULT_IDLE_LIMIT_MS);
+    learner.closedIdle(1_000);
+    expect(learner.limitMs).toBe(500);
+  });
+
+  test('a Keep-Alive: timeout hint did not lift a lower learnt estimate: the server\'s word replaces it', () => {
+    const learner = new IdleCloseLearner();
+    learner.closedIdle(40);
+    expect(learner.limitMs).toBe(20);
+    learner.hinted(5_000);
+    expect(learner.limitMs).toBe(2_500);
+    expect(learner.shortestCloseMs).toBeUndefined();
   });
 });

@@ -19,6 +19,9 @@ import { runScenario } from '../../src/load/runner.js';
 import { type Scenario, defineScenario } from '../../src/load/scenario.js';
 import { httpJsonClient } from '../../src/load/service-api.js';
 import { detectUrlTarget, liveTarget } from '../../src/load/target.js';
+import { runClosedPhase } from '../../src/load/closed-model.js';
+import { Recorder } from '../../src/load/recorder.js';
+import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { loadSettings } from '../helpers/load.js';
 
 const ROOT_KEY = 'root_private_ca_0123456789';
@@ -98,6 +101,53 @@ describe('a target whose certificate a private CA signed', () => {
     expect(verify?.requests).toBeGreaterThan(0);
     expect(verify?.statuses).toEqual({ '200': verify?.requests });
     expect(requests.filter((r) => r.endsWith('keys.verifyKey')).length - before).toBe(verify?.requests);
+  });
+
+  test('the closed model ignored --ca (it trusted any certificate): it trusts the given CA, and refuses a certificate another CA signed', async () => {
+    const ca = readCaFile(caPath) as string;
+    // Another private CA, which did not sign the server's certificate.
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=keysim other CA', '-keyout', 'other.key', '-out', 'other.pem');
+    const otherCa = readCaFile(join(dir, 'other.pem')) as string;
+    // Bounded by a minute, ended by what it waits for (no pace assumed): three answers, or three failures.
+    const phase = { name: 'load', startMs: 0, durationMs: 60_000, rate: 0, count: 0, warmup: false };
+    const next = (): PlannedRequest => ({ operation: 'keys.verifyKey', label: 'verify', spec: { op: 'keys.verifyKey', body: { key: 'k' } }, check: undefined });
+    const closedRun = async (trusted: string, base: string) => {
+      const recorder = new Recorder();
+      const stop = new AbortController();
+      let ended = 0;
+      recorder.onCompletion = () => {
+        if (++ended >= 3) stop.abort();
+      };
+      const settings = loadSettings({ model: 'closed', connections: 2, timeoutMs: 10_000 });
+      await runClosedPhase({ target: liveTarget(`${url}${base}`, ROOT_KEY, trusted), settings, phase, next, recorder, signal: stop.signal });
+      const verify = recorder.finish(phase.durationMs).operations.find((o) => o.operation === 'keys.verifyKey');
+      return { verify, reached: () => requests.filter((r) => r === `${base}/v2/keys.verifyKey`).length };
+    };
+    const right = await closedRun(ca, '/right');
+    expect(right.reached()).toBeGreaterThanOrEqual(3);
+    expect(right.verify?.statuses).toEqual({ '200': right.verify?.requests });
+    const wrong = await closedRun(otherCa, '/wrong');
+    // Not one request reached the server: the TLS handshake failed, as every other client's does.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(wrong.reached()).toBe(0);
+    expect(wrong.verify?.statuses ?? {}).toEqual({});
+    expect(wrong.verify?.transportErrors.other).toBeGreaterThanOrEqual(3);
+  });
+
+  test('the same run in the closed model, through the runner with --ca: every request answered 200', async () => {
+    const target = (await detectUrlTarget(url, ROOT_KEY, 5_000, readCaFile(caPath))).target;
+    const report = await runScenario({
+      scenario,
+      target,
+      settings: loadSettings({ model: 'closed', connections: 2, durationMs: 300, warmupMs: 0 }),
+      seed: 1,
+      thresholds: [],
+      keep: false,
+      keysimVersion: '0.0.0-test',
+    });
+    const verify = report.operations.find((o) => o.operation === 'keys.verifyKey');
+    expect(verify?.requests).toBeGreaterThan(0);
+    expect(verify?.statuses).toEqual({ '200': verify?.requests });
   });
 
   test('keysim cleanup: without --ca it says how to trust the certificate (exit 3); with --ca it runs', async () => {

@@ -165,14 +165,15 @@ describe('a gateway whose service is down', () => {
   test('gateway errors and transport errors both count; any other answer (a 500, a 429) proves the service alive', () => {
     const verdicts: TargetStoppedVerdict[] = [];
     const watch = new DeadTargetWatch(1_000, 0, (v) => verdicts.push(v));
-    watch.observe(0, undefined, 502);
+    // A gateway's page is not the service's answer: it comes as an error of unknown effect with the page's status.
+    watch.observe(0, 'other', 502);
     watch.observe(500, undefined, 500);
-    watch.observe(600, undefined, 503);
+    watch.observe(600, 'other', 503);
     watch.observe(1_500, undefined, 429);
-    watch.observe(1_600, undefined, 504);
+    watch.observe(1_600, 'other', 504);
     expect(verdicts).toEqual([]);
     watch.observe(2_000, 'reset');
-    watch.observe(2_600, undefined, 502);
+    watch.observe(2_600, 'other', 502);
     expect(verdicts).toHaveLength(1);
     const text = describeTargetStopped(verdicts[0] as TargetStoppedVerdict, 0, 10_000);
     expect(text).toMatch(/every request that ended failed at the transport level or got a gateway error \(1 reset, 1 × 502 Bad Gateway, 1 × 504 Gateway Timeout\)/);

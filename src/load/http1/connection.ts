@@ -22,8 +22,10 @@
  * (less a margin, at most 30 s) is replaced before the next send rather than raced against the
  * server closing it; without that hint, the idle close of the server is learnt (idle-close.ts):
  * once a connection closed while idle after T ms, connections idle longer than half of T are
- * replaced. Request text whose socket turns out closed before it was written is written on a new
- * connection instead: those bytes provably never reached the server.
+ * replaced. Request text whose socket turns out closed before it was written — closed by the
+ * server, broken, or found unreadable while the text waited for its turn's write — is written on
+ * a new connection instead: those bytes provably never reached the server. Text that was written,
+ * even partly, and got no answer is never written again (its outcome is unknown).
  */
 import { type Socket, connect as netConnect, isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -103,6 +105,14 @@ export class Http1Connection<T> {
   /** How many of the outstanding requests, from the back, are in #out (not yet written). */
   #unwritten = 0;
   #flushQueued = false;
+  /** How long the connection had been idle when its current request reused it (for the idle-close learner). */
+  #reusedIdleMs: number | undefined;
+  /**
+   * Request text held until a TLS connection's certificate was checked ('secureConnect'): written
+   * before it, node's TLS layer sends it as soon as the handshake ends, before the certificate is
+   * judged, so a server nobody vouches for would get the first requests.
+   */
+  #beforeSecure = '';
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: ConnectionOptions, handlers: ExchangeHandlers<T>) {
@@ -142,6 +152,7 @@ export class Http1Connection<T> {
       this.#teardown(socket, undefined);
     }
     if (this.#socket === undefined) this.#open(nowMs);
+    else if (this.inFlight === 0 && this.#connected) this.#reusedIdleMs = nowMs - this.#lastDataMs;
     this.#tags.push(tag);
     this.#sentMs.push(nowMs);
     this.#out += text;
@@ -170,7 +181,9 @@ export class Http1Connection<T> {
         this.#sentMs.push(sentMs);
       }
       this.#arm(Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
-      (this.#socket as Socket | undefined)?.write(text);
+      // A new socket is not connected yet: for TLS the text waits for the certificate check.
+      if (this.#options.endpoint.tls) this.#beforeSecure += text;
+      else (this.#socket as Socket | undefined)?.write(text);
       this.#fail(written, new ConnectionClosedError('the server closed the connection'));
       return;
     }
@@ -220,7 +233,12 @@ export class Http1Connection<T> {
     this.#idleLimitMs = MAX_IDLE_MS;
     const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true, ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }) });
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
-      if (this.#socket === socket) this.#connected = true;
+      if (this.#socket !== socket) return;
+      this.#connected = true;
+      // The certificate was checked (a rejected one destroys the socket before this event).
+      const held = this.#beforeSecure;
+      this.#beforeSecure = '';
+      if (held !== '') socket.write(held);
     });
     if (endpoint.tls) socket.on('data', (chunk: Buffer) => received(chunk, false));
     socket.on('end', () => {
@@ -260,7 +278,12 @@ export class Http1Connection<T> {
     }
     if (response.keepAliveMs !== undefined) {
       this.#idleLimitMs = Math.max(0, Math.min(MAX_IDLE_MS, response.keepAliveMs - IDLE_MARGIN_MS, response.keepAliveMs / 2));
+      this.#idleClose.hinted(response.keepAliveMs);
+    } else if (this.#reusedIdleMs !== undefined) {
+      // An idle connection reused and answered: evidence that the server keeps connections that long.
+      this.#idleClose.reused(this.#reusedIdleMs);
     }
+    this.#reusedIdleMs = undefined;
     if (response.close) {
       // The server answers nothing more here: detach first, so a send made by the handler opens a new connection.
       const rest = this.#detach(socket);
@@ -274,8 +297,30 @@ export class Http1Connection<T> {
 
   #teardown(socket: Socket, error: Error | undefined): void {
     if (this.#socket !== socket) return;
+    const wasConnected = this.#connected;
+    const text = this.#out;
+    const unwritten = this.#unwritten;
     const rest = this.#detach(socket);
-    if (error !== undefined) this.#fail(rest, error);
+    if (error === undefined) return;
+    // Requests sent this turn but not yet written (e.g. by the handler of an answer read in the
+    // same chunk as the bytes that broke the connection) never left: they go on a new connection.
+    // Not when the connection never came up (refused, a failed handshake): the next one would
+    // fail alike; nor when we destroyed it (a stop).
+    if (unwritten > 0 && wasConnected && !(error instanceof ConnectionDestroyedError)) {
+      const nowMs = performance.now();
+      this.#open(nowMs);
+      for (const tag of rest.slice(rest.length - unwritten)) {
+        this.#tags.push(tag);
+        this.#sentMs.push(nowMs);
+      }
+      // The flush queued by send() (or the caller's flush() after enqueue()) writes it there.
+      this.#out = text;
+      this.#unwritten = unwritten;
+      this.#arm(Math.min(this.#options.timeoutMs, this.#options.connectTimeoutMs));
+      this.#fail(rest.slice(0, rest.length - unwritten), error);
+      return;
+    }
+    this.#fail(rest, error);
   }
 
   /** Forgets the socket (destroying it) and hands back the requests that were outstanding on it. */
@@ -288,6 +333,8 @@ export class Http1Connection<T> {
     this.#connected = false;
     this.#out = '';
     this.#unwritten = 0;
+    this.#beforeSecure = '';
+    this.#reusedIdleMs = undefined;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;

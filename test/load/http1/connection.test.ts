@@ -151,6 +151,32 @@ describe('answers', () => {
 });
 
 describe('connections that end', () => {
+  test('enqueue after close failed unwritten requests: a request sent by an answer\'s handler, never written when the same read broke the connection, goes on a new connection', async () => {
+    const server = await rawServer((socket, seq) => {
+      // Request 1's answer and, in the same write, bytes that are no HTTP: the connection is done for.
+      if (seq === 1) socket.write(`${answer(1)}GARBAGE / NOT-HTTP\r\n\r\n`);
+      else socket.write(answer(seq));
+    });
+    const c = connection(server.url);
+    const second = new Promise<Outcome>((resolveSecond) => {
+      const text = (seq: number) => new RequestText(new URL(server.url), 'root_test_key').post('keys.verifyKey', false, 'x-keysim-seq', seq, `{"n":${seq}}`);
+      // Sent from inside the handler of answer 1, before the parser reads the garbage after it.
+      c.send({ done: () => c.send({ done: resolveSecond }, text(2), performance.now()) }, text(1), performance.now());
+    });
+    expect(await second).toEqual({ status: 200, body: '{"seq":2}' });
+    // Request 2 reached the server once, on a second connection.
+    expect(server.sockets).toHaveLength(2);
+  });
+
+  test('a request written on a connection the server then closed without answering is failed (unknown), never written again', async () => {
+    // The server reads request 2 and closes without an answer: it may have executed it.
+    const server = await rawServer((socket, seq) => (seq === 1 ? socket.write(answer(1)) : socket.destroy()));
+    const c = connection(server.url);
+    expect(await send(c, server.url, 1)).toEqual({ status: 200, body: '{"seq":1}' });
+    expect(await send(c, server.url, 2)).toMatchObject({ kind: 'reset' });
+    expect(server.sockets).toHaveLength(1);
+  });
+
   test('a server that closes mid-pipeline: the answered request stands, the others fail as reset (not resent); the next send reconnects', async () => {
     const seen: number[] = [];
     const { url, sockets } = await rawServer((socket, seq, count) => {
