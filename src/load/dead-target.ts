@@ -35,6 +35,8 @@ export class DeadTargetWatch {
   readonly #onStopped: (verdict: TargetStoppedVerdict) => void;
   #lastAnswerMs: number;
   #firstFailureMs: number | undefined;
+  /** The last completion of any kind (monotonic ms): what a later request's send is compared with. */
+  #lastCompletionMs: number;
   #failures: Record<TransportErrorKind, number> = { timeout: 0, reset: 0, refused: 0, other: 0 };
   #gateway: Record<string, number> = {};
   #verdict: TargetStoppedVerdict | undefined;
@@ -44,6 +46,7 @@ export class DeadTargetWatch {
     if (!(Number.isFinite(windowMs) && windowMs > 0)) throw new RangeError(`The dead-target window must be a positive number of ms, got ${windowMs}.`);
     this.windowMs = windowMs;
     this.#lastAnswerMs = startMs;
+    this.#lastCompletionMs = startMs;
     this.#onStopped = onStopped;
   }
 
@@ -57,18 +60,20 @@ export class DeadTargetWatch {
    * `failure`), or it failed with `failure` — with `status` when something that is not the service
    * answered it (the recorder's `answeredStatus`: a page that is not the service's answer). Such a
    * page with a gateway's status (502, 503, 504) counts as a failure; any other answer proves the
-   * target alive.
+   * target alive. `sentMs`, when the request was sent, tells a quiet spell before it apart from
+   * failures that covered the time.
    */
-  observe(atMs: number, failure: TransportErrorKind | undefined, status?: number): void {
+  observe(atMs: number, failure: TransportErrorKind | undefined, status?: number, sentMs?: number): void {
     if (this.#verdict !== undefined) return;
+    const quietBefore = sentMs !== undefined && sentMs - this.#lastCompletionMs > this.windowMs / 2;
+    if (atMs > this.#lastCompletionMs) this.#lastCompletionMs = atMs;
     const gateway = failure !== undefined && status !== undefined && isGatewayStatus(status);
     if (!gateway && (status !== undefined || failure === undefined)) {
       if (atMs > this.#lastAnswerMs) this.#lastAnswerMs = atMs;
-      this.#firstFailureMs = undefined;
-      this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
-      this.#gateway = {};
+      this.#restartStreak();
       return;
     }
+    if (quietBefore) this.#restartStreak();
     if (gateway) this.#gateway[String(status)] = (this.#gateway[String(status)] ?? 0) + 1;
     else if (failure !== undefined) this.#failures[failure]++;
     this.#firstFailureMs ??= atMs;
@@ -83,6 +88,12 @@ export class DeadTargetWatch {
       };
       this.#onStopped(this.#verdict);
     }
+  }
+
+  #restartStreak(): void {
+    this.#firstFailureMs = undefined;
+    this.#failures = { timeout: 0, reset: 0, refused: 0, other: 0 };
+    this.#gateway = {};
   }
 }
 

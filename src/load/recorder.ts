@@ -131,7 +131,7 @@ export class Recorder {
    * Told of every completion, warm-up included, until frozen (the dead-target watch): when it
    * completed (monotonic ms) and, for a failure, its kind, else its status.
    */
-  onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined, status: number | undefined) => void) | undefined;
+  onCompletion: ((doneMs: number, transportError: TransportErrorKind | undefined, status: number | undefined, sentMs: number) => void) | undefined;
   /**
    * Told of every measured completion (warm-up excluded) until frozen, as it is counted: its
    * corrected latency in ms when answered (undefined after a transport error) and whether it is an
@@ -205,7 +205,7 @@ export class Recorder {
 
   record(sample: Sample): void {
     if (this.#frozen) return;
-    this.onCompletion?.(sample.doneMs, sample.transportError, sample.status ?? sample.answeredStatus);
+    this.onCompletion?.(sample.doneMs, sample.transportError, sample.status ?? sample.answeredStatus, sample.sentMs);
     if (sample.warmup) return;
     const acc = this.#accumulator(sample.operation);
     acc.requests++;

@@ -251,7 +251,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         executor?.stop();
         stopLoad.abort();
       });
-      recorder.onCompletion = (doneMs, failure, status) => watch.observe(doneMs, failure, status);
+      recorder.onCompletion = (doneMs, failure, status, sentMs) => watch.observe(doneMs, failure, status, sentMs);
     }
 
     if (settings.model === 'open' && !interrupted) {

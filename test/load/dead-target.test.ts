@@ -65,6 +65,31 @@ describe('DeadTargetWatch', () => {
     expect(stopped).toBe(false);
   });
 
+  test('two dropped requests 5 s apart with nothing sent between them ended a run as "target stopped" (a quiet spell inside the streak is no evidence)', () => {
+    // Seen behind nginx dropping some requests: ratelimit-live-edges lost two steady requests, waited
+    // 5 s for a window edge without sending, and its next request failed too: exit 96.
+    let stopped = false;
+    const watch = new DeadTargetWatch(5_000, 0, () => (stopped = true));
+    watch.observe(1_000, undefined, 200, 990);
+    watch.observe(1_010, 'reset', undefined, 1_000);
+    watch.observe(1_020, 'reset', undefined, 1_005);
+    // Nothing sent for 5 s; then one more request, lost too.
+    watch.observe(6_100, 'reset', undefined, 6_090);
+    expect(stopped).toBe(false);
+    // Failures that cover the window without a quiet spell still stop the run.
+    for (let t = 6_600; t <= 11_100; t += 500) watch.observe(t, 'refused', undefined, t - 1);
+    expect(stopped).toBe(true);
+  });
+
+  test('a hung target whose requests all time out together (a closed model) is still judged stopped', () => {
+    // Each round of requests is sent as the last one timed out: no quiet spell, only failures.
+    let stopped = false;
+    const watch = new DeadTargetWatch(5_000, 0, () => (stopped = true));
+    watch.observe(10_000, 'timeout', undefined, 0);
+    watch.observe(20_000, 'timeout', undefined, 10_000);
+    expect(stopped).toBe(true);
+  });
+
   test('answers alone never stop a run, however slow', () => {
     let stopped = false;
     const watch = new DeadTargetWatch(1_000, 0, () => (stopped = true));
