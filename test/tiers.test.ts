@@ -94,8 +94,8 @@ describe('while a unit-tier file runs', () => {
   });
 
   test('fetch is refused too (it connects through node:net)', async () => {
-    await expect(fetch('http://127.0.0.1:9/')).rejects.toThrow();
-    const error = await fetch('http://127.0.0.1:9/').catch((e: unknown) => e);
+    await expect(fetch('http://127.0.0.1:8089/')).rejects.toThrow();
+    const error = await fetch('http://127.0.0.1:8089/').catch((e: unknown) => e);
     expect(String((error as Error & { cause?: unknown }).cause)).toContain(REFUSAL);
   });
 });
