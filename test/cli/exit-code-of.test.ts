@@ -13,7 +13,7 @@ import { evaluateThresholds, parseThreshold } from '../../src/load/thresholds.js
 import { generatorBanner } from '../../src/report/generator-text.js';
 import { parseReport, renderJson } from '../../src/report/index.js';
 import type { GeneratorPhase, RunReport } from '../../src/report/model.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 const repeat = (n: number, ms: number) => Array.from({ length: n }, () => ms);
 const phase: GeneratorPhase = { name: 'load', scheduledSends: 150, lateSends: 2, loopDelayMs: { p50: 1, p99: 4, max: 20 }, processCpuCores: 0.8, mainThreadBusy: 0.7 };

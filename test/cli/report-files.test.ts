@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ReportWriteError, writeFileChecked, writeReport } from '../../src/cli/report-files.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 const temps: string[] = [];
 afterAll(() => {

@@ -4,7 +4,7 @@
  */
 import { encodeHistogram, newHistogram, percentilesMs, recordMs } from '../../src/report/histogram.js';
 import type { RunReport, TimelineOperation } from '../../src/report/model.js';
-import { minimalReport } from './load.js';
+import { minimalReport } from './report-fixture.js';
 
 /** operation → one array of latencies (ms) per second. */
 export type SecondsByOperation = Record<string, number[][]>;

@@ -13,7 +13,7 @@ import type { HistoryEvent, HistoryOutcome, HistoryRequest } from '../../src/loa
 import { ORACLE_EXAMPLES_MAX, SECTION_VIOLATIONS_MAX, describeOutcome, describeRequest, invariantsSection } from '../../src/load/invariants-section.js';
 import type { Operation } from '../../src/load/scenario.js';
 import { parseReport, renderJson, type OracleSection, type RunReport } from '../../src/report/index.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 /** Wall time of the hand-made histories (ms offsets are added to it); aligned to a minute. */
 const T0 = Date.UTC(2027, 0, 15, 12);

@@ -9,7 +9,7 @@ import { judgeGenerator } from '../../src/load/generator-monitor.js';
 import { evaluateThresholds, parseThreshold } from '../../src/load/thresholds.js';
 import { thresholdVerdict } from '../../src/report/generator-text.js';
 import type { GeneratorPhase, RunReport, ThresholdResult } from '../../src/report/model.js';
-import { type OperationFixture, minimalReport } from '../helpers/load.js';
+import { type OperationFixture, minimalReport } from '../helpers/report-fixture.js';
 
 const repeat = (n: number, ms: number) => Array.from({ length: n }, () => ms);
 

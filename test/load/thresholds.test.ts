@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { type Threshold, evaluateThresholds, parseThreshold } from '../../src/load/thresholds.js';
 import type { RunReport, ThresholdResult } from '../../src/report/model.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 function parsed(expression: string): Threshold {
   const result = parseThreshold(expression);

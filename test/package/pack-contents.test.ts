@@ -11,7 +11,15 @@ import { expect, test } from 'vitest';
 import { brokenPackedLinks } from './packed-links.js';
 import { REPO } from './project.js';
 
+let packedOnce: Set<string> | undefined;
+
+/** npm's list, asked once for both tests (the same command gives the same list). */
 function packedFiles(): Set<string> {
+  packedOnce ??= listPacked();
+  return new Set(packedOnce);
+}
+
+function listPacked(): Set<string> {
   const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
   expect(packed.status, packed.stderr).toBe(0);
   const [entry] = JSON.parse(packed.stdout) as Array<{ files: Array<{ path: string }> }>;

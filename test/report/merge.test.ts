@@ -9,7 +9,7 @@ import type { RunReport } from '../../src/report/model.js';
 import { parseReport, renderJson, renderMarkdown } from '../../src/report/index.js';
 import { mergeExitCode } from '../../src/cli/commands/merge.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 function part(index: number, count: number, latenciesMs: number[], extra: Partial<RunReport> = {}): RunReport {
   const report = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs, codes: { VALID: latenciesMs.length } }] });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseReport, renderHtml, renderJson, renderMarkdown, type RunReport } from '../../src/report/index.js';
 import type { ResourcesSection } from '../../src/report/model.js';
 import { renderSummary } from '../../src/cli/summary.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 const URL = 'https://api.example.com';
 const TAG = 'keysim-20260102T030405-1';

@@ -10,7 +10,7 @@ import { HGRM_SCALING_RATIO, hgrmFileName, hgrmFiles, renderHgrm } from '../../s
 import { decodeHistogram, encodeHistogram, mergeHistograms } from '../../src/report/histogram.js';
 import type { OperationStats, RunReport } from '../../src/report/model.js';
 import { parseReport, renderJson } from '../../src/report/index.js';
-import { minimalReport } from '../helpers/load.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 
 /**
  * Three seconds and a half: verifyKey at 1 + i % 7 ms, ratelimit.limit at 20 + i % 13 ms (one in
