@@ -29,12 +29,22 @@ export function segmentSettings(settings: LoadSettings, segment: Segment, scenar
   return { ...settings, connections };
 }
 
-/** Parses `--start-at`: an ISO-8601 instant, not past and at most MAX_START_AHEAD_MS ahead of `nowMs`. */
-export function startAtFlag(text: string | undefined, nowMs: number): Date | undefined {
+/**
+ * Set by `run --workers` in its children's environment: their `--start-at` is the parent's, and a
+ * child that a busy machine started after it starts late (the runner says so) instead of refusing —
+ * a refusal there once ended a whole run with exit 2 because the machine was slow.
+ */
+export const WORKER_CHILD_ENV = 'KEYSIM_WORKER_CHILD';
+
+/**
+ * Parses `--start-at`: an ISO-8601 instant, at most MAX_START_AHEAD_MS ahead of `nowMs`, and not
+ * past — unless `pastAllowed` (a child of `run --workers`, see WORKER_CHILD_ENV).
+ */
+export function startAtFlag(text: string | undefined, nowMs: number, pastAllowed = false): Date | undefined {
   if (text === undefined) return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}T/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
   if (!Number.isFinite(ms)) throw new UsageError(`--start-at "${text}" is not an ISO-8601 instant: write e.g. ${new Date(nowMs + 60_000).toISOString()} (UTC, with its Z or offset).`);
-  if (ms <= nowMs) {
+  if (ms <= nowMs && !pastAllowed) {
     throw new UsageError(`--start-at ${new Date(ms).toISOString()} is already past (it is ${new Date(nowMs).toISOString()}): choose an instant far enough ahead for every segment to start and set up, e.g. now + 30 s.`);
   }
   if (ms - nowMs > MAX_START_AHEAD_MS) {

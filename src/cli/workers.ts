@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HISTORY_FILE } from '../load/history.js';
+import { parseDurationMs } from '../load/plan.js';
 import { RESOURCES_FILE, readOpenResources } from '../load/resource-handover.js';
 import { ResourceLedger, type ResourceEntry, ledgerPath } from '../load/resources.js';
 import { ScenarioFailedError, type SharedFixtures, TargetUnreachableError } from '../load/runner.js';
@@ -26,9 +27,23 @@ import { mergeExitCode, mergeParts, mergeVerdictLine, readPart } from './command
 import { writeHgrmFiles } from './run-outputs.js';
 import { crossCheckMerged, partHistoryFile } from './cross-check.js';
 import { FIXTURES_SCHEMA, writeFixturesFile } from './fixtures-file.js';
+import { WORKER_CHILD_ENV } from './segment-flags.js';
 
-/** How long after the launch the segments start together: time for N processes to start and set up on a busy machine. */
+/**
+ * How long after the launch the segments start together: time for N processes to start and set up
+ * on a busy machine (KEYSIM_WORKERS_START_MARGIN, e.g. `40s`, gives more). A worker that starts
+ * after it anyway starts late and says so; it does not refuse.
+ */
 export const WORKERS_START_MARGIN_MS = 20_000;
+
+/** The margin in force: KEYSIM_WORKERS_START_MARGIN when set (a duration: `40s`, `500ms`), else the default. */
+export function workersStartMarginMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.KEYSIM_WORKERS_START_MARGIN;
+  if (text === undefined || text.trim() === '') return WORKERS_START_MARGIN_MS;
+  const ms = parseDurationMs(text.trim());
+  if (ms === undefined || ms < 0) throw new UsageError(`KEYSIM_WORKERS_START_MARGIN="${text}" is not a duration: write e.g. 40s or 1500ms.`);
+  return ms;
+}
 
 /** Flags a child must not get: the parent sets them per child, or they belong to the parent alone. */
 const PARENT_FLAGS = new Set(['--workers', '--segment', '--start-at', '--out', '--target', '--fault', '--junit', '--series', '--metrics', '--fixtures', '--keep', '--oracle', '--no-oracle', '--no-keep']);
@@ -77,7 +92,7 @@ export interface WorkersRun {
 /** Starts the N children, each `--segment i/N` with the shared fixtures file, and waits for them. */
 async function runChildren(run: WorkersRun, segmentsOut: string, fixturesPath: string): Promise<Array<number | null>> {
   const { workers } = run;
-  const startAt = new Date(Date.now() + WORKERS_START_MARGIN_MS).toISOString();
+  const startAt = new Date(Date.now() + workersStartMarginMs()).toISOString();
   const base = childArguments(run.argv);
   if (!run.quiet) process.stderr.write(`keysim: ${workers} workers (segments 0/${workers} … ${workers - 1}/${workers}) start at ${startAt}; their partial reports go to ${segmentsOut}\n`);
   const children = Array.from({ length: workers }, (_, i) => {
@@ -85,7 +100,7 @@ async function runChildren(run: WorkersRun, segmentsOut: string, fixturesPath: s
     const args = [...base, '--target', run.target.url, '--yes', '--quiet', '--segment', `${i}/${workers}`, '--start-at', startAt, '--out', segmentsOut, '--fixtures', fixturesPath, '--no-oracle'];
     // The same Node and loader flags as this process (tsx under the sources), the same entry point.
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, ...args], {
-      env: { ...process.env, KEYSIM_ROOT_KEY: run.target.rootKey },
+      env: { ...process.env, KEYSIM_ROOT_KEY: run.target.rootKey, [WORKER_CHILD_ENV]: '1' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {

@@ -132,6 +132,21 @@ describe('four segments merged = one run of the whole plan', () => {
     expect(result.stdout).toMatch(/report: .*report\.html/);
   });
 
+  test('--workers children that a busy machine started after the start instant ended the run with exit 2 ("--start-at is already past"): they start late and say so', { timeout: 180_000 }, async () => {
+    // A margin of 0 ms: every child starts after the instant, as on a machine too busy for the default margin.
+    const out = tempDir();
+    const result = await cli(['run', 'verify-hot-keys', '--workers', '2', '--rate', '40', '--duration', '2s', '--warmup', '0', '--quiet', '--out', out], cleanEnv({ KEYSIM_WORKERS_START_MARGIN: '0ms' }));
+    expect(result.stderr).not.toMatch(/already past/);
+    expect([EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed] as number[], `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toContain(result.code);
+    expect(result.stderr).toMatch(/this segment starts late/);
+    const [folder] = runFolders(out);
+    expect(readReport(folder as string).merge).toMatchObject({ segments: 2, merged: ['0/2', '1/2'], missing: [] });
+    // A mistyped margin is a clear usage error.
+    const bad = await cli(['run', 'verify-hot-keys', '--workers', '2', '--quiet', '--out', tempDir()], cleanEnv({ KEYSIM_WORKERS_START_MARGIN: 'soon' }));
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toMatch(/KEYSIM_WORKERS_START_MARGIN="soon" is not a duration/);
+  });
+
   test('set-up once: --setup-only writes the fixtures and tag; segments given --fixtures skip the setup and name what they make after that tag', { timeout: 180_000 }, async () => {
     const env = cleanEnv({ KEYSIM_ROOT_KEY: 'root_segments_fixtures_0123456789' });
     const server = startCli(['serve', '--port', '0'], env);

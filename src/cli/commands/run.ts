@@ -29,7 +29,7 @@ import { type BaselineFlags, compareWithBaseline, prepareBaselines } from '../ru
 import { type SetUpOnce, runWorkers } from '../workers.js';
 import { runFlagOptions } from '../run-flags.js';
 import { fixturesWriter, readFixturesFile } from '../fixtures-file.js';
-import { segmentFlag, segmentSettings, startAtFlag } from '../segment-flags.js';
+import { segmentFlag, segmentSettings, startAtFlag, WORKER_CHILD_ENV } from '../segment-flags.js';
 import { confirmRemote } from '../confirm-remote.js';
 import { progressPrinter } from '../progress-printer.js';
 import { historyLineOf } from '../history-line.js';
@@ -114,7 +114,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   // Matched by the scenario's name, as --setup-only wrote it (a scenario file is given by its path).
   const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, (scenarios[0] as Scenario<unknown>).name) : undefined;
   const segment = segmentFlag(args.segment);
-  const startAt = startAtFlag(args.startAt, Date.now());
+  const startAt = startAtFlag(args.startAt, Date.now(), process.env[WORKER_CHILD_ENV] === '1');
   if (segment !== undefined) {
     for (const [i, s] of settings.entries()) settings[i] = segmentSettings(s, segment, (scenarios[i] as Scenario<unknown>).name);
   }
