@@ -109,7 +109,10 @@ function runOnce(extra: readonly string[]): Promise<RunOutcome> {
 function tally(outcomes: readonly RunOutcome[]): string {
   const counts = new Map<string, number>();
   for (const o of outcomes) counts.set(String(o.code), (counts.get(String(o.code)) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([code, n]) => `exit ${code} ×${n}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([code, n]) => `exit ${code} ×${n}`)
+    .join(', ');
 }
 
 async function series(label: string, runs: number, extra: readonly string[]): Promise<RunOutcome[]> {
@@ -117,7 +120,9 @@ async function series(label: string, runs: number, extra: readonly string[]): Pr
   for (let i = 0; i < runs; i++) {
     const outcome = await runOnce(extra);
     outcomes.push(outcome);
-    process.stderr.write(`  ${label} ${i + 1}/${runs}: exit ${outcome.code} (load ${outcome.load}; ${outcome.limited === undefined ? 'no report' : outcome.limited ? 'the generator lagged' : 'the generator kept its schedule'})\n`);
+    process.stderr.write(
+      `  ${label} ${i + 1}/${runs}: exit ${outcome.code} (load ${outcome.load}; ${outcome.limited === undefined ? 'no report' : outcome.limited ? 'the generator lagged' : 'the generator kept its schedule'})\n`,
+    );
     for (const t of outcome.thresholds) if (!t.startsWith('passed') || outcome.code !== 0) process.stderr.write(`    ${t}\n`);
   }
   return outcomes;
@@ -147,14 +152,18 @@ export async function busyVerdictReport(runs = 10, hogs = 6, only: Series | 'bot
     const ok = normal.filter((o) => o.code === 0).length;
     const failed = slow.filter((o) => o.code === 99).length;
     const lagged = [...normal, ...slow].filter((o) => o.limited === true).length;
-    const lines = [`Busy-machine verdict: keysim run mixed (npm start's job) beside ${hogs} busy-looping processes, ${runs} runs each; load average before ${before}, after ${loadText()} (1, 5, 15 min)`];
+    const lines = [
+      `Busy-machine verdict: keysim run mixed (npm start's job) beside ${hogs} busy-looping processes, ${runs} runs each; load average before ${before}, after ${loadText()} (1, 5, 15 min)`,
+    ];
     const summary: SummaryRow[] = [];
     if (only !== 'fault') {
       lines.push(`  as it is:                                 ${tally(normal)} — ${ok} of ${runs} exit 0 (target ≥ 90 %)`);
       summary.push({ figure: `busy machine (${hogs} hogs): npm start exits 0`, median: `${ok}/${runs}`, target: '≥ 90 %' });
     }
     if (only !== 'start') {
-      lines.push(`  every answer 400 ms late (--fault ${FAULT}): ${tally(slow)} — ${failed} of ${runs} exit 99 on the scenario's own "p99 < 250ms" (target ≥ 90 %)`);
+      lines.push(
+        `  every answer 400 ms late (--fault ${FAULT}): ${tally(slow)} — ${failed} of ${runs} exit 99 on the scenario's own "p99 < 250ms" (target ≥ 90 %)`,
+      );
       summary.push({ figure: `busy machine (${hogs} hogs): 400 ms answers exit 99`, median: `${failed}/${runs}`, target: '≥ 90 %' });
     }
     lines.push(`  the generator lagged (over its limits) in ${lagged} of ${normal.length + slow.length} runs`);

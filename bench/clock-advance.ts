@@ -77,9 +77,11 @@ export function measureClock(keyCount: number): ClockChildResult {
     singleAdvanceNs.push(median(times));
     timerOverheadNs.push(median(empty));
     clock.resetToStart();
-    batchAdvanceNs.push(timeOne(() => {
-      for (let i = 0; i < BATCH; i++) advance();
-    }) / BATCH);
+    batchAdvanceNs.push(
+      timeOne(() => {
+        for (let i = 0; i < BATCH; i++) advance();
+      }) / BATCH,
+    );
   }
   clock.resetToStart();
   if (clock.now() !== START_MS) throw new Error('clock did not reset');
@@ -90,14 +92,19 @@ export function measureClock(keyCount: number): ClockChildResult {
   const secondVerifyNs: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     advance();
-    for (const [pass, expected, out] of [[1, CREDITS - 1, firstVerifyNs], [2, CREDITS - 2, secondVerifyNs]] as const) {
+    for (const [pass, expected, out] of [
+      [1, CREDITS - 1, firstVerifyNs],
+      [2, CREDITS - 2, secondVerifyNs],
+    ] as const) {
       const times: number[] = [];
       for (const key of sample) {
         let credits: number | undefined;
-        times.push(timeOne(() => {
-          const r = engine.keys.verifyKey(undefined, { key });
-          credits = r.ok && r.value.code === 'VALID' ? r.value.credits : undefined;
-        }));
+        times.push(
+          timeOne(() => {
+            const r = engine.keys.verifyKey(undefined, { key });
+            credits = r.ok && r.value.code === 'VALID' ? r.value.credits : undefined;
+          }),
+        );
         if (credits !== expected) throw new Error(`verification ${pass} after the jump: expected ${expected} credits, got ${String(credits)}`);
       }
       out.push(median(times));
@@ -131,12 +138,26 @@ export async function clockReport(): Promise<{ text: string; summary: SummaryRow
   const lines = [
     `3. Advancing the clock ten years (${fmtInt(TEN_YEARS_MS)} ms; ManualClock.advance; keys with credits and monthly refill; median of ${RUNS} runs)`,
     '',
-    textTable(['keys', 'advance 10 y (one call)', 'range over runs', 'timer alone', 'advance, amortized', '1st verify after jump', '2nd verify (settled)', 'target', 'meets target'], rows),
+    textTable(
+      [
+        'keys',
+        'advance 10 y (one call)',
+        'range over runs',
+        'timer alone',
+        'advance, amortized',
+        '1st verify after jump',
+        '2nd verify (settled)',
+        'target',
+        'meets target',
+      ],
+      rows,
+    ),
     '',
     `   one call = median of ${fmtInt(SINGLE_REPS)} single advances per run, each timed with hrtime.bigint(), so it includes the timer (timer alone = an empty function timed the same way);`,
     `   amortized = ${fmtInt(BATCH)} advances timed together. Verifications: ${fmtInt(SAMPLE)} keys spread over all keys, one jump per run, ${HASH_LABEL[VARIANT]};`,
-    '   the first verification settles the key\'s refills (120 boundaries) in one step. Building the engines took ' +
-      results.map((r) => `${r.buildSeconds.toFixed(1)} s (${fmtInt(r.keys)} keys)`).join(', ') + '.',
+    "   the first verification settles the key's refills (120 boundaries) in one step. Building the engines took " +
+      results.map((r) => `${r.buildSeconds.toFixed(1)} s (${fmtInt(r.keys)} keys)`).join(', ') +
+      '.',
   ];
   if (small !== undefined && large !== undefined && small !== large) {
     const ratio = median(large.singleAdvanceNs) / median(small.singleAdvanceNs);

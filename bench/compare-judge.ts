@@ -110,7 +110,12 @@ export function compareGroups(base: readonly RunReport[], cand: readonly RunRepo
  * cut the same way, make fault comparison j against group 2j. Nothing is chosen: the order is the
  * order the runs were made in.
  */
-export function judgeGroups(fine: readonly RunReport[], faulty: readonly RunReport[], k: number, noise = 0.05): { lines: string[]; falseWorse: number; detected: number; comparisons: number } {
+export function judgeGroups(
+  fine: readonly RunReport[],
+  faulty: readonly RunReport[],
+  k: number,
+  noise = 0.05,
+): { lines: string[]; falseWorse: number; detected: number; comparisons: number } {
   const groups = (runs: readonly RunReport[]) => Array.from({ length: Math.floor(runs.length / k) }, (_, g) => runs.slice(g * k, g * k + k));
   const fineGroups = groups(fine);
   const faultGroups = groups(faulty);
@@ -124,7 +129,8 @@ export function judgeGroups(fine: readonly RunReport[], faulty: readonly RunRepo
   }
   const falseWorse = same.filter((c) => c.worse.length > 0).length;
   const detected = fault.filter((c) => c.worse.length > 0).length;
-  const tally = (cs: Comparison[]) => ['worse', 'same', 'inconclusive', 'better'].map((v) => `${v} ${cs.filter((c) => p50Of(c).verdict === v).length}`).join(', ');
+  const tally = (cs: Comparison[]) =>
+    ['worse', 'same', 'inconclusive', 'better'].map((v) => `${v} ${cs.filter((c) => p50Of(c).verdict === v).length}`).join(', ');
   const lines = [
     textTable(
       ['comparisons', 'result', 'p50(keys.verifyKey) verdicts', 'median p50 change'],

@@ -59,7 +59,20 @@ function perPair(old: Judged, next: Judged, indexes: readonly number[]): string 
       c.worse.join(' ') || '—',
     ];
   });
-  return textTable(['pair', 'p50 change %', 'interval, seconds only', 'verdict', 'interval, with the term', 'verdict', 'term σ % (base / cand)', 'worse, seconds only', 'worse, with the term'], rows);
+  return textTable(
+    [
+      'pair',
+      'p50 change %',
+      'interval, seconds only',
+      'verdict',
+      'interval, with the term',
+      'verdict',
+      'term σ % (base / cand)',
+      'worse, seconds only',
+      'worse, with the term',
+    ],
+    rows,
+  );
 }
 
 function judgeDir(dir: string): { triples: RunTriple[]; text: string } {
@@ -75,14 +88,18 @@ function judgeDir(dir: string): { triples: RunTriple[]; text: string } {
   const text = [
     `Figure 7 judged again on ${triples.length} saved triples in ${dir} (${limited} of ${triples.length * 3} runs generator-limited).`,
     '',
-    'The block bootstrap of the runs\' seconds alone (before the between-run term):',
+    "The block bootstrap of the runs' seconds alone (before the between-run term):",
     ...old.lines,
     '',
     'Widened by the between-run term (the default):',
     ...next.lines,
     '',
     'Identical pairs, p50(keys.verifyKey):',
-    perPair(old, next, triples.map((t) => t.index)),
+    perPair(
+      old,
+      next,
+      triples.map((t) => t.index),
+    ),
     '',
     `With the fault, the lowest lower bound of the p50 change's interval with the term: ${pct(Math.min(...fault))} %.`,
     '',

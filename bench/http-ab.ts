@@ -20,7 +20,8 @@ import { fmtRate, median, textTable } from './stats.js';
 import { loadText } from './machine.js';
 
 const baselineDir = process.argv[2];
-if (baselineDir === undefined) throw new Error('usage: tsx bench/http-ab.ts <baseline checkout> [verifyKey|ratelimit] [seconds] [repetitions] [wrk|autocannon]');
+if (baselineDir === undefined)
+  throw new Error('usage: tsx bench/http-ab.ts <baseline checkout> [verifyKey|ratelimit] [seconds] [repetitions] [wrk|autocannon]');
 const baselineChild = join(resolve(baselineDir), 'bench', 'http-server-child.ts');
 if (!existsSync(baselineChild) || !existsSync(join(resolve(baselineDir), 'dist', 'src', 'http', 'index.js'))) {
   throw new Error(`${baselineDir}: not a keysim checkout with dist/ built (npm run build there)`);
@@ -50,7 +51,8 @@ try {
   // KEYSIM_AB_PIN=<cpu>: every server (all its threads) on that CPU, so that no run lands on the
   // generator's core by chance (run the script itself under `taskset -c <another cpu>`).
   const pin = process.env.KEYSIM_AB_PIN;
-  if (pin !== undefined && pin !== '') for (const server of servers) execFileSync('taskset', ['-a', '-p', '-c', pin, String(server.ready.pid)], { stdio: 'ignore' });
+  if (pin !== undefined && pin !== '')
+    for (const server of servers) execFileSync('taskset', ['-a', '-p', '-c', pin, String(server.ready.pid)], { stdio: 'ignore' });
   const named: Array<[string, ServerProcess]> = [
     ['A', a],
     ['B', b],
@@ -66,7 +68,11 @@ try {
       const results = new Map<string, RunResult>();
       for (let i = 0; i < named.length; i++) {
         const [name, server] = named[(i + rep) % named.length] as [string, ServerProcess];
-        const r = await run(server, { connections: 100, pipelining, durationSeconds: seconds }, workloadFor(endpoint, server.ready.kind === 'sim' ? server.ready : a.ready));
+        const r = await run(
+          server,
+          { connections: 100, pipelining, durationSeconds: seconds },
+          workloadFor(endpoint, server.ready.kind === 'sim' ? server.ready : a.ready),
+        );
         if (!checksPassed(r)) throw new Error(`${name}: wrong answers (${r.ok2xx} 2xx of ${r.completed}, ${r.errors} errors)`);
         results.set(name, r);
       }

@@ -21,7 +21,6 @@ import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './
 import { fmtRate, textTable } from './stats.js';
 import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
-
 const endpointArg = process.argv[2] ?? 'verifyKey';
 if (!(ENDPOINTS as readonly string[]).includes(endpointArg)) throw new Error(`expected one of ${ENDPOINTS.join(', ')}`);
 const endpoint = endpointArg as Endpoint;
@@ -122,20 +121,50 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     // Start-up, warm-up and the measured run are all in the profile (start-up is a few hundred ms).
     const requests = warm.completed + run.completed;
     const perAll = (ms: number) => `${((ms * 1000) / requests).toFixed(1)} µs`;
-    console.log(`\n== ${kind === 'sim' ? 'simulator' : 'bare node:http'}, ${endpoint}, pipelining ${pipelining}: ${fmtRate(run.rate)} over ${seconds} s, answers right: ${checksPassed(run) ? 'yes' : 'NO'}`);
-    console.log(`   server CPU time per request during the measured run (process.cpuUsage): ${run.serverCpuUsPerRequest.toFixed(1)} µs; server CPU ${Math.round(run.serverCpuShare * 100)} %`);
-    console.log(`   profile: ${(a.totalMs / 1000).toFixed(1)} s, busy (sampled wall time, not idle) ${(a.busyMs / 1000).toFixed(1)} s ≈ ${perAll(a.busyMs)} per request (warm-up and measured run, ~${Math.round(requests).toLocaleString('en-US')} requests)\n`);
-    console.log(textTable(['layer', 'self ms', 'share of busy', 'per request'], top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, perAll(v)])));
+    console.log(
+      `\n== ${kind === 'sim' ? 'simulator' : 'bare node:http'}, ${endpoint}, pipelining ${pipelining}: ${fmtRate(run.rate)} over ${seconds} s, answers right: ${checksPassed(run) ? 'yes' : 'NO'}`,
+    );
+    console.log(
+      `   server CPU time per request during the measured run (process.cpuUsage): ${run.serverCpuUsPerRequest.toFixed(1)} µs; server CPU ${Math.round(run.serverCpuShare * 100)} %`,
+    );
+    console.log(
+      `   profile: ${(a.totalMs / 1000).toFixed(1)} s, busy (sampled wall time, not idle) ${(a.busyMs / 1000).toFixed(1)} s ≈ ${perAll(a.busyMs)} per request (warm-up and measured run, ~${Math.round(requests).toLocaleString('en-US')} requests)\n`,
+    );
+    console.log(
+      textTable(
+        ['layer', 'self ms', 'share of busy', 'per request'],
+        top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, perAll(v)]),
+      ),
+    );
     console.log('');
-    console.log(textTable(['function (self time)', 'ms', 'share'], top(a.self, 25).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`])));
+    console.log(
+      textTable(
+        ['function (self time)', 'ms', 'share'],
+        top(a.self, 25).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`]),
+      ),
+    );
     console.log('');
-    const own = top(a.self, 400).filter(([k]) => /src\//.test(k)).slice(0, 25);
+    const own = top(a.self, 400)
+      .filter(([k]) => /src\//.test(k))
+      .slice(0, 25);
     if (own.length > 0) {
-      console.log(textTable(['own code (self time)', 'ms', 'per request'], own.map(([k, v]) => [k, v.toFixed(0), perAll(v)])));
+      console.log(
+        textTable(
+          ['own code (self time)', 'ms', 'per request'],
+          own.map(([k, v]) => [k, v.toFixed(0), perAll(v)]),
+        ),
+      );
       console.log('');
     }
-    const interesting = top(a.inclusive, 400).filter(([k]) => /src\/|bench\/|^(parse|stringify|randomUUID|hash|digest|writeHead|end|_write|writev) /.test(k)).slice(0, 30);
-    console.log(textTable(['function (inclusive time, own code and hot builtins)', 'ms', 'share'], interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`])));
+    const interesting = top(a.inclusive, 400)
+      .filter(([k]) => /src\/|bench\/|^(parse|stringify|randomUUID|hash|digest|writeHead|end|_write|writev) /.test(k))
+      .slice(0, 30);
+    console.log(
+      textTable(
+        ['function (inclusive time, own code and hot builtins)', 'ms', 'share'],
+        interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`]),
+      ),
+    );
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -56,7 +56,8 @@ async function start(kind: ServerKind): Promise<{ ready: ServerReady; close: () 
 const kind = process.argv[2];
 // `sim --workers N`: the simulator with N HTTP worker processes (serve-workers.ts).
 const workers = process.argv[3] === '--workers' ? Number(process.argv[4]) : 1;
-if (kind !== 'sim' && kind !== 'bare' && kind !== 'bare-coalesced') throw new Error(`http-server-child: expected sim, bare or bare-coalesced, got ${String(kind)}`);
+if (kind !== 'sim' && kind !== 'bare' && kind !== 'bare-coalesced')
+  throw new Error(`http-server-child: expected sim, bare or bare-coalesced, got ${String(kind)}`);
 const server = await start(kind);
 
 let stopping = false;

@@ -57,7 +57,12 @@ process.on('exit', () => {
  * `args`: after the kind, e.g. `['--workers', '2']` for the simulator. `child`: another checkout's
  * http-server-child.ts (its simulator then runs from that checkout's dist/; http-ab.ts).
  */
-export function startServer(kind: ServerKind, nodeArgs: readonly string[] = [], args: readonly string[] = [], childPath: string = SERVER_CHILD): Promise<ServerProcess> {
+export function startServer(
+  kind: ServerKind,
+  nodeArgs: readonly string[] = [],
+  args: readonly string[] = [],
+  childPath: string = SERVER_CHILD,
+): Promise<ServerProcess> {
   const loader = childPath.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : LOADER;
   const child = spawn(process.execPath, [...nodeArgs, ...loader, childPath, kind, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   running.add(child);

@@ -73,7 +73,12 @@ async function sampleVerify(sim: ServerReady): Promise<{ valid: boolean; code: u
 }
 
 async function sampleLimit(sim: ServerReady): Promise<boolean> {
-  const { status, data } = await postJson(sim, '/v2/ratelimit.limit', { namespace: sim.namespace, identifier: IDENTIFIERS[0], limit: RATE_LIMIT, duration: RATE_WINDOW_MS });
+  const { status, data } = await postJson(sim, '/v2/ratelimit.limit', {
+    namespace: sim.namespace,
+    identifier: IDENTIFIERS[0],
+    limit: RATE_LIMIT,
+    duration: RATE_WINDOW_MS,
+  });
   return status === 200 && data?.success === true && data.limit === RATE_LIMIT;
 }
 
@@ -108,7 +113,13 @@ interface EndpointResults {
   credits?: { consumed: number; counted: number; sent: number; ok: boolean };
 }
 
-async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: ServerProcess, coalesced: ServerProcess, generators: ReadonlyArray<[Generator, Runner]>): Promise<EndpointResults> {
+async function measureEndpoint(
+  endpoint: Endpoint,
+  sim: ServerProcess,
+  bare: ServerProcess,
+  coalesced: ServerProcess,
+  generators: ReadonlyArray<[Generator, Runner]>,
+): Promise<EndpointResults> {
   const workload = workloadFor(endpoint, sim.ready);
   const label = ENDPOINT_LABEL[endpoint];
   // Every verification sent to the simulator's key (warm-up included) costs one credit.
@@ -165,7 +176,13 @@ async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: Ser
   const simMax = max(series.filter((s) => s.generator === 'autocannon').map((s) => median(s.sim.map((r) => r.rate))));
   const latencyRate = Math.round(simMax / 2);
   progress(`http ${label}: latency at ${fmtRate(latencyRate)}`);
-  const latencySettings: RunSettings = { connections: LATENCY_CONNECTIONS, pipelining: 1, durationSeconds: LATENCY_SECONDS, overallRate: latencyRate, recordLatencies: true };
+  const latencySettings: RunSettings = {
+    connections: LATENCY_CONNECTIONS,
+    pipelining: 1,
+    durationSeconds: LATENCY_SECONDS,
+    overallRate: latencyRate,
+    recordLatencies: true,
+  };
   const latencySim = onSim(await runLoad(sim, endpoint, workload, latencySettings));
   const latencyBare = await runLoad(bare, endpoint, workload, latencySettings);
 
@@ -184,8 +201,6 @@ async function measureEndpoint(endpoint: Endpoint, sim: ServerProcess, bare: Ser
   const limited = await sampleLimit(sim.ready);
   return { ...common, sample: `sample answer after the runs: success ${limited ? 'true' : 'false'}`, sampleOk: limited };
 }
-
-
 
 function fmtUs(us: number): string {
   return Number.isNaN(us) ? '—' : `${us.toFixed(1)} µs`;
@@ -251,7 +266,17 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
       const cpu = { sim: median(s.sim.map((x) => x.serverCpuUsPerRequest)), bare: median(s.bare.map((x) => x.serverCpuUsPerRequest)) };
       const rates = `${fmtRatio(ratio.min)} / ${fmtRatio(ratio.median)} / ${fmtRatio(ratio.max)}`;
       const againstCoalesced = `${fmtRatio(min(s.coalescedRatios))} / ${fmtRatio(median(s.coalescedRatios))} / ${fmtRatio(max(s.coalescedRatios))}`;
-      ratioRows.push([label, s.generator, String(s.pipelining), rates, `${fmtUs(cpu.sim)} vs ${fmtUs(cpu.bare)}`, fmtRatio(cpu.bare / cpu.sim), target, yesNo(ratio.median >= HTTP_RATIO_TARGET), againstCoalesced]);
+      ratioRows.push([
+        label,
+        s.generator,
+        String(s.pipelining),
+        rates,
+        `${fmtUs(cpu.sim)} vs ${fmtUs(cpu.bare)}`,
+        fmtRatio(cpu.bare / cpu.sim),
+        target,
+        yesNo(ratio.median >= HTTP_RATIO_TARGET),
+        againstCoalesced,
+      ]);
       summary.push({
         figure: `HTTP ${label}, simulator / bare node:http (${s.generator}, ${CONNECTIONS} connections, pipelining ${s.pipelining})`,
         median: `${fmtRatio(ratio.median)} (min ${fmtRatio(ratio.min)}, max ${fmtRatio(ratio.max)}; ${fmtRate(median(s.sim.map((x) => x.rate)))} vs ${fmtRate(median(s.bare.map((x) => x.rate)))}; CPU/request ${fmtUs(cpu.sim)} vs ${fmtUs(cpu.bare)})`,
@@ -282,7 +307,9 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     });
     if (!r.sampleOk) failures.push(`${label}: ${r.sample}`);
     if (r.credits !== undefined && !r.credits.ok) {
-      failures.push(`${label}: the simulator consumed ${fmtInt(r.credits.consumed)} credits for ${fmtInt(r.credits.counted)} counted answers and at most ${fmtInt(r.credits.sent)} sent requests`);
+      failures.push(
+        `${label}: the simulator consumed ${fmtInt(r.credits.consumed)} credits for ${fmtInt(r.credits.counted)} counted answers and at most ${fmtInt(r.credits.sent)} sent requests`,
+      );
     }
   }
 
@@ -293,14 +320,33 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
         : `; credits consumed by the simulator ${fmtInt(r.credits.consumed)} (the generators counted ${fmtInt(r.credits.counted)} VALID answers, sent at most ${fmtInt(r.credits.sent)}: ${r.credits.ok ? 'consistent' : 'INCONSISTENT'})`;
     return `   ${ENDPOINT_LABEL[r.endpoint]}: ${r.sample}${credits}.`;
   });
-  const generatorText = wrk === undefined ? 'autocannon in the parent process (wrk not installed)' : `autocannon in the parent process and wrk (${wrkThreads()} thread(s), its own process)`;
+  const generatorText =
+    wrk === undefined
+      ? 'autocannon in the parent process (wrk not installed)'
+      : `autocannon in the parent process and wrk (${wrkThreads()} thread(s), its own process)`;
   const text = [
     `4. HTTP throughput, simulator vs bare node:http (${generatorText}; ${CONNECTIONS} connections; each server alone in its own process on 127.0.0.1;`,
     `   ${RUN_SECONDS} s per run after a ${WARMUP_SECONDS} s warm-up per generator, ${REPEATS} repetitions, the three servers in an order rotated each repetition; load average before ${loadBefore}, after ${loadAfter})`,
     '',
-    textTable(['endpoint', 'generator', 'pipelining', 'server', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'requests', 'answers right'], rateRows),
+    textTable(
+      ['endpoint', 'generator', 'pipelining', 'server', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'requests', 'answers right'],
+      rateRows,
+    ),
     '',
-    textTable(['endpoint', 'generator', 'pipelining', 'sim / bare (min / median / max)', 'CPU/request sim vs bare', 'CPU bare / sim', 'target', 'median meets target', 'sim / bare with coalescing'], ratioRows),
+    textTable(
+      [
+        'endpoint',
+        'generator',
+        'pipelining',
+        'sim / bare (min / median / max)',
+        'CPU/request sim vs bare',
+        'CPU bare / sim',
+        'target',
+        'median meets target',
+        'sim / bare with coalescing',
+      ],
+      ratioRows,
+    ),
     '',
     `   Latency at half the simulator's maximum rate under autocannon (autocannon overallRate, ${LATENCY_CONNECTIONS} connections, pipelining 1,`,
     `   ${LATENCY_SECONDS} s; bare at the same rate for reference):`,
@@ -310,7 +356,7 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     '   The bare server answers the same bytes as the simulator (its answers copied, request-id header included).',
     '   The simulator hands the answers a connection writes in one turn of the event loop to the kernel together (one writev',
     '   for a batch of pipelined answers, where node:http makes one per answer); "bare with coalescing" is the bare server with',
-    '   that same step, so the last column shows the rest of the simulator\'s work per request (for reading; the target is',
+    "   that same step, so the last column shows the rest of the simulator's work per request (for reading; the target is",
     '   against plain node:http).',
     '   answers right = every response 2xx, no errors or timeouts; with autocannon also every body holding the expected content',
     '   (VALID / success); wrk reads statuses only, and the credits check below covers its runs.',
@@ -318,8 +364,8 @@ export async function httpReport(): Promise<{ text: string; summary: SummaryRow[
     '   sim / bare = the ratio of the rates of each repetition (simulator and bare run back to back); server CPU = CPU time / wall',
     '   time of the server process (100 % = one core); CPU/request = its CPU time per answered request, and "CPU bare / sim" the',
     '   ratio it predicts for a server that has a core to itself (less sensitive than the rates to what else runs on the machine).',
-    '   p50/p99 come from every response time autocannon measured (fractional ms); autocannon\'s own percentiles are whole',
-    '   milliseconds. autocannon spends each connection\'s per-second quota at full speed at the start of each second, so these',
+    "   p50/p99 come from every response time autocannon measured (fractional ms); autocannon's own percentiles are whole",
+    "   milliseconds. autocannon spends each connection's per-second quota at full speed at the start of each second, so these",
     '   latencies are those of bursts at up to full speed, averaging half the maximum rate — not of evenly spaced requests.',
     '   The simulator runs compiled (dist/, as `keysim serve` runs) when `npm run build` has been run; the bare server through tsx.',
     `   Section time: ${secondsSince(started).toFixed(0)} s.`,

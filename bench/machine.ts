@@ -26,7 +26,10 @@ export function machine(): Machine {
 
 /** The 1-, 5- and 15-minute load averages, two decimals each, for a benchmark's printed figures. */
 export function loadText(separator = ' '): string {
-  return os.loadavg().map((l) => l.toFixed(2)).join(separator);
+  return os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(separator);
 }
 
 export function describeMachine(m: Machine): string {

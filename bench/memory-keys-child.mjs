@@ -105,12 +105,16 @@ async function writeSnapshot(snapshot) {
 /** POSTs the file to /_sim/restore as it is read from disk; answers the status. */
 function postFile(url, rootKey) {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/_sim/restore`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (piece) => (text += piece));
-      res.on('end', () => resolve({ status: res.statusCode, text }));
-    });
+    const req = request(
+      `${url}/_sim/restore`,
+      { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}` } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (piece) => (text += piece));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      },
+    );
     req.on('error', reject);
     const input = createReadStream(file, { highWaterMark: 1 << 20 });
     input.on('error', reject);
@@ -187,7 +191,9 @@ if (httpRootKey !== undefined) {
   const after = await settledUsage();
   if (sim.engine.stats().keys !== count) throw new Error('keys lost');
   await sim.close();
-  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, inlineClient, before, serverBefore, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
+  process.stdout.write(
+    `RESULT ${JSON.stringify({ keys: count, inlineClient, before, serverBefore, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`,
+  );
   process.exit(0);
 }
 

@@ -133,10 +133,50 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
   const target = `≤ ${fmtMB(MEMORY_TARGET_BYTES)}`;
   const nowRss = (f: (r: MemoryKeysResult) => Usage) => `${fmtMB(m((r) => f(r).rss))} / ${fmtMB(m((r) => f(r).heapUsed))}`;
   const rows = [
-    ['created', fmtMB(createdRss), fmtMB(m((r) => r.created.heapUsed)), perKey((r) => (r.created.rss - r.before.rss) / r.keys), perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.createSeconds).toFixed(1)} s`, '', target, yesNo(createdRss <= MEMORY_TARGET_BYTES)],
-    ['restored (file)', fmtMB(restoredRss), fmtMB(m((r) => r.after.heapUsed)), perKey((r) => (r.after.rss - r.before.rss) / r.keys), perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${m((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(m((r) => r.restorePeakRss)), target, yesNo(restoredRss <= MEMORY_TARGET_BYTES)],
-    ['restored (file, fresh process)', fmtMB(freshRss), fmtMB(mf((r) => r.after.heapUsed)), perKey2(fresh, (r) => (r.after.rss - r.before.rss) / r.keys), perKey2(fresh, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${mf((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(mf((r) => r.restorePeakRss)), target, yesNo(freshRss <= MEMORY_TARGET_BYTES)],
-    ['restored (HTTP)', fmtMB(httpRss), fmtMB(mh((r) => r.after.heapUsed)), perKey2(overHttp, (r) => (r.after.rss - r.before.rss) / r.keys), perKey2(overHttp, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys), `${mh((r) => r.restoreSeconds).toFixed(1)} s`, fmtMB(mh((r) => r.restorePeakRss)), target, yesNo(httpRss <= MEMORY_TARGET_BYTES)],
+    [
+      'created',
+      fmtMB(createdRss),
+      fmtMB(m((r) => r.created.heapUsed)),
+      perKey((r) => (r.created.rss - r.before.rss) / r.keys),
+      perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys),
+      `${m((r) => r.createSeconds).toFixed(1)} s`,
+      '',
+      target,
+      yesNo(createdRss <= MEMORY_TARGET_BYTES),
+    ],
+    [
+      'restored (file)',
+      fmtMB(restoredRss),
+      fmtMB(m((r) => r.after.heapUsed)),
+      perKey((r) => (r.after.rss - r.before.rss) / r.keys),
+      perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
+      `${m((r) => r.restoreSeconds).toFixed(1)} s`,
+      fmtMB(m((r) => r.restorePeakRss)),
+      target,
+      yesNo(restoredRss <= MEMORY_TARGET_BYTES),
+    ],
+    [
+      'restored (file, fresh process)',
+      fmtMB(freshRss),
+      fmtMB(mf((r) => r.after.heapUsed)),
+      perKey2(fresh, (r) => (r.after.rss - r.before.rss) / r.keys),
+      perKey2(fresh, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
+      `${mf((r) => r.restoreSeconds).toFixed(1)} s`,
+      fmtMB(mf((r) => r.restorePeakRss)),
+      target,
+      yesNo(freshRss <= MEMORY_TARGET_BYTES),
+    ],
+    [
+      'restored (HTTP)',
+      fmtMB(httpRss),
+      fmtMB(mh((r) => r.after.heapUsed)),
+      perKey2(overHttp, (r) => (r.after.rss - r.before.rss) / r.keys),
+      perKey2(overHttp, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
+      `${mh((r) => r.restoreSeconds).toFixed(1)} s`,
+      fmtMB(mh((r) => r.restorePeakRss)),
+      target,
+      yesNo(httpRss <= MEMORY_TARGET_BYTES),
+    ],
   ];
   const exact = results.every((r) => r.exactPeak) && overHttp.every((r) => r.exactPeak) && fresh.every((r) => r.exactPeak);
   const inlineClient = overHttp.some((r) => r.inlineClient === true);
@@ -153,10 +193,26 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
     `   Beyond the live heap (idle): created ${parts(results, (r) => r.created)}; restored (file) ${parts(results, (r) => r.after)}; restored (file, fresh process) ${parts(fresh, (r) => r.after)}; restored (HTTP) ${parts(overHttp, (r) => r.after)}.`,
   ].join('\n');
   const summary: SummaryRow[] = [
-    { figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`, median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`, target },
-    { figure: `… after a snapshot restore of them from a file (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`, median: fmtMB(restoredRss), target },
-    { figure: `… after a restore of them from the file in a fresh process, as keysim serve --restore (restore ${mf((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mf((r) => r.restorePeakRss))})`, median: fmtMB(freshRss), target },
-    { figure: `… after restoring them over HTTP, POST /_sim/restore (restore ${mh((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mh((r) => r.restorePeakRss))})`, median: fmtMB(httpRss), target },
+    {
+      figure: `Resident memory (RSS), ${fmtInt(MEMORY_KEYS)} keys with credits + monthly refill, created`,
+      median: `${fmtMB(createdRss)} (${perKey((r) => (r.created.heapUsed - r.before.heapUsed) / r.keys)} heap/key)`,
+      target,
+    },
+    {
+      figure: `… after a snapshot restore of them from a file (restore ${m((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(m((r) => r.restorePeakRss))})`,
+      median: fmtMB(restoredRss),
+      target,
+    },
+    {
+      figure: `… after a restore of them from the file in a fresh process, as keysim serve --restore (restore ${mf((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mf((r) => r.restorePeakRss))})`,
+      median: fmtMB(freshRss),
+      target,
+    },
+    {
+      figure: `… after restoring them over HTTP, POST /_sim/restore (restore ${mh((r) => r.restoreSeconds).toFixed(1)} s, peak RSS ${fmtMB(mh((r) => r.restorePeakRss))})`,
+      median: fmtMB(httpRss),
+      target,
+    },
   ];
   return { text, summary };
 }

@@ -85,7 +85,11 @@ async function loadModules(): Promise<Modules> {
   const built = (file: string) => new URL(`../dist/src/${file}`, import.meta.url);
   const files = ['engine/index.js', 'http/index.js', 'load/history.js'] as const;
   if (files.every((f) => existsSync(built(f)))) {
-    const [engine, http, history] = (await Promise.all(files.map((f) => import(built(f).href)))) as [typeof EngineLayer, typeof HttpLayer, typeof HistoryModule];
+    const [engine, http, history] = (await Promise.all(files.map((f) => import(built(f).href)))) as [
+      typeof EngineLayer,
+      typeof HttpLayer,
+      typeof HistoryModule,
+    ];
     return { engine, http, history, source: 'dist' };
   }
   progress('oracle bench: dist/ not built, measuring keysim from its sources (run npm run build)');
@@ -99,7 +103,13 @@ async function loadModules(): Promise<Modules> {
 const START_MS = Date.UTC(2027, 0, 15, 12);
 const CREDITS = 1_000_000_000;
 
-async function post(url: string, rootKey: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+async function post(
+  url: string,
+  rootKey: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}`, ...headers },
@@ -285,7 +295,8 @@ export async function measureHistory(): Promise<HistoryResult> {
     } finally {
       await sim.close();
     }
-    if (answer.status !== 200 || (dataOf(answer.body) as { code?: unknown }).code !== 'VALID') throw new Error(`keys.verifyKey answered ${JSON.stringify(answer)}`);
+    if (answer.status !== 200 || (dataOf(answer.body) as { code?: unknown }).code !== 'VALID')
+      throw new Error(`keys.verifyKey answered ${JSON.stringify(answer)}`);
     if (writer.keys.keyIdOf(key) === undefined) throw new Error('the history did not learn the key id');
 
     const verifyBody = { key };

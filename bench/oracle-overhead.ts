@@ -239,7 +239,10 @@ export async function oracleReport(): Promise<{ text: string; summary: SummaryRo
     return [
       mode,
       fmtRate(med.rate[mode]),
-      spread(list.map((r) => r.rate), fmtRate),
+      spread(
+        list.map((r) => r.rate),
+        fmtRate,
+      ),
       fmtPercent(median(list.map((r) => r.serverCpuShare))),
       fmtUs(med.cpu[mode]),
       fmtPercent(median(list.map((r) => r.generatorCpuShare))),
@@ -264,7 +267,8 @@ export async function oracleReport(): Promise<{ text: string; summary: SummaryRo
   const directRate = median(replay.directPerSecond);
   const replayRatio = replayRate / directRate;
   if (replay.wrongAnswers > 0) failures.push(`replay: ${replay.wrongAnswers} answers were not 200 VALID with the expected balance`);
-  if (replay.realAgreeing !== replay.realCompared) failures.push(`replay: ${replay.realCompared - replay.realAgreeing} of ${replay.realCompared} replayed answers differ from the simulator's`);
+  if (replay.realAgreeing !== replay.realCompared)
+    failures.push(`replay: ${replay.realCompared - replay.realAgreeing} of ${replay.realCompared} replayed answers differ from the simulator's`);
   summary.push({
     figure: `Oracle replay of journaled keys.verifyKey entries (JournalReplayer.apply, ${fmtInt(replay.entries)} entries)`,
     median: `${fmtRate(replayRate)} (replay / engine.keys.verifyKey directly ${fmtRatio(replayRatio)}; direct ${fmtRate(directRate)})`,
@@ -292,15 +296,15 @@ export async function oracleReport(): Promise<{ text: string; summary: SummaryRo
     `   Every request carries ${SEQ_HEADER} in both; "on" = /_sim/journal.start before the run, /_sim/journal.take (pages of ${fmtInt(TAKE_PAGE)})`,
     `   every ${DRAIN_INTERVAL_MS / 1000} s from this process and once after it, as the runner does (without the replay: see below).`,
     '',
-    textTable(['journal', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'generator CPU', 'requests', 'journaled', 'takes/run', 'answers right'], journalRows),
-    '',
     textTable(
-      ['on / off', 'throughput', 'server CPU/request'],
-      [['ratio', fmtRatio(rateRatio), fmtRatio(cpuRatio)]],
+      ['journal', 'median', 'range (min – max)', 'server CPU', 'CPU/request', 'generator CPU', 'requests', 'journaled', 'takes/run', 'answers right'],
+      journalRows,
     ),
     '',
+    textTable(['on / off', 'throughput', 'server CPU/request'], [['ratio', fmtRatio(rateRatio), fmtRatio(cpuRatio)]]),
+    '',
     '   answers right = every response 2xx and VALID, no errors or timeouts; "on" also: every executed request journaled with its',
-    '   seq (journaled between the answers counted and the requests sent), no overflow. CPU/request = the server\'s CPU time per',
+    "   seq (journaled between the answers counted and the requests sent), no overflow. CPU/request = the server's CPU time per",
     '   answered request ("on": the takes included), less sensitive than the rate to what else runs on this two-core machine.',
     '',
     `   Replay (a fresh process, keysim from ${replay.source}/): a real simulator journaled ${fmtInt(replay.realCompared)} keys.verifyKey requests sent over HTTP; its`,
@@ -332,7 +336,7 @@ export async function oracleReport(): Promise<{ text: string; summary: SummaryRo
       ],
     ),
     '',
-    '   synchronous = the loop of recordCall alone: what blocks the generator\'s event loop per request (whitelisting, the key-id',
+    "   synchronous = the loop of recordCall alone: what blocks the generator's event loop per request (whitelisting, the key-id",
     '   lookup by SHA-256, JSON, the chunk); until gzip caught up = until writer.drain() resolved after the loop (gzip level 1 works',
     `   off the main thread). At ${fmtRate(onRate)} recordCall alone takes ${fmtPercent((syncUs * onRate) / 1e6)} of one core.`,
     `   Section time: ${secondsSince(started).toFixed(0)} s.`,

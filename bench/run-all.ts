@@ -72,7 +72,12 @@ for (const section of selected) {
 }
 
 console.log('\nFor docs/benchmarks.md:\n');
-console.log(markdownTable(['figure', 'median', 'target'], summary.map((r) => [r.figure, r.median, r.target])));
+console.log(
+  markdownTable(
+    ['figure', 'median', 'target'],
+    summary.map((r) => [r.figure, r.median, r.target]),
+  ),
+);
 console.log(`\nMeasured on ${oneLineMachine(m)}; medians of several runs on a shared machine (\`npm run bench\`).`);
 console.error(`\nbench finished in ${secondsSince(started).toFixed(0)} s`);
 if (failed) process.exitCode = 1;

@@ -16,7 +16,8 @@ import { type Arrival, type GeneratorRun, runAutocannon, runKeysim } from './run
 import { loadRunnerModules } from './runner-modules.js';
 import { fmtRatio, max, median, min } from './stats.js';
 
-const [distA, distB, pipeliningArg = '1', rateArg = '1000', secondsArg = '4', repeatsArg = '5', arrivalAArg = 'even', arrivalBArg = 'even'] = process.argv.slice(2);
+const [distA, distB, pipeliningArg = '1', rateArg = '1000', secondsArg = '4', repeatsArg = '5', arrivalAArg = 'even', arrivalBArg = 'even'] =
+  process.argv.slice(2);
 if (distA === undefined || distB === undefined) throw new Error('usage: runner-ab.ts <distA> <distB> [pipelining] [rate|ceiling] [seconds] [repeats]');
 const pipelining = Number(pipeliningArg);
 const ceiling = rateArg === 'ceiling';
@@ -35,7 +36,9 @@ const load = () => loadText(' / ');
 const figure = (run: GeneratorRun) => (ceiling ? run.rate : run.generatorCpuUsPerRequest);
 const spread = (xs: readonly number[]) => `${fmtRatio(min(xs))} / ${fmtRatio(median(xs))} / ${fmtRatio(max(xs))}`;
 
-console.log(`pipelining ${pipelining}, ${ceiling ? 'ceiling (completed/s)' : `${rateArg}/s (CPU µs per request)`}, ${seconds} s runs, ${repeats} repetitions; arrivals A ${arrivals.A}, B ${arrivals.B}; load ${load()}`);
+console.log(
+  `pipelining ${pipelining}, ${ceiling ? 'ceiling (completed/s)' : `${rateArg}/s (CPU µs per request)`}, ${seconds} s runs, ${repeats} repetitions; arrivals A ${arrivals.A}, B ${arrivals.B}; load ${load()}`,
+);
 const server = await startServer('bare');
 const runs: Record<Arm, GeneratorRun[]> = { A: [], B: [], autocannon: [] };
 try {
@@ -48,13 +51,17 @@ try {
     const order = ARMS.map((_, i) => ARMS[(i + rep) % ARMS.length] as Arm);
     for (const arm of order) {
       const run =
-        arm === 'autocannon' ? await runAutocannon(server, pipelining, seconds, ceiling ? undefined : Number(rateArg)) : await runKeysim(mods[arm], server, pipelining, asked(), seconds, arrivals[arm]);
+        arm === 'autocannon'
+          ? await runAutocannon(server, pipelining, seconds, ceiling ? undefined : Number(rateArg))
+          : await runKeysim(mods[arm], server, pipelining, asked(), seconds, arrivals[arm]);
       if (arm === 'autocannon') best = Math.max(best, run.rate);
       if (!run.answersRight) throw new Error(`${arm}: ${run.problems}`);
       runs[arm].push(run);
     }
     const f = (arm: Arm) => figure(runs[arm][rep] as GeneratorRun);
-    console.log(`run ${rep + 1}: A ${f('A').toFixed(1)}, B ${f('B').toFixed(1)}, autocannon ${f('autocannon').toFixed(1)}; B/A ${fmtRatio(f('B') / f('A'))}; load ${load()}`);
+    console.log(
+      `run ${rep + 1}: A ${f('A').toFixed(1)}, B ${f('B').toFixed(1)}, autocannon ${f('autocannon').toFixed(1)}; B/A ${fmtRatio(f('B') / f('A'))}; load ${load()}`,
+    );
   }
 } finally {
   await server.stop();

@@ -128,8 +128,18 @@ function runRow(pipelining: number, comparison: string, tool: Tool, list: readon
     fmtPercent(median(list.map((x) => x.generatorCpuShare))),
     fmtUs(median(list.map((x) => x.generatorCpuUsPerRequest))),
     fmtPercent(median(list.map((x) => x.serverCpuShare))),
-    tool === 'keysim' ? share(list.reduce((a, x) => a + (x.late ?? 0), 0), planned) : '—',
-    tool === 'keysim' ? share(list.reduce((a, x) => a + (x.dropped ?? 0), 0), planned) : '—',
+    tool === 'keysim'
+      ? share(
+          list.reduce((a, x) => a + (x.late ?? 0), 0),
+          planned,
+        )
+      : '—',
+    tool === 'keysim'
+      ? share(
+          list.reduce((a, x) => a + (x.dropped ?? 0), 0),
+          planned,
+        )
+      : '—',
     fmtInt(list.reduce((a, x) => a + x.completed, 0)),
     yesNo(list.every((x) => x.answersRight)),
   ];
@@ -228,7 +238,24 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
     `   keysim's even schedule sends request i at i / rate; "burst arrivals" puts each second's requests at its start, as autocannon's`,
     '   overallRate does (a per-connection count per second sent back to back), so that row compares the same arrivals.',
     '',
-    textTable(['pipelining', 'comparison', 'generator', 'asked', 'completed', 'range (min – max)', 'generator CPU', 'CPU/request', 'server CPU', 'late', 'dropped', 'requests', 'answers right'], runRows),
+    textTable(
+      [
+        'pipelining',
+        'comparison',
+        'generator',
+        'asked',
+        'completed',
+        'range (min – max)',
+        'generator CPU',
+        'CPU/request',
+        'server CPU',
+        'late',
+        'dropped',
+        'requests',
+        'answers right',
+      ],
+      runRows,
+    ),
     '',
     textTable(['pipelining', 'ceiling keysim / autocannon (min / median / max)', `median ≥ ${fmtRatio(CEILING_TARGET)}`], ceilingRows),
     '',
@@ -245,8 +272,8 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
     ),
     '',
     ...lateDropped,
-    '   Ratios are taken run by run (keysim\'s run and autocannon\'s of the same repetition, back to back), then summarised.',
-    '   late = share of the planned sends enqueued more than 10 ms after their intended time (the generator\'s event loop lagged);',
+    "   Ratios are taken run by run (keysim's run and autocannon's of the same repetition, back to back), then summarised.",
+    "   late = share of the planned sends enqueued more than 10 ms after their intended time (the generator's event loop lagged);",
     '   dropped = not sent, because the queue already held 100,000 or was still waiting at the stop (by design in the ceiling: the',
     '   open model is asked for more than it can do). generator CPU / server CPU = CPU time / wall time of that process during the',
     '   run (100 % = one core busy). answers right = every answer 200, no transport errors or timeouts.',
@@ -256,7 +283,8 @@ export async function runnerReport(): Promise<{ text: string; summary: SummaryRo
     `   Section time: ${secondsSince(started).toFixed(0)} s.`,
   ].join('\n');
   summary.push(...memoryPart.summary);
-  if (CHECKPOINTS.at(-1) !== RECORDED_TOTAL || memory.requests !== RECORDED_TOTAL) failures.push(`the recorder counted ${memory.requests} requests, expected ${RECORDED_TOTAL}`);
+  if (CHECKPOINTS.at(-1) !== RECORDED_TOTAL || memory.requests !== RECORDED_TOTAL)
+    failures.push(`the recorder counted ${memory.requests} requests, expected ${RECORDED_TOTAL}`);
   if (failures.length > 0) throw new Error(`wrong answers during the runner benchmark:\n${failures.join('\n')}\n\n${text}`);
   return { text, summary };
 }

@@ -40,7 +40,8 @@ export type Arrival = 'even' | 'burst';
 export function burstStages(rate: number, seconds: number): { startRate: number; stages: Array<{ durationMs: number; target: number }> } {
   const peak = rate * 1000;
   const stages: Array<{ durationMs: number; target: number }> = [];
-  for (let s = 0; s < seconds; s++) stages.push({ durationMs: 0, target: peak }, { durationMs: 1, target: peak }, { durationMs: 0, target: 0 }, { durationMs: 999, target: 0 });
+  for (let s = 0; s < seconds; s++)
+    stages.push({ durationMs: 0, target: peak }, { durationMs: 1, target: peak }, { durationMs: 0, target: 0 }, { durationMs: 999, target: 0 });
   return { startRate: 0, stages };
 }
 
@@ -142,12 +143,26 @@ export async function runAutocannon(server: ServerProcess, pipelining: number, d
  * the planned duration the run is stopped as a SIGINT stops it (the recorder frozen, the backlog
  * dropped), so its rate is what it completed per second of the planned duration, like autocannon's.
  */
-export async function runKeysim(mods: RunnerModules, server: ServerProcess, pipelining: number, rate: number, durationSeconds: number, arrival: Arrival = 'even'): Promise<GeneratorRun> {
+export async function runKeysim(
+  mods: RunnerModules,
+  server: ServerProcess,
+  pipelining: number,
+  rate: number,
+  durationSeconds: number,
+  arrival: Arrival = 'even',
+): Promise<GeneratorRun> {
   const [phase] = mods.planPhases([
     { name: 'bench', durationMs: durationSeconds * 1000, rate, warmup: false, ...(arrival === 'burst' ? { stages: burstStages(rate, durationSeconds) } : {}) },
   ]);
   if (phase === undefined) throw new Error('no phase planned');
-  const executor = new mods.OpenModelExecutor({ url: server.ready.url, rootKey: ROOT_KEY, connections: CONNECTIONS, pipelining, timeoutMs: TIMEOUT_MS, lateThresholdMs: LATE_THRESHOLD_MS });
+  const executor = new mods.OpenModelExecutor({
+    url: server.ready.url,
+    rootKey: ROOT_KEY,
+    connections: CONNECTIONS,
+    pipelining,
+    timeoutMs: TIMEOUT_MS,
+    lateThresholdMs: LATE_THRESHOLD_MS,
+  });
   const recorder = new mods.Recorder();
   try {
     const r = await measured(server, async (end) => {

@@ -34,15 +34,63 @@ interface AnswerKind {
 const meta = { requestId: 'req_2Xk9bench' };
 /** What the open model passes to record(): the parsed JSON answer, shared between samples of one kind. */
 const KINDS: readonly AnswerKind[] = [
-  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.58, body: { meta, data: { valid: true, code: 'VALID', keyId: 'key_bench', credits: 9_812 } } },
-  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.04, body: { meta, data: { valid: false, code: 'USAGE_EXCEEDED', keyId: 'key_bench', credits: 0 } } },
-  { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.03, body: { meta, data: { valid: false, code: 'RATE_LIMITED', keyId: 'key_bench' } } },
+  {
+    operation: 'keys.verifyKey',
+    status: 200,
+    transportError: undefined,
+    weight: 0.58,
+    body: { meta, data: { valid: true, code: 'VALID', keyId: 'key_bench', credits: 9_812 } },
+  },
+  {
+    operation: 'keys.verifyKey',
+    status: 200,
+    transportError: undefined,
+    weight: 0.04,
+    body: { meta, data: { valid: false, code: 'USAGE_EXCEEDED', keyId: 'key_bench', credits: 0 } },
+  },
+  {
+    operation: 'keys.verifyKey',
+    status: 200,
+    transportError: undefined,
+    weight: 0.03,
+    body: { meta, data: { valid: false, code: 'RATE_LIMITED', keyId: 'key_bench' } },
+  },
   { operation: 'keys.verifyKey', status: 200, transportError: undefined, weight: 0.01, body: { meta, data: { valid: false, code: 'NOT_FOUND' } } },
-  { operation: 'ratelimit.limit', status: 200, transportError: undefined, weight: 0.24, body: { meta, data: { limit: 100, remaining: 42, reset: 1_767_225_600_000, success: true } } },
-  { operation: 'ratelimit.limit', status: 200, transportError: undefined, weight: 0.04, body: { meta, data: { limit: 100, remaining: 0, reset: 1_767_225_600_000, success: false } } },
-  { operation: 'keys.getKey', status: 200, transportError: undefined, weight: 0.045, body: { meta, data: { keyId: 'key_bench', start: 'sk_', enabled: true } } },
-  { operation: 'keys.getKey', status: 404, transportError: undefined, weight: 0.004, body: { meta, error: { status: 404, title: 'Not Found', type: 'https://unkey.com/docs/errors/unkey/data/key_not_found' } } },
-  { operation: 'keys.verifyKey', status: 500, transportError: undefined, weight: 0.0005, body: { meta, error: { status: 500, title: 'Internal Server Error' } } },
+  {
+    operation: 'ratelimit.limit',
+    status: 200,
+    transportError: undefined,
+    weight: 0.24,
+    body: { meta, data: { limit: 100, remaining: 42, reset: 1_767_225_600_000, success: true } },
+  },
+  {
+    operation: 'ratelimit.limit',
+    status: 200,
+    transportError: undefined,
+    weight: 0.04,
+    body: { meta, data: { limit: 100, remaining: 0, reset: 1_767_225_600_000, success: false } },
+  },
+  {
+    operation: 'keys.getKey',
+    status: 200,
+    transportError: undefined,
+    weight: 0.045,
+    body: { meta, data: { keyId: 'key_bench', start: 'sk_', enabled: true } },
+  },
+  {
+    operation: 'keys.getKey',
+    status: 404,
+    transportError: undefined,
+    weight: 0.004,
+    body: { meta, error: { status: 404, title: 'Not Found', type: 'https://unkey.com/docs/errors/unkey/data/key_not_found' } },
+  },
+  {
+    operation: 'keys.verifyKey',
+    status: 500,
+    transportError: undefined,
+    weight: 0.0005,
+    body: { meta, error: { status: 500, title: 'Internal Server Error' } },
+  },
   { operation: 'keys.verifyKey', status: undefined, transportError: 'timeout', weight: 0.0005, body: undefined },
 ];
 
@@ -175,7 +223,9 @@ export function memoryLines(m: RecorderMemoryResult): { text: string[]; summary:
     fmtMB(r.heapUsed),
     fmtMB(r.arrayBuffers),
     fmtMB(r.heapUsed + r.arrayBuffers),
-    base === undefined ? '—' : `${r.heapUsed + r.arrayBuffers - base.heapUsed - base.arrayBuffers >= 0 ? '+' : ''}${fmtMB(r.heapUsed + r.arrayBuffers - base.heapUsed - base.arrayBuffers)}`,
+    base === undefined
+      ? '—'
+      : `${r.heapUsed + r.arrayBuffers - base.heapUsed - base.arrayBuffers >= 0 ? '+' : ''}${fmtMB(r.heapUsed + r.arrayBuffers - base.heapUsed - base.arrayBuffers)}`,
     fmtMB(r.rss),
   ]);
   const one = at(1_000_000);

@@ -19,7 +19,8 @@ export interface RunnerModules {
 }
 
 export async function loadRunnerModules(distDir?: string): Promise<RunnerModules> {
-  const built = (file: string) => (distDir === undefined ? new URL(`../dist/src/load/${file}.js`, import.meta.url) : pathToFileURL(`${distDir}/src/load/${file}.js`));
+  const built = (file: string) =>
+    distDir === undefined ? new URL(`../dist/src/load/${file}.js`, import.meta.url) : pathToFileURL(`${distDir}/src/load/${file}.js`);
   if (distDir !== undefined && !existsSync(built('open-model'))) throw new Error(`no build in ${distDir} (tsc -p tsconfig.build.json --outDir ${distDir})`);
   if (existsSync(built('open-model')) && existsSync(built('recorder')) && existsSync(built('plan'))) {
     const [open, recorder, plan] = (await Promise.all([import(built('open-model').href), import(built('recorder').href), import(built('plan').href)])) as [
@@ -27,8 +28,20 @@ export async function loadRunnerModules(distDir?: string): Promise<RunnerModules
       typeof RecorderModule,
       typeof Plan,
     ];
-    return { OpenModelExecutor: open.OpenModelExecutor, Recorder: recorder.Recorder, planPhases: plan.planPhases, plannedCount: plan.plannedCount, source: 'dist' };
+    return {
+      OpenModelExecutor: open.OpenModelExecutor,
+      Recorder: recorder.Recorder,
+      planPhases: plan.planPhases,
+      plannedCount: plan.plannedCount,
+      source: 'dist',
+    };
   }
   const [open, recorder, plan] = await Promise.all([import('../src/load/open-model.js'), import('../src/load/recorder.js'), import('../src/load/plan.js')]);
-  return { OpenModelExecutor: open.OpenModelExecutor, Recorder: recorder.Recorder, planPhases: plan.planPhases, plannedCount: plan.plannedCount, source: 'src' };
+  return {
+    OpenModelExecutor: open.OpenModelExecutor,
+    Recorder: recorder.Recorder,
+    planPhases: plan.planPhases,
+    plannedCount: plan.plannedCount,
+    source: 'src',
+  };
 }

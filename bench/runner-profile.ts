@@ -24,7 +24,6 @@ import { RESULT_PREFIX, sendResult } from './subprocess.js';
 import { fmtRate, textTable } from './stats.js';
 import type { CallFrame, CpuProfile } from './cpu-profile.js';
 
-
 interface GeneratorResult {
   tool: 'keysim' | 'autocannon';
   /** Completed requests in the whole process (warm-up and measured run). */
@@ -40,7 +39,16 @@ interface GeneratorResult {
 async function autocannonRun(url: string, pipelining: number, seconds: number, rate: number): Promise<{ completed: number; rate: number }> {
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     autocannon(
-      { url: `${url}${PATH}`, method: 'POST', connections: CONNECTIONS, pipelining, duration: seconds, headers: HEADERS, body: JSON.stringify(BODY), ...(rate > 0 ? { overallRate: rate } : {}) },
+      {
+        url: `${url}${PATH}`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        pipelining,
+        duration: seconds,
+        headers: HEADERS,
+        body: JSON.stringify(BODY),
+        ...(rate > 0 ? { overallRate: rate } : {}),
+      },
       (error, res) => (error === null || error === undefined ? resolve(res) : reject(error instanceof Error ? error : new Error(String(error)))),
     );
   });
@@ -82,7 +90,15 @@ async function generate(tool: 'keysim' | 'autocannon', url: string, pipelining: 
   };
   const warm = await once(2);
   const run = await once(seconds);
-  return { tool, completedAll: warm.completed + run.completed, rate: run.rate, cpuUsPerRequest: run.cpuUsPerRequest, late: run.outcome.late, dropped: run.outcome.dropped, planned: run.planned };
+  return {
+    tool,
+    completedAll: warm.completed + run.completed,
+    rate: run.rate,
+    cpuUsPerRequest: run.cpuUsPerRequest,
+    late: run.outcome.late,
+    dropped: run.outcome.dropped,
+    planned: run.planned,
+  };
 }
 
 function frameName(f: CallFrame): string {
@@ -151,9 +167,28 @@ function top(m: Map<string, number>, n: number): Array<[string, number]> {
 const SELF = fileURLToPath(import.meta.url);
 const TSX = import.meta.resolve('tsx');
 
-function profileChild(tool: 'keysim' | 'autocannon', url: string, pipelining: number, rate: number, seconds: number): Promise<{ result: GeneratorResult; profile: CpuProfile }> {
+function profileChild(
+  tool: 'keysim' | 'autocannon',
+  url: string,
+  pipelining: number,
+  rate: number,
+  seconds: number,
+): Promise<{ result: GeneratorResult; profile: CpuProfile }> {
   const dir = mkdtempSync(join(tmpdir(), `keysim-runner-prof-${tool}-`));
-  const args = ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200', '--import', TSX, SELF, 'generate', tool, url, String(pipelining), String(rate), String(seconds)];
+  const args = [
+    '--cpu-prof',
+    `--cpu-prof-dir=${dir}`,
+    '--cpu-prof-interval=200',
+    '--import',
+    TSX,
+    SELF,
+    'generate',
+    tool,
+    url,
+    String(pipelining),
+    String(rate),
+    String(seconds),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
@@ -167,7 +202,10 @@ function profileChild(tool: 'keysim' | 'autocannon', url: string, pipelining: nu
         const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
         const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
         if (line === undefined || file === undefined) throw new Error('generator child printed no result or wrote no profile');
-        resolve({ result: JSON.parse(line.slice(RESULT_PREFIX.length)) as GeneratorResult, profile: JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile });
+        resolve({
+          result: JSON.parse(line.slice(RESULT_PREFIX.length)) as GeneratorResult,
+          profile: JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile,
+        });
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       } finally {
@@ -181,14 +219,35 @@ function print(result: GeneratorResult, profile: CpuProfile): void {
   const a = analyse(profile);
   const per = (ms: number) => `${((ms * 1000) / result.completedAll).toFixed(2)} µs`;
   const extra = result.tool === 'keysim' ? `; planned ${result.planned ?? 0}, late ${result.late ?? 0}, dropped ${result.dropped ?? 0}` : '';
-  console.log(`\n== ${result.tool}: ${fmtRate(result.rate)} in the measured run, CPU ${result.cpuUsPerRequest.toFixed(1)} µs per completed request (process.cpuUsage)${extra}`);
-  console.log(`   profile: busy ${(a.busyMs / 1000).toFixed(1)} s ≈ ${per(a.busyMs)} per request over warm-up and run (${result.completedAll.toLocaleString('en-US')} requests)\n`);
-  console.log(textTable(['layer', 'self ms', 'share of busy', 'per request'], top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+  console.log(
+    `\n== ${result.tool}: ${fmtRate(result.rate)} in the measured run, CPU ${result.cpuUsPerRequest.toFixed(1)} µs per completed request (process.cpuUsage)${extra}`,
+  );
+  console.log(
+    `   profile: busy ${(a.busyMs / 1000).toFixed(1)} s ≈ ${per(a.busyMs)} per request over warm-up and run (${result.completedAll.toLocaleString('en-US')} requests)\n`,
+  );
+  console.log(
+    textTable(
+      ['layer', 'self ms', 'share of busy', 'per request'],
+      top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
+    ),
+  );
   console.log('');
-  console.log(textTable(['function (self time)', 'ms', 'share', 'per request'], top(a.self, 30).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+  console.log(
+    textTable(
+      ['function (self time)', 'ms', 'share', 'per request'],
+      top(a.self, 30).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
+    ),
+  );
   console.log('');
-  const interesting = top(a.inclusive, 600).filter(([k]) => /src\/load|src\/report|undici|autocannon|hdr-histogram|^(parse|stringify|JSON) /.test(k)).slice(0, 35);
-  console.log(textTable(['function (inclusive time)', 'ms', 'share', 'per request'], interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)])));
+  const interesting = top(a.inclusive, 600)
+    .filter(([k]) => /src\/load|src\/report|undici|autocannon|hdr-histogram|^(parse|stringify|JSON) /.test(k))
+    .slice(0, 35);
+  console.log(
+    textTable(
+      ['function (inclusive time)', 'ms', 'share', 'per request'],
+      interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
+    ),
+  );
 }
 
 if (process.argv[2] === 'generate') {

@@ -89,7 +89,8 @@ function roleLines(x: Series, n: number, cores: number, target: number): string[
 
 function workerCount(): number {
   const n = Number(process.env.KEYSIM_BENCH_WORKERS ?? 2);
-  if (!Number.isInteger(n) || n < 2 || n > 64) throw new Error(`KEYSIM_BENCH_WORKERS must be an integer from 2 to 64, got ${String(process.env.KEYSIM_BENCH_WORKERS)}`);
+  if (!Number.isInteger(n) || n < 2 || n > 64)
+    throw new Error(`KEYSIM_BENCH_WORKERS must be an integer from 2 to 64, got ${String(process.env.KEYSIM_BENCH_WORKERS)}`);
   return n;
 }
 
@@ -147,7 +148,9 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
         s.one.push(a);
         s.many.push(b);
         s.ratios.push(b.rate / a.rate);
-        progress(`serve --workers: pipelining ${pipelining}, repetition ${r + 1}/${REPEATS}: ${fmtRate(b.rate)} vs ${fmtRate(a.rate)} (${fmtRatio(b.rate / a.rate)})`);
+        progress(
+          `serve --workers: pipelining ${pipelining}, repetition ${r + 1}/${REPEATS}: ${fmtRate(b.rate)} vs ${fmtRate(a.rate)} (${fmtRatio(b.rate / a.rate)})`,
+        );
       }
       series.push(s);
     }
@@ -170,7 +173,14 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
     const range = (rs: RunResult[]) => `${fmtRate(min(rates(rs)))} – ${fmtRate(max(rates(rs)))}`;
     const rows = series.flatMap((x) => [
       [String(x.pipelining), '--workers 1', fmtRate(median(rates(x.one))), range(x.one), '—', '—'],
-      [String(x.pipelining), `--workers ${n}`, fmtRate(median(rates(x.many))), range(x.many), `${fmtRatio(min(x.ratios))} / ${fmtRatio(median(x.ratios))} / ${fmtRatio(max(x.ratios))}`, x.pipelining === PIPELINING[0] ? `≥ ${fmtRatio(target)}` : '—'],
+      [
+        String(x.pipelining),
+        `--workers ${n}`,
+        fmtRate(median(rates(x.many))),
+        range(x.many),
+        `${fmtRatio(min(x.ratios))} / ${fmtRatio(median(x.ratios))} / ${fmtRatio(max(x.ratios))}`,
+        x.pipelining === PIPELINING[0] ? `≥ ${fmtRatio(target)}` : '—',
+      ],
     ]);
     const cores = cpus().length;
     const roles = series.flatMap((x) => roleLines(x, n, cores, target));
@@ -194,7 +204,11 @@ export async function serveWorkersReport(): Promise<{ text: string; summary: Sum
           median: fmtRatio(median(x.ratios)),
           target: x.pipelining === PIPELINING[0] ? `≥ ${fmtRatio(target)}` : '—',
         })),
-        { figure: `serve --workers ${n} / --workers 1, keys.verifyKey, ${FEW_CONNECTIONS} connections (median ratio)`, median: fmtRatio(median(fewRuns.ratios)), target: '—' },
+        {
+          figure: `serve --workers ${n} / --workers 1, keys.verifyKey, ${FEW_CONNECTIONS} connections (median ratio)`,
+          median: fmtRatio(median(fewRuns.ratios)),
+          target: '—',
+        },
         ...series
           .filter((x) => x.cpu.owner.length > 0)
           .map((x) => ({

@@ -147,7 +147,19 @@ export async function runWrk(wrk: string, server: ServerProcess, _endpoint: Endp
     const start = process.hrtime.bigint();
     const text = await runProcess(
       wrk,
-      ['-t', String(threads), '-c', String(settings.connections), '-d', `${settings.durationSeconds}s`, '--timeout', '10s', '-s', script, `${server.ready.url}${workload.path}`],
+      [
+        '-t',
+        String(threads),
+        '-c',
+        String(settings.connections),
+        '-d',
+        `${settings.durationSeconds}s`,
+        '--timeout',
+        '10s',
+        '-s',
+        script,
+        `${server.ready.url}${workload.path}`,
+      ],
       (settings.durationSeconds + 30) * 1000,
     );
     const seconds = secondsSince(start);

@@ -46,16 +46,23 @@ export function commandLine(container: Container, reports: string, index?: numbe
 
 function run(words: readonly string[], path: string): Promise<number | null> {
   const [command, ...args] = words as [string, ...string[]];
-  const child = spawn(command, args, { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PATH: `${path}:${process.env.PATH ?? ''}` } });
+  const child = spawn(command, args, {
+    cwd: REPO,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, PATH: `${path}:${process.env.PATH ?? ''}` },
+  });
   return new Promise((done) => child.once('close', (code) => done(code)));
 }
 
 export async function localRun(manifests: string, reportsDir: string): Promise<number> {
-  const jobs = parseAllDocuments(manifests).map((d) => d.toJS() as JobDoc).filter((d) => d.kind === 'Job');
+  const jobs = parseAllDocuments(manifests)
+    .map((d) => d.toJS() as JobDoc)
+    .filter((d) => d.kind === 'Job');
   const setup = jobs.find((j) => j.metadata.name === 'keysim-setup');
   const segments = jobs.find((j) => j.metadata.name === 'keysim-segments');
   const merge = jobs.find((j) => j.metadata.name === 'keysim-merge');
-  if (setup === undefined || segments === undefined || merge === undefined) throw new Error('the manifests have no keysim-setup, keysim-segments and keysim-merge Jobs: render them with deploy/kubernetes/render.ts.');
+  if (setup === undefined || segments === undefined || merge === undefined)
+    throw new Error('the manifests have no keysim-setup, keysim-segments and keysim-merge Jobs: render them with deploy/kubernetes/render.ts.');
   const reports = resolve(reportsDir);
   mkdirSync(reports, { recursive: true });
   const path = keysimShim();

@@ -9,7 +9,20 @@
  * nothing and every verification that consumes is in the measured phase.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, serverErrors, shown, transportErrors, unexpectedCodes, withoutAnswerText } from '../src/load/scenario-checks.js';
+import {
+  checkResult,
+  codeCount,
+  cutOff,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  serverErrors,
+  shown,
+  transportErrors,
+  unexpectedCodes,
+  withoutAnswerText,
+} from '../src/load/scenario-checks.js';
 import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
 import { plannedCount } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
@@ -44,7 +57,9 @@ const readOnlyMix: ReadonlyArray<MixEntry<DrainFixtures>> = [
       const d = okData(r);
       if (typeof d === 'string') return d;
       const key = f.keys.find((k) => k.keyId === d.keyId);
-      return key !== undefined && isRecord(d.credits) && d.credits.remaining === key.credits ? undefined : `expected the full balance before the drain, got ${shown(r)}`;
+      return key !== undefined && isRecord(d.credits) && d.credits.remaining === key.credits
+        ? undefined
+        : `expected the full balance before the drain, got ${shown(r)}`;
     },
   },
 ];
@@ -65,7 +80,9 @@ async function setup(ctx: ScenarioContext): Promise<DrainFixtures> {
     const created = await createKey(ctx, { apiId, name: `${ctx.tag}-drain-${i}`, credits: { remaining: credits } });
     keys.push({ ...created, credits, units });
   }
-  ctx.log(`credits-drain: ${keys.length} keys holding ${keys.reduce((n, k) => n + k.units, 0)} verifications of cost ${COST}; ${planned} verifications planned`);
+  ctx.log(
+    `credits-drain: ${keys.length} keys holding ${keys.reduce((n, k) => n + k.units, 0)} verifications of cost ${COST}; ${planned} verifications planned`,
+  );
   return { keys, planned, built: keys.map(() => 0), next: 0 };
 }
 
@@ -91,9 +108,11 @@ export default defineScenario<DrainFixtures>({
         if (typeof d === 'string') return d;
         const key = f.keys.find((k) => k.keyId === d.keyId);
         if (key === undefined) return `keyId ${String(d.keyId)} is not one of the drained keys`;
-        if (!isInt(d.credits) || d.credits < 0 || d.credits > key.credits || d.credits % COST !== 0) return `credits ${String(d.credits)} outside 0..${key.credits} in steps of ${COST}`;
+        if (!isInt(d.credits) || d.credits < 0 || d.credits > key.credits || d.credits % COST !== 0)
+          return `credits ${String(d.credits)} outside 0..${key.credits} in steps of ${COST}`;
         if (d.code === 'VALID') return d.valid === true && d.credits <= key.credits - COST ? undefined : `inconsistent VALID answer ${shown(r)}`;
-        if (d.code === 'USAGE_EXCEEDED') return d.valid === false && d.credits < COST ? undefined : `USAGE_EXCEEDED with ${String(d.credits)} credits left (cost ${COST})`;
+        if (d.code === 'USAGE_EXCEEDED')
+          return d.valid === false && d.credits < COST ? undefined : `USAGE_EXCEEDED with ${String(d.credits)} credits left (cost ${COST})`;
         return `expected VALID or USAGE_EXCEEDED, got ${shown(r)}`;
       },
     },
@@ -116,7 +135,10 @@ export default defineScenario<DrainFixtures>({
     const lost = failed + cut;
     const totalUnits = f.keys.reduce((n, k) => n + k.units, 0);
     const builtTotal = f.built.reduce((a, b) => a + b, 0);
-    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const reads = await readKeys(
+      ctx,
+      f.keys.map((k) => k.keyId),
+    );
     const balances = reads.data.map((d) => {
       const remaining = remainingOf(d);
       return remaining === null || Number.isNaN(remaining) ? null : remaining;

@@ -16,7 +16,19 @@
  * measured figures.
  */
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, expectError, isInt, isRecord, notJudged, okData, okList, sameJson, shown, statusCount, withoutAnswer } from '../src/load/scenario-checks.js';
+import {
+  checkResult,
+  expectError,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  okList,
+  sameJson,
+  shown,
+  statusCount,
+  withoutAnswer,
+} from '../src/load/scenario-checks.js';
 import { readOutcome } from '../src/index.js';
 import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario-fixtures.js';
 import { ascendingIds, paginationProblem, plannedCount } from './support/common.js';
@@ -52,7 +64,9 @@ interface CrudFixtures {
 const group = (f: CrudFixtures, name: string) => `${f.tag}-${name}-`;
 
 function identityShape(item: unknown): string | undefined {
-  return isRecord(item) && typeof item.id === 'string' && item.id.startsWith('id_') && typeof item.externalId === 'string' ? undefined : `not an identity: ${JSON.stringify(item)}`;
+  return isRecord(item) && typeof item.id === 'string' && item.id.startsWith('id_') && typeof item.externalId === 'string'
+    ? undefined
+    : `not an identity: ${JSON.stringify(item)}`;
 }
 
 /** A mutable identity as answered: meta and rate limit must describe the same revision of the same identity. */
@@ -60,7 +74,8 @@ function mutableProblem(item: Record<string, unknown>): string | undefined {
   const meta = isRecord(item.meta) ? item.meta : {};
   const none = item.ratelimits === undefined || (Array.isArray(item.ratelimits) && item.ratelimits.length === 0);
   if (meta.rev === 0 && meta.sig === `${String(item.externalId)}#0` && none) return undefined;
-  if (!isInt(meta.rev) || meta.sig !== `${String(item.externalId)}#${meta.rev}`) return `meta ${JSON.stringify(item.meta)} does not describe ${String(item.externalId)}`;
+  if (!isInt(meta.rev) || meta.sig !== `${String(item.externalId)}#${meta.rev}`)
+    return `meta ${JSON.stringify(item.meta)} does not describe ${String(item.externalId)}`;
   const limits = Array.isArray(item.ratelimits) ? item.ratelimits : [];
   const rl: unknown = limits[0];
   if (limits.length !== 1 || !isRecord(rl) || rl.name !== 'requests' || rl.limit !== limitOfRevision(meta.rev) || rl.duration !== 60_000) {
@@ -211,14 +226,17 @@ async function setup(ctx: ScenarioContext): Promise<CrudFixtures> {
 }
 
 /** Every identity of the run, by walking all pages (bounded), with the problems seen on the way. */
-async function walkAll(ctx: ScenarioContext, f: CrudFixtures): Promise<{ ours: Array<Record<string, unknown>>; problems: string[]; pages: number; lost?: string }> {
+async function walkAll(
+  ctx: ScenarioContext,
+  f: CrudFixtures,
+): Promise<{ ours: Array<Record<string, unknown>>; problems: string[]; pages: number; lost?: string }> {
   const ours: Array<Record<string, unknown>> = [];
   const problems: string[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   let last = '';
   let pages = 0;
-  for (; pages < 1_000; ) {
+  for (; pages < 1_000;) {
     // A read: asked again when its answer never came; a page that never came leaves the walk unfinished.
     const outcome = await readOutcome(ctx, 'identities.listIdentities', cursor === undefined ? { limit: 100 } : { limit: 100, cursor });
     pages++;
@@ -246,7 +264,13 @@ async function walkAll(ctx: ScenarioContext, f: CrudFixtures): Promise<{ ours: A
 }
 
 /** The end-of-run checks, in order: all of them judge the identities listed at the end. */
-const CHECK_NAMES = ['pages in ascending id order, no duplicates', 'stable identities intact', 'updates whole and consistent', 'deletions add up', 'creations add up'] as const;
+const CHECK_NAMES = [
+  'pages in ascending id order, no duplicates',
+  'stable identities intact',
+  'updates whole and consistent',
+  'deletions add up',
+  'creations add up',
+] as const;
 
 export default defineScenario<CrudFixtures>({
   name: 'identities-crud',
@@ -275,7 +299,9 @@ export default defineScenario<CrudFixtures>({
     const unknownCreates = withoutAnswer(creates);
     const unknown = (n: number, what: string) => (n > 0 ? `, ${n} ${what} without answer (may have taken effect)` : '');
     const stableListed = byGroup('stable');
-    const stableOk = f.stable.every((m, n) => stableListed.some((item) => item.id === m.id && item.externalId === m.externalId && sameJson(item.meta, { group: 'stable', n })));
+    const stableOk = f.stable.every((m, n) =>
+      stableListed.some((item) => item.id === m.id && item.externalId === m.externalId && sameJson(item.meta, { group: 'stable', n })),
+    );
     const mutableListed = byGroup('mut');
     const mutableProblems = f.mutable.flatMap((m) => {
       const item = mutableListed.find((i) => i.id === m.id);
@@ -288,9 +314,21 @@ export default defineScenario<CrudFixtures>({
     const doomedLeft = byGroup('doomed').length;
     const newListed = byGroup('new').length;
     return [
-      checkResult(CHECK_NAMES[0], problems.length === 0, problems.length === 0 ? `${pages} pages, ${ours.length} identities of this run` : problems.slice(0, 8).join('; ')),
-      checkResult(CHECK_NAMES[1], stableOk && stableListed.length === STABLE, `${stableListed.length} of ${STABLE} listed${stableOk ? ', all exact' : ', some differ'}`),
-      checkResult(CHECK_NAMES[2], mutableProblems.length === 0 && mutableListed.length === MUTABLE, mutableProblems.length === 0 ? `${MUTABLE} mutable identities, each at a revision it was sent` : mutableProblems.slice(0, 8).join('; ')),
+      checkResult(
+        CHECK_NAMES[0],
+        problems.length === 0,
+        problems.length === 0 ? `${pages} pages, ${ours.length} identities of this run` : problems.slice(0, 8).join('; '),
+      ),
+      checkResult(
+        CHECK_NAMES[1],
+        stableOk && stableListed.length === STABLE,
+        `${stableListed.length} of ${STABLE} listed${stableOk ? ', all exact' : ', some differ'}`,
+      ),
+      checkResult(
+        CHECK_NAMES[2],
+        mutableProblems.length === 0 && mutableListed.length === MUTABLE,
+        mutableProblems.length === 0 ? `${MUTABLE} mutable identities, each at a revision it was sent` : mutableProblems.slice(0, 8).join('; '),
+      ),
       checkResult(
         CHECK_NAMES[3],
         doomedLeft <= f.doomedTotal - deleted && doomedLeft >= f.doomedTotal - deleted - unknownDeletes,

@@ -38,11 +38,18 @@ function verifiedAs(r: ApiResponse, code: string, key: StateKey | undefined): st
   if (d.code !== code || d.valid !== valid) return `expected ${code}, got ${shown(r)}`;
   if (key !== undefined && d.keyId !== key.keyId) return `keyId ${String(d.keyId)}, expected ${key.keyId}`;
   // NOT_FOUND answers hold only valid and code; the others report the balance, untouched.
-  if (key !== undefined && d.credits !== undefined && d.credits !== key.credits) return `credits ${JSON.stringify(d.credits)}, expected ${key.credits} untouched`;
+  if (key !== undefined && d.credits !== undefined && d.credits !== key.credits)
+    return `credits ${JSON.stringify(d.credits)}, expected ${key.credits} untouched`;
   return undefined;
 }
 
-const verify = (name: string, pick: (f: KeyStatesFixtures) => CreatedKey, code: string, rules: readonly string[], cost?: number): MixEntry<KeyStatesFixtures> => ({
+const verify = (
+  name: string,
+  pick: (f: KeyStatesFixtures) => CreatedKey,
+  code: string,
+  rules: readonly string[],
+  cost?: number,
+): MixEntry<KeyStatesFixtures> => ({
   name,
   weight: 1,
   rules,
@@ -93,20 +100,27 @@ export default defineScenario<KeyStatesFixtures>({
   async finish(ctx, f) {
     const name = 'refused and cost-0 verifications spent nothing';
     // Reads: asked again when their answer never came; one that never came leaves the check unjudged.
-    const reads = await Promise.all([f.disabledEmpty, f.disabled, f.expired, f.active].map(async (k) => ({ k, outcome: await readOutcome(ctx, 'keys.getKey', { keyId: k.keyId }) })));
+    const reads = await Promise.all(
+      [f.disabledEmpty, f.disabled, f.expired, f.active].map(async (k) => ({ k, outcome: await readOutcome(ctx, 'keys.getKey', { keyId: k.keyId }) })),
+    );
     const unread = reads.flatMap(({ outcome }) => (outcome.answered ? [] : [outcome.why]));
     const rules = ['verify.disabled', 'verify.expired', 'credits.cost-zero'];
     if (unread.length > 0) return [notJudged(name, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`, rules)];
     const balances = reads.map(({ k, outcome }) => {
       const d = outcome.answered ? okData(outcome.response) : 'no answer';
-      return { k, remaining: typeof d === 'string' ? d : isRecord(d.credits) && isInt(d.credits.remaining) ? d.credits.remaining : `credits ${JSON.stringify(d.credits)}` };
+      return {
+        k,
+        remaining: typeof d === 'string' ? d : isRecord(d.credits) && isInt(d.credits.remaining) ? d.credits.remaining : `credits ${JSON.stringify(d.credits)}`,
+      };
     });
     const changed = balances.filter(({ k, remaining }) => remaining !== k.credits);
     return [
       checkResult(
         name,
         changed.length === 0,
-        changed.length === 0 ? `every balance as created (${balances.map(({ remaining }) => String(remaining)).join(', ')})` : changed.map(({ k, remaining }) => `${k.keyId}: ${String(remaining)}, expected ${k.credits}`).join('; '),
+        changed.length === 0
+          ? `every balance as created (${balances.map(({ remaining }) => String(remaining)).join(', ')})`
+          : changed.map(({ k, remaining }) => `${k.keyId}: ${String(remaining)}, expected ${k.credits}`).join('; '),
         rules,
       ),
     ];

@@ -78,7 +78,10 @@ const verifyEntry: MixEntry<LimitedFixtures> = {
     const limits = Array.isArray(d.ratelimits) ? d.ratelimits.filter(isRecord) : [];
     const names = limits.map((l) => l.name).sort();
     const expected = [...KEY_LIMITS.map((l) => l.name), IDENTITY_LIMIT.name].sort();
-    if (names.join() !== expected.join() || limits.some((l) => typeof l.id !== 'string' || !isInt(l.reset) || !isInt(l.limit) || typeof l.exceeded !== 'boolean')) {
+    if (
+      names.join() !== expected.join() ||
+      limits.some((l) => typeof l.id !== 'string' || !isInt(l.reset) || !isInt(l.limit) || typeof l.exceeded !== 'boolean')
+    ) {
       return `expected the limits ${expected.join(', ')} with id, limit, reset and exceeded, got ${shown(r)}`;
     }
     if (d.code === 'VALID' && d.valid === true) {
@@ -132,9 +135,14 @@ function diagnosis(k: LimitedKey, missing: number): string {
 export default defineScenario<LimitedFixtures>({
   name: 'limited-keys',
   // The service rules it exercises and judges (src/load/rules.ts).
-  rules: ['verify.rate-limited-spends-nothing', 'ratelimit.identity-shared', 'ratelimit.key-limit-per-key', 'credits.update-credits', 'credits.valid-decrements'],
-  description:
-    'Live-safe: verifications on keys with credits and key/identity rate limits raced against top-ups; exact balances, limits per window',
+  rules: [
+    'verify.rate-limited-spends-nothing',
+    'ratelimit.identity-shared',
+    'ratelimit.key-limit-per-key',
+    'credits.update-credits',
+    'credits.valid-decrements',
+  ],
+  description: 'Live-safe: verifications on keys with credits and key/identity rate limits raced against top-ups; exact balances, limits per window',
   defaults: { rate: 40, durationMs: 8_000, warmupMs: 0 },
   async setup(ctx) {
     const apiId = await createTaggedApi(ctx, 'limited-keys');
@@ -151,7 +159,13 @@ export default defineScenario<LimitedFixtures>({
       SETUP_CONCURRENCY,
       async (n): Promise<LimitedKey> => {
         const owner = owners[n % IDENTITIES] as string;
-        const created = await createKey(ctx, { apiId, name: `${ctx.tag}-limited-${n}`, externalId: owner, credits: { remaining: INITIAL }, ratelimits: KEY_LIMITS });
+        const created = await createKey(ctx, {
+          apiId,
+          name: `${ctx.tag}-limited-${n}`,
+          externalId: owner,
+          credits: { remaining: INITIAL },
+          ratelimits: KEY_LIMITS,
+        });
         return { ...created, owner, verifiesBuilt: 0, verifiesAnswered: 0, valid: 0, rateLimited: 0, topUpsBuilt: 0 };
       },
     );
@@ -177,10 +191,16 @@ export default defineScenario<LimitedFixtures>({
       const rows = f.keys.map((k, i) => {
         const expected = INITIAL + TOP_UP * k.topUpsBuilt - k.valid;
         const found = balances[i] as number;
-        return { ok: found === expected, text: `${k.keyId}: ${found} credits, expected ${INITIAL} + ${TOP_UP}×${k.topUpsBuilt} top-ups − ${k.valid} VALID = ${expected} (${k.rateLimited} RATE_LIMITED)${diagnosis(k, expected - found)}` };
+        return {
+          ok: found === expected,
+          text: `${k.keyId}: ${found} credits, expected ${INITIAL} + ${TOP_UP}×${k.topUpsBuilt} top-ups − ${k.valid} VALID = ${expected} (${k.rateLimited} RATE_LIMITED)${diagnosis(k, expected - found)}`,
+        };
       });
       balancesOk = rows.every((r) => r.ok);
-      detail = rows.filter((r) => !balancesOk === !r.ok).map((r) => r.text).join('; ');
+      detail = rows
+        .filter((r) => !balancesOk === !r.ok)
+        .map((r) => r.text)
+        .join('; ');
     } else {
       // Unknown outcomes: a lost verification may have spent 1, a lost top-up may have added 7.
       const expected = KEYS * INITIAL + TOP_UP * f.topUpsOk - valid;
@@ -191,19 +211,26 @@ export default defineScenario<LimitedFixtures>({
     const over = [...f.windows.values()].filter((w) => w.valid > w.limit);
     const balanceName = 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)';
     return [
-      unread.length > 0 ? notJudged(balanceName, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`, BALANCE_RULES) : checkResult(balanceName, balancesOk, detail, BALANCE_RULES),
+      unread.length > 0
+        ? notJudged(balanceName, unread.length, `keys.getKey at the end: ${unread[0] ?? ''}`, BALANCE_RULES)
+        : checkResult(balanceName, balancesOk, detail, BALANCE_RULES),
       checkResult(
         'VALID answers per limit and window within the limit',
         over.length === 0,
         over.length > 0
-          ? over.slice(0, 6).map((w) => `${w.label}: ${w.valid} VALID in the window ending ${new Date(w.resetMs).toISOString()}, limit ${w.limit}`).join('; ')
+          ? over
+              .slice(0, 6)
+              .map((w) => `${w.label}: ${w.valid} VALID in the window ending ${new Date(w.resetMs).toISOString()}, limit ${w.limit}`)
+              .join('; ')
           : `${f.windows.size} windows, ${valid} VALID`,
         ['ratelimit.key-limit-per-key', 'ratelimit.identity-shared'],
       ),
       checkResult(
         'rate limits refused some verifications',
         true,
-        rateLimited > 0 ? `${rateLimited} RATE_LIMITED of ${valid + rateLimited}` : 'none: the load stayed under the limits, so whether a refusal spends credits was not tested (raise --rate)',
+        rateLimited > 0
+          ? `${rateLimited} RATE_LIMITED of ${valid + rateLimited}`
+          : 'none: the load stayed under the limits, so whether a refusal spends credits was not tested (raise --rate)',
       ),
     ];
   },

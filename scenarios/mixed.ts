@@ -20,7 +20,24 @@
 import { zipfSampler } from '../src/load/distributions.js';
 import type { Random } from '../src/engine/index.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, okList, sameJson, serverErrors, shown, statusCount, transportErrors, unexpectedCodes, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
+import {
+  checkResult,
+  codeCount,
+  cutOff,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  okList,
+  sameJson,
+  serverErrors,
+  shown,
+  statusCount,
+  transportErrors,
+  unexpectedCodes,
+  withoutAnswer,
+  withoutAnswerText,
+} from '../src/load/scenario-checks.js';
 import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
 import type { CheckResult, OperationStats } from '../src/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
@@ -95,14 +112,19 @@ const getIdentityEntry: MixEntry<MixedFixtures> = {
     if (typeof d === 'string') return d;
     const user = f.users.find((u) => u.id === d.id);
     if (user === undefined || d.externalId !== user.externalId) return `not a user of this run: ${shown(r)}`;
-    return sameJson(d.meta, { tier: user.n % 10 === 0 ? 'enterprise' : 'free', n: user.n }) ? undefined : `meta ${JSON.stringify(d.meta)} of ${user.externalId}`;
+    return sameJson(d.meta, { tier: user.n % 10 === 0 ? 'enterprise' : 'free', n: user.n })
+      ? undefined
+      : `meta ${JSON.stringify(d.meta)} of ${user.externalId}`;
   },
 };
 
 const topUpEntry: MixEntry<MixedFixtures> = {
   name: 'updateCredits top-up',
   weight: 3,
-  build: (f, random) => ({ op: 'keys.updateCredits', body: { keyId: (f.smallKeys[random.int(f.smallKeys.length)] as MixedKey).keyId, operation: 'increment', value: TOP_UP } }),
+  build: (f, random) => ({
+    op: 'keys.updateCredits',
+    body: { keyId: (f.smallKeys[random.int(f.smallKeys.length)] as MixedKey).keyId, operation: 'increment', value: TOP_UP },
+  }),
   check(r) {
     const d = okData(r);
     if (typeof d === 'string') return d;
@@ -198,7 +220,12 @@ export default defineScenario<MixedFixtures>({
   phases(ctx) {
     const list: PhaseSpec<MixedFixtures>[] = [];
     if (ctx.settings.warmupMs > 0) {
-      list.push({ name: 'warm-up (cost 0, no top-ups)', durationMs: ctx.settings.warmupMs, warmup: true, mix: [verifyEntry(0), limitEntry, getIdentityEntry, listEntry] });
+      list.push({
+        name: 'warm-up (cost 0, no top-ups)',
+        durationMs: ctx.settings.warmupMs,
+        warmup: true,
+        mix: [verifyEntry(0), limitEntry, getIdentityEntry, listEntry],
+      });
     }
     list.push({ name: 'mixed', durationMs: ctx.settings.durationMs });
     return list;
@@ -208,7 +235,10 @@ export default defineScenario<MixedFixtures>({
     const topUps = results.operation('keys.updateCredits');
     const valid = codeCount(verify, 'VALID');
     const lost = withoutAnswer(verify) + withoutAnswer(topUps);
-    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const reads = await readKeys(
+      ctx,
+      f.keys.map((k) => k.keyId),
+    );
     const finals = reads.data.map((d) => remainingOf(d) ?? Number.NaN);
     const added = TOP_UP * statusCount(topUps, 200);
     const lostCredits = f.keys.reduce((n, k, i) => n + k.initial - (finals[i] ?? Number.NaN), 0);
@@ -223,7 +253,11 @@ export default defineScenario<MixedFixtures>({
             lost === 0 ? consumed === valid : Math.abs(consumed - valid) <= lost * TOP_UP,
             `${lostCredits} credits gone from ${KEYS} keys + ${added} topped up = ${consumed} consumed; ${valid} VALID answers; ${withoutAnswerText(lost, cutOff(verify) + cutOff(topUps))}`,
           ),
-      checkResult('verifications answered VALID or USAGE_EXCEEDED', other.length === 0, other.length === 0 ? `${valid} VALID, ${codeCount(verify, 'USAGE_EXCEEDED')} USAGE_EXCEEDED` : `also ${other.join(', ')}`),
+      checkResult(
+        'verifications answered VALID or USAGE_EXCEEDED',
+        other.length === 0,
+        other.length === 0 ? `${valid} VALID, ${codeCount(verify, 'USAGE_EXCEEDED')} USAGE_EXCEEDED` : `also ${other.join(', ')}`,
+      ),
       rateLimitsDecided(results.operation('ratelimit.limit')),
     ];
   },

@@ -176,8 +176,7 @@ function phases(ctx: ScenarioContext, f: PlanFixtures): ReadonlyArray<PhaseSpec<
           if (!upgrade.answered) {
             fx.lost.push(upgrade.why);
             key.upgradeUnknown = true;
-          }
-          else if (upgrade.response.status !== 200) throw new Error(`keys.updateKey on ${key.keyId} answered ${shown(upgrade.response)}`);
+          } else if (upgrade.response.status !== 200) throw new Error(`keys.updateKey on ${key.keyId} answered ${shown(upgrade.response)}`);
         }
         fx.stage = 'pro';
       },
@@ -201,7 +200,10 @@ export default defineScenario<PlanFixtures>({
     const updates = results.operation('keys.updateKey');
     // Transport errors, or cut off at the end of a closed-model phase: either may have taken effect.
     const lost = withoutAnswer(verify) + withoutAnswer(updates);
-    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const reads = await readKeys(
+      ctx,
+      f.keys.map((k) => k.keyId),
+    );
     const finals = reads.data.map((d) => ({ remaining: remainingOf(d), meta: d === undefined || typeof d === 'string' ? undefined : d.meta }));
     const usedFree = f.keys.reduce((n, k) => n + k.free - (k.leftover ?? k.free), 0);
     const usedPro = finals.reduce((n, d) => n + f.alloc - (d.remaining ?? f.alloc), 0);

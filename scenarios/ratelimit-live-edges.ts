@@ -77,7 +77,13 @@ interface LiveEdgeFixtures {
 /** A cost-0 probe (it consumes nothing); undefined when its answer never came. */
 async function probe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number): Promise<Decision | undefined> {
   const invokeMs = localNowMs();
-  const outcome = await callOutcome(ctx, 'ratelimit.limit', { namespace: f.namespace, identifier: `${ctx.tag}-clock`, limit: 1, duration: durationMs, cost: 0 });
+  const outcome = await callOutcome(ctx, 'ratelimit.limit', {
+    namespace: f.namespace,
+    identifier: `${ctx.tag}-clock`,
+    limit: 1,
+    duration: durationMs,
+    cost: 0,
+  });
   const completeMs = localNowMs();
   if (!outcome.answered) {
     f.lost.note(outcome.why);
@@ -88,7 +94,8 @@ async function probe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: numb
   if (typeof d === 'string' || !isInt(d.reset)) throw new Error(`a cost-0 probe of the ${durationMs} ms window answered ${shown(r)}`);
   f.probesAnswered++;
   // Its reset still places the edge; the refusal is the cost-0 check's finding.
-  if (d.success !== true && f.probesRefused.length < 6) f.probesRefused.push(`a cost-0 probe of the ${durationMs} ms window (limit 1) was refused: ${shown(r)}`);
+  if (d.success !== true && f.probesRefused.length < 6)
+    f.probesRefused.push(`a cost-0 probe of the ${durationMs} ms window (limit 1) was refused: ${shown(r)}`);
   const decision: Decision = { invokeMs, completeMs, admitted: true, resetMs: d.reset };
   f.probes.get(durationMs)?.push(decision);
   return decision;
@@ -117,7 +124,8 @@ async function awaitEdge(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: 
     // A probe whose answer never came says nothing about the edge: the next one is asked.
     const p = await probe(ctx, f, durationMs);
     if (p !== undefined && p.resetMs > first.resetMs) return p.completeMs;
-    if (localNowMs() > deadline) throw new Error(`no window edge seen in ${durationMs + 10_000} ms of ${durationMs} ms windows: the answers' reset never moved (${first.resetMs})`);
+    if (localNowMs() > deadline)
+      throw new Error(`no window edge seen in ${durationMs + 10_000} ms of ${durationMs} ms windows: the answers' reset never moved (${first.resetMs})`);
     await sleep(5);
   }
 }
@@ -178,7 +186,13 @@ function burstOutcome(results: ReadonlyArray<Decision | undefined>): BurstOutcom
  * limit + 1 requests at once on the identifier and on the key. Every call resolves (a lost answer
  * is an outcome, callOutcome never rejects), and all are awaited together: none is left behind.
  */
-async function burst(ctx: ScenarioContext, f: LiveEdgeFixtures, identifier: string, idCounter: CounterRecord, key: EdgeKey): Promise<[BurstOutcome, BurstOutcome]> {
+async function burst(
+  ctx: ScenarioContext,
+  f: LiveEdgeFixtures,
+  identifier: string,
+  idCounter: CounterRecord,
+  key: EdgeKey,
+): Promise<[BurstOutcome, BurstOutcome]> {
   const [ids, verifications] = await Promise.all([
     Promise.all(Array.from({ length: idCounter.limit + 1 }, () => limitCall(ctx, f, idCounter, identifier))),
     Promise.all(Array.from({ length: key.counter.limit + 1 }, () => verifyCall(ctx, f, key))),
@@ -190,14 +204,23 @@ async function burst(ctx: ScenarioContext, f: LiveEdgeFixtures, identifier: stri
 async function round(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number, attempt: number): Promise<boolean> {
   const seconds = durationMs / 1000;
   const identifier = `${ctx.tag}-edge-${seconds}s-${attempt}`;
-  const idCounter: CounterRecord = { label: `ratelimit.limit ${identifier} (${IDENTIFIER_LIMIT} per ${seconds} s)`, limit: IDENTIFIER_LIMIT, durationMs, decisions: [] };
+  const idCounter: CounterRecord = {
+    label: `ratelimit.limit ${identifier} (${IDENTIFIER_LIMIT} per ${seconds} s)`,
+    limit: IDENTIFIER_LIMIT,
+    durationMs,
+    decisions: [],
+  };
   const created = await createKey(ctx, {
     apiId: f.apiId,
     name: `${identifier}-key`,
     credits: { remaining: KEY_CREDITS },
     ratelimits: [{ name: 'edge', limit: KEY_LIMIT, duration: durationMs, autoApply: true }],
   });
-  const key: EdgeKey = { ...created, counter: { label: `key ${created.keyId} limit "edge" (${KEY_LIMIT} per ${seconds} s)`, limit: KEY_LIMIT, durationMs, decisions: [] }, unknown: 0 };
+  const key: EdgeKey = {
+    ...created,
+    counter: { label: `key ${created.keyId} limit "edge" (${KEY_LIMIT} per ${seconds} s)`, limit: KEY_LIMIT, durationMs, decisions: [] },
+    unknown: 0,
+  };
   f.counters.push(idCounter, key.counter);
   f.keys.push(key);
   const firstEdge = await awaitEdge(ctx, f, durationMs);
@@ -223,14 +246,19 @@ async function balanceOf(ctx: ScenarioContext, k: EdgeKey): Promise<{ remaining:
   const lo = hi - k.unknown;
   const expected = lo === hi ? `${hi}` : `${lo}..${hi} (${k.unknown} verifications without a known outcome)`;
   const outcome = await readOutcome(ctx, 'keys.getKey', { keyId: k.keyId });
-  if (!outcome.answered) return { remaining: 'unknown', text: `${k.keyId}: not judged, its keys.getKey answer never came (${outcome.why})`, problem: undefined };
+  if (!outcome.answered)
+    return { remaining: 'unknown', text: `${k.keyId}: not judged, its keys.getKey answer never came (${outcome.why})`, problem: undefined };
   const d = okData(outcome.response);
   const remaining = typeof d === 'string' || !isRecord(d.credits) ? undefined : d.credits.remaining;
   const text = `${k.keyId}: ${String(remaining)} credits left of ${KEY_CREDITS} after ${valid} VALID and ${refused} RATE_LIMITED, expected ${expected}`;
   if (typeof d === 'string') return { remaining: 'unknown', text, problem: `${k.keyId}: keys.getKey ${d}` };
   if (!isInt(remaining) || remaining < lo || remaining > hi) {
     const spentOnRefusals = isInt(remaining) && hi - remaining >= refused && refused > 0 && hi - remaining - refused <= k.unknown;
-    return { remaining: isInt(remaining) ? remaining : 'unknown', text, problem: `${text}${spentOnRefusals ? ' (as if every RATE_LIMITED verification spent its cost)' : ''}` };
+    return {
+      remaining: isInt(remaining) ? remaining : 'unknown',
+      text,
+      problem: `${text}${spentOnRefusals ? ' (as if every RATE_LIMITED verification spent its cost)' : ''}`,
+    };
   }
   return { remaining, text, problem: undefined };
 }
@@ -252,8 +280,7 @@ export default defineScenario<LiveEdgeFixtures>({
   name: 'ratelimit-live-edges',
   // The service rules it exercises and judges (src/load/rules.ts); each check names its own.
   rules: ['ratelimit.sliding-window', 'ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero'],
-  description:
-    'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
+  description: 'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
   defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },
   async setup(ctx) {
     const namespace = await ensureNamespace(ctx, 'live-edges');
@@ -278,22 +305,25 @@ export default defineScenario<LiveEdgeFixtures>({
   },
   mix: steadyMix,
   phases(ctx) {
-    return DURATIONS_MS.map(
-      (durationMs): PhaseSpec<LiveEdgeFixtures> => ({
-        name: `bursts at ${durationMs / 1000} s window edges`,
-        durationMs: Math.max(500, Math.round(ctx.settings.durationMs / DURATIONS_MS.length)),
-        async before(c, f) {
-          for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-            if (await round(c, f, durationMs, attempt)) return;
-            f.exactStraddled++;
-            c.log(`ratelimit-live-edges: a burst of the ${durationMs} ms round straddled a window edge (a slow machine); trying again`);
-          }
-        },
-      }),
-    );
+    return DURATIONS_MS.map((durationMs): PhaseSpec<LiveEdgeFixtures> => ({
+      name: `bursts at ${durationMs / 1000} s window edges`,
+      durationMs: Math.max(500, Math.round(ctx.settings.durationMs / DURATIONS_MS.length)),
+      async before(c, f) {
+        for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+          if (await round(c, f, durationMs, attempt)) return;
+          f.exactStraddled++;
+          c.log(`ratelimit-live-edges: a burst of the ${durationMs} ms round straddled a window edge (a slow machine); trying again`);
+        }
+      },
+    }));
   },
   async finish(ctx, f) {
-    const bounds = DURATIONS_MS.map((d) => checkWindowBounds(f.counters.filter((c) => c.durationMs === d), f.probes.get(d) ?? []));
+    const bounds = DURATIONS_MS.map((d) =>
+      checkWindowBounds(
+        f.counters.filter((c) => c.durationMs === d),
+        f.probes.get(d) ?? [],
+      ),
+    );
     const problems = bounds.flatMap((b) => b.problems);
     const judged = bounds.reduce((n, b) => n + b.edgesJudged, 0);
     const seen = bounds.reduce((n, b) => n + b.edgesSeen, 0);
@@ -302,14 +332,18 @@ export default defineScenario<LiveEdgeFixtures>({
     const unread = balances.filter((b) => b.remaining === 'unknown');
     const lostNote = f.lost.count > 0 ? `; ${f.lost.count} answers never came, taken as unknown outcomes (${f.lost.text()})` : '';
     return [
-      checkResult('answers to the bursts well-formed', f.answerProblems.length === 0, f.answerProblems.length === 0 ? `all${lostNote}` : f.answerProblems.slice(0, 6).join('; ')),
+      checkResult(
+        'answers to the bursts well-formed',
+        f.answerProblems.length === 0,
+        f.answerProblems.length === 0 ? `all${lostNote}` : f.answerProblems.slice(0, 6).join('; '),
+      ),
       checkResult(
         'exact admissions at the limit (limit + 1 asked in a fresh window)',
         f.exactProblems.length === 0,
         f.exactProblems.length > 0
           ? f.exactProblems.join('; ')
           : (f.exactJudged === 0 ? 'not judged: no burst could be judged; ' : '') +
-            `${f.exactJudged} bursts admitted exactly their limit (within what their unknown outcomes allow)` +
+              `${f.exactJudged} bursts admitted exactly their limit (within what their unknown outcomes allow)` +
               (f.exactStraddled > 0 ? `; ${f.exactStraddled} rounds not judged (a burst straddled an edge: the machine was slow)` : '') +
               (f.exactLost > 0 ? `; ${f.exactLost} bursts not judged: none of their answers came` : ''),
         ['ratelimit.limit-exact', 'ratelimit.key-limit-per-key'],
@@ -325,7 +359,9 @@ export default defineScenario<LiveEdgeFixtures>({
         ['ratelimit.sliding-window'],
       ),
       unread.length === balances.length && balances.length > 0
-        ? notJudged('a verification refused by a rate limit spends no credits', unread.length, unread.map((b) => b.text).join('; '), ['verify.rate-limited-spends-nothing'])
+        ? notJudged('a verification refused by a rate limit spends no credits', unread.length, unread.map((b) => b.text).join('; '), [
+            'verify.rate-limited-spends-nothing',
+          ])
         : checkResult(
             'a verification refused by a rate limit spends no credits',
             wrong.length === 0,

@@ -51,7 +51,9 @@ function untouched(limit: number, overrideId: string) {
   return (r: Parameters<NonNullable<MixEntry<RateRulesFixtures>['check']>>[0]): string | undefined => {
     const d = okData(r);
     if (typeof d === 'string') return d;
-    return d.success === true && d.limit === limit && d.remaining === limit && d.overrideId === overrideId ? undefined : `expected success, limit ${limit}, remaining ${limit}, overrideId ${overrideId}: got ${shown(r)}`;
+    return d.success === true && d.limit === limit && d.remaining === limit && d.overrideId === overrideId
+      ? undefined
+      : `expected success, limit ${limit}, remaining ${limit}, overrideId ${overrideId}: got ${shown(r)}`;
   };
 }
 
@@ -95,7 +97,11 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
   const limitBody = (identifier: string, limit: number, cost: number) => ({ namespace: f.namespace, identifier, limit, duration: DAY_MS, cost });
   // A check of cost > 0 counts: a write, sent once. A check of cost 0 counts nothing: a read, asked again.
   const limitOnce = (identifier: string, limit: number, cost: number) =>
-    step(cost === 0 ? readOutcome(ctx, 'ratelimit.limit', limitBody(identifier, limit, cost)) : callOutcome(ctx, 'ratelimit.limit', limitBody(identifier, limit, cost)));
+    step(
+      cost === 0
+        ? readOutcome(ctx, 'ratelimit.limit', limitBody(identifier, limit, cost))
+        : callOutcome(ctx, 'ratelimit.limit', limitBody(identifier, limit, cost)),
+    );
 
   const costName = 'rate limit: cost > 1 counts its cost, a refusal counts nothing';
   const costly = `${ctx.tag}-rr-cost`;
@@ -106,11 +112,21 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
     if (d === undefined) break;
     seen.push(typeof d === 'string' ? d : [d.success, d.remaining]);
   }
-  const expected = [[true, 6], [true, 2], [false, 0], [true, 0]];
+  const expected = [
+    [true, 6],
+    [true, 2],
+    [false, 0],
+    [true, 0],
+  ];
   results.push(
     lost.count > 0
       ? notJudged(costName, lost.count, `ratelimit.limit at step ${seen.length + 1} of 4: ${lost.text()}`, COST_RULES)
-      : checkResult(costName, sameJson(seen, expected), `costs 4, 4, 4, 2 on limit 10: ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`, COST_RULES),
+      : checkResult(
+          costName,
+          sameJson(seen, expected),
+          `costs 4, 4, 4, 2 on limit 10: ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`,
+          COST_RULES,
+        ),
   );
 
   const multiName = 'multiLimit: all or nothing';
@@ -157,7 +173,14 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
 export default defineScenario<RateRulesFixtures>({
   name: 'ratelimit-rules',
   // The service rules it exercises and judges (src/load/rules.ts).
-  rules: ['ratelimit.override-exact', 'ratelimit.override-wildcard', 'ratelimit.cost-zero', 'ratelimit.cost-many', 'ratelimit.multi-all-or-nothing', 'ratelimit.limit-exact'],
+  rules: [
+    'ratelimit.override-exact',
+    'ratelimit.override-wildcard',
+    'ratelimit.cost-zero',
+    'ratelimit.cost-many',
+    'ratelimit.multi-all-or-nothing',
+    'ratelimit.limit-exact',
+  ],
   description: 'Wildcard and exact overrides, cost 0 and cost > 1, multiLimit all or nothing, on day-long windows; live-safe',
   defaults: { rate: 50, durationMs: 5_000, warmupMs: 1_000 },
   setup,

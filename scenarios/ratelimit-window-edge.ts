@@ -96,30 +96,30 @@ function whoByLimit(f: EdgeFixtures, limit: unknown): Who | undefined {
   return WHO.find((w) => f.limits[w] === limit);
 }
 
-const mix: ReadonlyArray<MixEntry<EdgeFixtures>> = WHO.map(
-  (who): MixEntry<EdgeFixtures> => ({
-    name: `limit ${who}`,
-    weight: { std: 2, vip: 3, gold: 4, blocked: 1 }[who],
-    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.identifiers[who], limit: REQUEST_LIMIT, duration: f.durationMs } }),
-    check(r, f) {
-      const d = okData(r);
-      if (typeof d === 'string') return d;
-      if (!isInt(d.limit) || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `malformed answer ${shown(r)}`;
-      const whose = whoByLimit(f, d.limit);
-      const phase = f.current;
-      if (whose === undefined || phase === undefined) {
-        f.unattributed++;
-        return `limit ${d.limit} belongs to no identifier (limits now ${JSON.stringify(f.limits)})`;
-      }
-      if (d.overrideId !== f.overrideIds[whose]) return `${whose}: overrideId ${String(d.overrideId)}, expected ${f.overrideIds[whose] ?? 'none'}`;
-      if (d.success ? d.remaining < 0 || d.remaining > d.limit - 1 : d.remaining !== 0) return `${whose}: remaining ${d.remaining} with success ${String(d.success)} and limit ${d.limit}`;
-      if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
-      if (d.reset !== (phase.window + 1) * f.durationMs) return `${whose}: reset ${iso(d.reset)}, expected the end of window ${iso((phase.window + 1) * f.durationMs)}`;
-      (d.success ? phase.admitted : phase.refused)[whose]++;
-      return undefined;
-    },
-  }),
-);
+const mix: ReadonlyArray<MixEntry<EdgeFixtures>> = WHO.map((who): MixEntry<EdgeFixtures> => ({
+  name: `limit ${who}`,
+  weight: { std: 2, vip: 3, gold: 4, blocked: 1 }[who],
+  build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.identifiers[who], limit: REQUEST_LIMIT, duration: f.durationMs } }),
+  check(r, f) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    if (!isInt(d.limit) || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `malformed answer ${shown(r)}`;
+    const whose = whoByLimit(f, d.limit);
+    const phase = f.current;
+    if (whose === undefined || phase === undefined) {
+      f.unattributed++;
+      return `limit ${d.limit} belongs to no identifier (limits now ${JSON.stringify(f.limits)})`;
+    }
+    if (d.overrideId !== f.overrideIds[whose]) return `${whose}: overrideId ${String(d.overrideId)}, expected ${f.overrideIds[whose] ?? 'none'}`;
+    if (d.success ? d.remaining < 0 || d.remaining > d.limit - 1 : d.remaining !== 0)
+      return `${whose}: remaining ${d.remaining} with success ${String(d.success)} and limit ${d.limit}`;
+    if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
+    if (d.reset !== (phase.window + 1) * f.durationMs)
+      return `${whose}: reset ${iso(d.reset)}, expected the end of window ${iso((phase.window + 1) * f.durationMs)}`;
+    (d.success ? phase.admitted : phase.refused)[whose]++;
+    return undefined;
+  },
+}));
 
 async function setup(ctx: ScenarioContext): Promise<EdgeFixtures> {
   const admin = requireAdmin(ctx, 'ratelimit-window-edge');
@@ -288,7 +288,9 @@ export default defineScenario<EdgeFixtures>({
         const lowest = Math.min(asked, phase.roomStart[who]);
         const highest = Math.min(asked, phase.roomEnd?.[who] ?? phase.roomStart[who]);
         if (admitted < lowest || admitted > highest) {
-          problems.push(`${phase.name}, ${who}: ${admitted} of ${asked} admitted, expected ${lowest === highest ? lowest : `${lowest}..${highest}`} (room ${phase.roomStart[who]})`);
+          problems.push(
+            `${phase.name}, ${who}: ${admitted} of ${asked} admitted, expected ${lowest === highest ? lowest : `${lowest}..${highest}`} (room ${phase.roomStart[who]})`,
+          );
         }
       }
     }
@@ -303,12 +305,22 @@ export default defineScenario<EdgeFixtures>({
     const tallied = f.phases.reduce((n, p) => n + WHO.reduce((m, w) => m + p.admitted[w], 0), 0) + sweepAdmissions(f);
     const blockedAdmitted = f.phases.reduce((n, p) => n + p.admitted.blocked, 0);
     return [
-      checkResult('windows match the sliding-window model', f.probeProblems.length === 0, f.probeProblems.length === 0 ? `${f.probes} cost-0 probes as predicted` : f.probeProblems.slice(0, 8).join('; ')),
-      checkResult('admissions per phase match the room left', problems.length === 0, problems.length === 0 ? `${f.phases.length} phases × ${WHO.length} identifiers` : problems.slice(0, 8).join('; ')),
+      checkResult(
+        'windows match the sliding-window model',
+        f.probeProblems.length === 0,
+        f.probeProblems.length === 0 ? `${f.probes} cost-0 probes as predicted` : f.probeProblems.slice(0, 8).join('; '),
+      ),
+      checkResult(
+        'admissions per phase match the room left',
+        problems.length === 0,
+        problems.length === 0 ? `${f.phases.length} phases × ${WHO.length} identifiers` : problems.slice(0, 8).join('; '),
+      ),
       checkResult(
         'no double burst across the window edge',
         edgeProblems.length === 0 && edge.length === 2,
-        edgeProblems.length === 0 ? `before + after the edge: ${(['std', 'vip', 'gold'] as const).map((w) => `${w} ${edge[0]?.admitted[w] ?? 0}+${edge[1]?.admitted[w] ?? 0}/${LIMITS[w]}`).join(', ')}` : edgeProblems.join('; '),
+        edgeProblems.length === 0
+          ? `before + after the edge: ${(['std', 'vip', 'gold'] as const).map((w) => `${w} ${edge[0]?.admitted[w] ?? 0}+${edge[1]?.admitted[w] ?? 0}/${LIMITS[w]}`).join(', ')}`
+          : edgeProblems.join('; '),
       ),
       checkResult('limit-0 override refuses everything', blockedAdmitted === 0, `${blockedAdmitted} admitted`),
       checkResult(

@@ -89,7 +89,9 @@ async function setup(ctx: ScenarioContext): Promise<MidnightFixtures> {
           `and refill-midnight waits at most ${Math.round(maxWaitMs / 60_000)} min (KEYSIM_MIDNIGHT_MAX_WAIT): start it within that of ${iso(startMs)}, or raise KEYSIM_MIDNIGHT_MAX_WAIT`,
       );
     }
-    ctx.log(`refill-midnight: the target's clock is ${Math.round(time.offsetMs)} ± ${Math.round(time.uncertaintyMs)} ms from this machine's; tolerance for the refill ${toleranceMs} ms`);
+    ctx.log(
+      `refill-midnight: the target's clock is ${Math.round(time.offsetMs)} ± ${Math.round(time.uncertaintyMs)} ms from this machine's; tolerance for the refill ${toleranceMs} ms`,
+    );
     await waitForLead(ctx, time, startMs, midnightMs);
   }
   const tomorrow = new Date(midnightMs).getUTCDate();
@@ -112,7 +114,9 @@ async function setup(ctx: ScenarioContext): Promise<MidnightFixtures> {
   for (const k of keys) {
     const outcome = await callOutcome(ctx, 'keys.verifyKey', { key: k.key });
     if (!outcome.answered || answerEffectUnknown(outcome.response)) {
-      ctx.log(`refill-midnight: the verification of ${k.keyId} before midnight has an unknown outcome (${outcome.answered ? shown(outcome.response) : outcome.why}); its balance after is judged within both`);
+      ctx.log(
+        `refill-midnight: the verification of ${k.keyId} before midnight has an unknown outcome (${outcome.answered ? shown(outcome.response) : outcome.why}); its balance after is judged within both`,
+      );
       k.before = { credits: undefined, completeWall: Number.POSITIVE_INFINITY, unknown: true };
       continue;
     }
@@ -177,21 +181,34 @@ function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { pass
   const due = k.kind !== 'monthly-other';
   const what = k.kind === 'daily' ? 'daily refill' : `monthly refill on day ${String(k.refillDay)}`;
   if (k.createdAtMs !== undefined ? k.createdAtMs >= f.midnightMs : false) {
-    return { passed: true, detail: `inconclusive: ${k.keyId} was created at ${iso(k.createdAtMs ?? 0)}, after midnight (a slow machine; raise KEYSIM_MIDNIGHT_LEAD)` };
+    return {
+      passed: true,
+      detail: `inconclusive: ${k.keyId} was created at ${iso(k.createdAtMs ?? 0)}, after midnight (a slow machine; raise KEYSIM_MIDNIGHT_LEAD)`,
+    };
   }
-  if (final.lost !== undefined) return { passed: true, detail: `not judged: ${k.keyId}'s verification after midnight never came (${final.lost}), ${final.unknown} attempts` };
+  if (final.lost !== undefined)
+    return { passed: true, detail: `not judged: ${k.keyId}'s verification after midnight never came (${final.lost}), ${final.unknown} attempts` };
   const before = k.before?.credits;
   const beforeUnknown = k.before?.unknown === true;
   const beforeSurely = !beforeUnknown && (f.manualClock || (k.before !== undefined && k.before.completeWall < midnightWall - u));
   const early = f.manualClock ? [] : k.seen.filter((s) => s.wall < midnightWall - u && s.credits >= AMOUNT - 1);
   const problems: string[] = [];
   if (early.length > 0 || (beforeSurely && before !== INITIAL - 1)) {
-    problems.push(`before midnight it read ${early.length > 0 ? String(early[0]?.credits) : String(before)} credits, expected ${INITIAL - 1}: ${due ? 'refilled before the UTC midnight' : 'refilled on a day it is not due'}`);
+    problems.push(
+      `before midnight it read ${early.length > 0 ? String(early[0]?.credits) : String(before)} credits, expected ${INITIAL - 1}: ${due ? 'refilled before the UTC midnight' : 'refilled on a day it is not due'}`,
+    );
   }
   // A verification before midnight whose outcome is unknown spent its credit or not, before or after the refill.
-  const base = beforeUnknown ? (due ? [AMOUNT - 1, AMOUNT - 2] : [INITIAL - 1, INITIAL - 2]) : [due ? (before === AMOUNT - 1 && !beforeSurely ? AMOUNT - 2 : AMOUNT - 1) : INITIAL - 2];
+  const base = beforeUnknown
+    ? due
+      ? [AMOUNT - 1, AMOUNT - 2]
+      : [INITIAL - 1, INITIAL - 2]
+    : [due ? (before === AMOUNT - 1 && !beforeSurely ? AMOUNT - 2 : AMOUNT - 1) : INITIAL - 2];
   const allowed = allowedFinals(base, final.unknown);
-  const expected = allowed.length === 1 ? String(allowed[0]) : `one of ${allowed.join(', ')} (${beforeUnknown ? 'the verification before midnight' : ''}${beforeUnknown && final.unknown > 0 ? ' and ' : ''}${final.unknown > 0 ? `${final.unknown} verifications after it` : ''} without a known outcome)`;
+  const expected =
+    allowed.length === 1
+      ? String(allowed[0])
+      : `one of ${allowed.join(', ')} (${beforeUnknown ? 'the verification before midnight' : ''}${beforeUnknown && final.unknown > 0 ? ' and ' : ''}${final.unknown > 0 ? `${final.unknown} verifications after it` : ''} without a known outcome)`;
   if (problems.length === 0 && (finalCredits === undefined || !allowed.includes(finalCredits))) {
     const why = !due
       ? 'refilled although not due'
@@ -200,7 +217,9 @@ function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { pass
         : finalCredits === INITIAL - 1 + AMOUNT - 1
           ? 'the refill added the amount instead of replacing the balance'
           : 'a balance no refill explains';
-    problems.push(`after midnight${f.toleranceMs > 0 ? ` + ${f.toleranceMs} ms tolerance` : ''} it read ${String(finalCredits)} credits, expected ${expected}: ${why}`);
+    problems.push(
+      `after midnight${f.toleranceMs > 0 ? ` + ${f.toleranceMs} ms tolerance` : ''} it read ${String(finalCredits)} credits, expected ${expected}: ${why}`,
+    );
   }
   return {
     passed: problems.length === 0,
@@ -212,14 +231,16 @@ export default defineScenario<MidnightFixtures>({
   name: 'refill-midnight',
   // The service rules it exercises and judges (src/load/rules.ts).
   rules: ['refill.daily-utc-midnight', 'refill.monthly-refill-day', 'refill.sets-balance', 'refill.next-boundary'],
-  description:
-    "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
+  description: "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
   defaults: { rate: 10, durationMs: 4_000, warmupMs: 0 },
   setup,
   mix: [watchEntry],
   phases(ctx, f): ReadonlyArray<PhaseSpec<MidnightFixtures>> {
     const endServiceMs = f.midnightMs + f.toleranceMs + SETTLE_MS;
-    if (f.manualClock) return [{ name: 'across midnight (simulated time)', durationMs: ctx.settings.durationMs, serviceClock: { fromMs: f.serviceAfterSetupMs, toMs: endServiceMs } }];
+    if (f.manualClock)
+      return [
+        { name: 'across midnight (simulated time)', durationMs: ctx.settings.durationMs, serviceClock: { fromMs: f.serviceAfterSetupMs, toMs: endServiceMs } },
+      ];
     return [{ name: 'across midnight', durationMs: Math.max(1_000, Math.round(wallOf(f, endServiceMs) - Date.now())) }];
   },
   async finish(ctx, f) {

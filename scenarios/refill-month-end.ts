@@ -133,7 +133,8 @@ const mix: ReadonlyArray<MixEntry<RefillFixtures>> = [
       if (key === undefined) return `keyId ${String(d.keyId)} is not a probe key`;
       const credits = isRecord(d.credits) ? d.credits : {};
       const refill = isRecord(credits.refill) ? credits.refill : {};
-      if (refill.interval !== 'monthly' || refill.amount !== key.amount || refill.refillDay !== key.day) return `refill ${JSON.stringify(credits.refill)}, expected monthly ${key.amount} on day ${key.day}`;
+      if (refill.interval !== 'monthly' || refill.amount !== key.amount || refill.refillDay !== key.day)
+        return `refill ${JSON.stringify(credits.refill)}, expected monthly ${key.amount} on day ${key.day}`;
       return judge(f, key, credits.remaining);
     },
   },
@@ -262,7 +263,8 @@ function phases(ctx: ScenarioContext, f: RefillFixtures): ReadonlyArray<PhaseSpe
  */
 function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
   const moved = f.sweeps.filter((s) => s.movedUnderLoad === true);
-  if (moved.length === 0) return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
+  if (moved.length === 0)
+    return { passed: true, detail: 'the clock did not move during the load (a frozen stand-in for the runner): each sweep was observed at its ends only' };
   let judged = 0;
   let oneSided = 0;
   let unjudged = 0;
@@ -304,7 +306,8 @@ export default defineScenario<RefillFixtures>({
       for (const day of DAYS) {
         const got = seen(kind, day);
         const want = EXPECTED_REFILLS[kind][day];
-        if (got.join(',') !== want.join(',')) calendarProblems.push(`${f.years[kind]} refillDay ${day}: refills seen at ${got.join(', ') || 'none'}, expected ${want.join(', ')}`);
+        if (got.join(',') !== want.join(','))
+          calendarProblems.push(`${f.years[kind]} refillDay ${day}: refills seen at ${got.join(', ') || 'none'}, expected ${want.join(', ')}`);
       }
     }
     // Two observations per sweep (its start and its end), each of every key.

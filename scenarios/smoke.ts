@@ -32,7 +32,8 @@ interface SmokeFixtures {
 
 /** Checks a cost-0 limit answer: nothing consumed, so remaining is the whole limit. */
 function untouchedLimit(data: Record<string, unknown>, limit: number, overrideId: string | undefined): string | undefined {
-  if (data.limit !== limit || data.remaining !== limit || data.success !== true) return `expected limit ${limit}, remaining ${limit}, success: got ${JSON.stringify(data)}`;
+  if (data.limit !== limit || data.remaining !== limit || data.success !== true)
+    return `expected limit ${limit}, remaining ${limit}, success: got ${JSON.stringify(data)}`;
   if (data.overrideId !== overrideId) return `expected overrideId ${overrideId ?? 'absent'}, got ${String(data.overrideId)}`;
   if (!isInt(data.reset)) return `reset is not an integer: ${JSON.stringify(data)}`;
   return undefined;
@@ -40,7 +41,8 @@ function untouchedLimit(data: Record<string, unknown>, limit: number, overrideId
 
 function identityProblem(data: unknown, f: SmokeFixtures): string | undefined {
   if (!isRecord(data)) return `expected an identity, got ${JSON.stringify(data)}`;
-  if (data.id !== f.identityId || data.externalId !== f.externalId) return `expected ${f.identityId}/${f.externalId}, got ${String(data.id)}/${String(data.externalId)}`;
+  if (data.id !== f.identityId || data.externalId !== f.externalId)
+    return `expected ${f.identityId}/${f.externalId}, got ${String(data.id)}/${String(data.externalId)}`;
   if (!sameJson(data.meta, f.identityMeta)) return `meta ${JSON.stringify(data.meta)} is not ${JSON.stringify(f.identityMeta)}`;
   const limits = data.ratelimits;
   const only: unknown = Array.isArray(limits) && limits.length === 1 ? limits[0] : undefined;
@@ -66,7 +68,8 @@ const mix: ReadonlyArray<MixEntry<SmokeFixtures>> = [
       const d = okData(r);
       if (typeof d === 'string') return d;
       if (d.keyId !== f.keyId) return `keyId ${String(d.keyId)}, expected ${f.keyId}`;
-      if (!isRecord(d.credits) || d.credits.remaining !== KEY_CREDITS || d.credits.refill !== undefined) return `credits ${JSON.stringify(d.credits)}, expected {remaining: ${KEY_CREDITS}}`;
+      if (!isRecord(d.credits) || d.credits.remaining !== KEY_CREDITS || d.credits.refill !== undefined)
+        return `credits ${JSON.stringify(d.credits)}, expected {remaining: ${KEY_CREDITS}}`;
       return undefined;
     },
   },
@@ -77,7 +80,8 @@ const mix: ReadonlyArray<MixEntry<SmokeFixtures>> = [
     check(r, f) {
       const d = okData(r);
       if (typeof d === 'string') return d;
-      if (d.valid !== true || d.code !== 'VALID' || d.keyId !== f.keyId || d.credits !== KEY_CREDITS) return `expected VALID with ${KEY_CREDITS} credits left, got ${shown(r)}`;
+      if (d.valid !== true || d.code !== 'VALID' || d.keyId !== f.keyId || d.credits !== KEY_CREDITS)
+        return `expected VALID with ${KEY_CREDITS} credits left, got ${shown(r)}`;
       return undefined;
     },
   },
@@ -170,8 +174,10 @@ const mix: ReadonlyArray<MixEntry<SmokeFixtures>> = [
       const limits: unknown[] = Array.isArray(d.limits) ? d.limits : [];
       const [first, second] = limits;
       if (d.passed !== true || limits.length !== 2 || !isRecord(first) || !isRecord(second)) return `expected passed with two limits, got ${shown(r)}`;
-      if (first.limit !== OVERRIDE.limit || first.remaining !== OVERRIDE.limit || first.passed !== true || first.overrideId !== f.overrideId) return `first limit ${JSON.stringify(first)}`;
-      if (second.limit !== PLAIN_LIMIT.limit || second.remaining !== PLAIN_LIMIT.limit || second.passed !== true || 'overrideId' in second) return `second limit ${JSON.stringify(second)}`;
+      if (first.limit !== OVERRIDE.limit || first.remaining !== OVERRIDE.limit || first.passed !== true || first.overrideId !== f.overrideId)
+        return `first limit ${JSON.stringify(first)}`;
+      if (second.limit !== PLAIN_LIMIT.limit || second.remaining !== PLAIN_LIMIT.limit || second.passed !== true || 'overrideId' in second)
+        return `second limit ${JSON.stringify(second)}`;
       return undefined;
     },
   },
@@ -231,7 +237,21 @@ async function setup(ctx: ScenarioContext): Promise<SmokeFixtures> {
 export default defineScenario<SmokeFixtures>({
   name: 'smoke',
   // The service rules it exercises and judges (src/load/rules.ts).
-  rules: ['verify.not-found', 'credits.valid-decrements', 'credits.exceeded-keeps-balance', 'credits.cost-many', 'credits.cost-zero', 'credits.unlimited', 'credits.update-credits', 'keys.update-allocation', 'keys.delete', 'ratelimit.cost-zero', 'ratelimit.limit-exact', 'ratelimit.override-exact', 'identities.lifecycle'],
+  rules: [
+    'verify.not-found',
+    'credits.valid-decrements',
+    'credits.exceeded-keeps-balance',
+    'credits.cost-many',
+    'credits.cost-zero',
+    'credits.unlimited',
+    'credits.update-credits',
+    'keys.update-allocation',
+    'keys.delete',
+    'ratelimit.cost-zero',
+    'ratelimit.limit-exact',
+    'ratelimit.override-exact',
+    'identities.lifecycle',
+  ],
   description: 'Every operation once with its exact expected answer, after a short load of exact read-only calls',
   defaults: { rate: 50, durationMs: 3_000, warmupMs: 500 },
   setup,
@@ -239,4 +259,3 @@ export default defineScenario<SmokeFixtures>({
   finish: (ctx, fixtures) => walkThrough(ctx, fixtures.namespace, IDENTITY_LIMIT),
   thresholds: ['errors == 0', 'checks == 0'],
 });
-

@@ -7,7 +7,18 @@
  */
 import { zipfSampler } from '../src/load/distributions.js';
 import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, notJudged, okData, serverErrors, shown, transportErrors, withoutAnswerText } from '../src/load/scenario-checks.js';
+import {
+  checkResult,
+  codeCount,
+  cutOff,
+  isInt,
+  notJudged,
+  okData,
+  serverErrors,
+  shown,
+  transportErrors,
+  withoutAnswerText,
+} from '../src/load/scenario-checks.js';
 import { type CreatedKey, SETUP_CONCURRENCY, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 import type { Random } from '../src/engine/index.js';
@@ -95,7 +106,8 @@ export default defineScenario<HotKeysFixtures>({
   mix: [verifyEntry(1), unknownEntry],
   phases(ctx) {
     const phases: PhaseSpec<HotKeysFixtures>[] = [];
-    if (ctx.settings.warmupMs > 0) phases.push({ name: 'warm-up (cost 0)', durationMs: ctx.settings.warmupMs, warmup: true, mix: [verifyEntry(0), unknownEntry] });
+    if (ctx.settings.warmupMs > 0)
+      phases.push({ name: 'warm-up (cost 0)', durationMs: ctx.settings.warmupMs, warmup: true, mix: [verifyEntry(0), unknownEntry] });
     phases.push({ name: 'hot keys', durationMs: ctx.settings.durationMs });
     return phases;
   },
@@ -106,7 +118,10 @@ export default defineScenario<HotKeysFixtures>({
     // Failed requests are among `requests`; cut-off ones are not. Either may have consumed a credit.
     const failed = transportErrors(verify);
     const lost = failed + cutOff(verify);
-    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const reads = await readKeys(
+      ctx,
+      f.keys.map((k) => k.keyId),
+    );
     const consumed = reads.data.map((d) => BALANCE - (remainingOf(d) ?? BALANCE));
     const total = consumed.reduce((a, b) => a + b, 0);
     const top = consumed.slice(0, TOP).reduce((a, b) => a + b, 0);

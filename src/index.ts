@@ -3,7 +3,16 @@
  * scenario file of your own project needs (`defineScenario`, its types and helpers).
  */
 export * from './engine/index.js';
-export { createSimulator, JournalReplayer, type FaultsConfig, type FaultsView, type JournalEntry, type JournalStart, type Simulator, type SimulatorOptions } from './http/index.js';
+export {
+  createSimulator,
+  JournalReplayer,
+  type FaultsConfig,
+  type FaultsView,
+  type JournalEntry,
+  type JournalStart,
+  type Simulator,
+  type SimulatorOptions,
+} from './http/index.js';
 export { defineConfig, type KeysimConfig, type ConfigStage } from './cli/config.js';
 export {
   OPERATIONS,
@@ -45,5 +54,15 @@ export {
   answerEffectUnknown,
 } from './load/scenario-checks.js';
 export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario-calls.js';
-export { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace, inParallel, sleep } from './load/scenario-fixtures.js';
+export {
+  type CreatedKey,
+  SETUP_CONCURRENCY,
+  createIdentity,
+  createKey,
+  createTaggedApi,
+  deleteQuietly,
+  ensureNamespace,
+  inParallel,
+  sleep,
+} from './load/scenario-fixtures.js';
 export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';

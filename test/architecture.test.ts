@@ -25,7 +25,13 @@ const KNOWN_SCENARIO_INTERNALS: Readonly<Record<string, readonly string[]>> = {
   'scenarios/index.ts': ['src/load/scenario.ts'],
   'scenarios/key-states.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
   'scenarios/limited-keys.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/mixed.ts': ['src/engine/index.ts', 'src/load/distributions.ts', 'src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
+  'scenarios/mixed.ts': [
+    'src/engine/index.ts',
+    'src/load/distributions.ts',
+    'src/load/scenario-checks.ts',
+    'src/load/scenario-fixtures.ts',
+    'src/load/scenario.ts',
+  ],
   'scenarios/plan-change.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
   'scenarios/ratelimit-live-edges.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
   'scenarios/ratelimit-rules.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
@@ -36,9 +42,22 @@ const KNOWN_SCENARIO_INTERNALS: Readonly<Record<string, readonly string[]>> = {
   'scenarios/support/common.ts': ['src/load/scenario-checks.ts'],
   'scenarios/support/smoke-walk.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
   // Reads the target's Date with keysim's own HTTP client (its --ca, identity encoding): not public API yet.
-  'scenarios/support/target-time.ts': ['src/load/http1/answer-body.ts', 'src/load/http1/client.ts', 'src/load/plan.ts', 'src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
+  'scenarios/support/target-time.ts': [
+    'src/load/http1/answer-body.ts',
+    'src/load/http1/client.ts',
+    'src/load/plan.ts',
+    'src/load/scenario-checks.ts',
+    'src/load/scenario-fixtures.ts',
+    'src/load/scenario.ts',
+  ],
   'scenarios/support/window-sweep.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario.ts'],
-  'scenarios/verify-hot-keys.ts': ['src/engine/index.ts', 'src/load/distributions.ts', 'src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
+  'scenarios/verify-hot-keys.ts': [
+    'src/engine/index.ts',
+    'src/load/distributions.ts',
+    'src/load/scenario-checks.ts',
+    'src/load/scenario-fixtures.ts',
+    'src/load/scenario.ts',
+  ],
 };
 
 /** Every .ts file under the given folders, repository-relative path → text. */
@@ -115,7 +134,8 @@ describe('the checker on small repositories that break each rule', () => {
   it('the engine importing another layer or a package is reported; node: builtins and itself are not', () => {
     expect(
       violations({
-        'src/engine/a.ts': "import { b } from './b.js';\nimport { createHash } from 'node:crypto';\nimport { server } from '../http/server.js';\nimport { z } from 'zod';",
+        'src/engine/a.ts':
+          "import { b } from './b.js';\nimport { createHash } from 'node:crypto';\nimport { server } from '../http/server.js';\nimport { z } from 'zod';",
         'src/engine/b.ts': '',
         'src/http/server.ts': '',
       }),
@@ -126,23 +146,29 @@ describe('the checker on small repositories that break each rule', () => {
   });
 
   it('report importing a value from the engine, load or a node: builtin is reported; import type from the engine is not', () => {
-    const found = layerViolations(repo({
-      'src/report/a.ts': [
-        "import type { Engine } from '../engine/engine.js';",
-        "import { Random } from '../engine/random.js';",
-        "import { type Clock } from '../engine/clock.js';",
-        "import { run } from '../load/runner.js';",
-        "import { writeFileSync } from 'node:fs';",
-        "import { build } from 'hdr-histogram-js';",
-        "import { b } from './html/b.js';",
-      ].join('\n'),
-      'src/report/html/b.ts': '',
-    }));
+    const found = layerViolations(
+      repo({
+        'src/report/a.ts': [
+          "import type { Engine } from '../engine/engine.js';",
+          "import { Random } from '../engine/random.js';",
+          "import { type Clock } from '../engine/clock.js';",
+          "import { run } from '../load/runner.js';",
+          "import { writeFileSync } from 'node:fs';",
+          "import { build } from 'hdr-histogram-js';",
+          "import { b } from './html/b.js';",
+        ].join('\n'),
+        'src/report/html/b.ts': '',
+      }),
+    );
     expect(found.map((violation) => violation.edge.line)).toEqual([2, 3, 4, 5]);
   });
 
   it('http importing load or cli is reported, even for a type', () => {
-    expect(violations({ 'src/http/a.ts': "import type { Run } from '../load/runner.js';\nimport { main } from '../cli/main.js';\nimport { e } from '../engine/index.js';" })).toEqual([
+    expect(
+      violations({
+        'src/http/a.ts': "import type { Run } from '../load/runner.js';\nimport { main } from '../cli/main.js';\nimport { e } from '../engine/index.js';",
+      }),
+    ).toEqual([
       "src/http/a.ts:1 imports '../load/runner.js' (type only): src/http never imports src/load or src/cli",
       "src/http/a.ts:2 imports '../cli/main.js': src/http never imports src/load or src/cli",
     ]);
@@ -185,6 +211,8 @@ describe('the checker on small repositories that break each rule', () => {
       "scenarios/new.ts imports src/load/checks.ts: a scenario imports keysim's public API (src/index.ts); export what it needs from there",
       'scenarios/old.ts no longer imports src/load/checks.ts: remove it from the known list of scenario internals',
     ]);
-    expect(knownListProblems(scenarioInternals(edges), { ...known, 'scenarios/old.ts': ['src/load/scenario.ts'], 'scenarios/new.ts': ['src/load/checks.ts'] })).toEqual([]);
+    expect(
+      knownListProblems(scenarioInternals(edges), { ...known, 'scenarios/old.ts': ['src/load/scenario.ts'], 'scenarios/new.ts': ['src/load/checks.ts'] }),
+    ).toEqual([]);
   });
 });

@@ -19,7 +19,9 @@ const SELF = 'test/tiers.test.ts';
 
 /** Modules that serve, connect, spawn or start threads (and clients that only talk over HTTP). */
 const LIVE_MODULES = new Set(
-  ['http', 'https', 'http2', 'net', 'tls', 'dgram', 'child_process', 'worker_threads', 'cluster'].flatMap((m) => [m, `node:${m}`]).concat(['undici', 'autocannon', 'playwright-core', '@unkey/api', '@unkey/ratelimit']),
+  ['http', 'https', 'http2', 'net', 'tls', 'dgram', 'child_process', 'worker_threads', 'cluster']
+    .flatMap((m) => [m, `node:${m}`])
+    .concat(['undici', 'autocannon', 'playwright-core', '@unkey/api', '@unkey/ratelimit']),
 );
 
 /** Every module specifier of a file: static imports and re-exports, import(), require(). */

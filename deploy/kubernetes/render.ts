@@ -31,7 +31,8 @@ const MERGE_MARGIN_S = 300;
 export function renderManifests(options: RenderOptions): string {
   const durationMs = parseDurationMs(options.duration);
   if (durationMs === undefined) throw new Error(`--duration "${options.duration}" is not a duration: write e.g. 60s or 5m.`);
-  if (!Number.isSafeInteger(options.segments) || options.segments < 1) throw new Error(`--segments must be a whole number of 1 or more, got ${String(options.segments)}.`);
+  if (!Number.isSafeInteger(options.segments) || options.segments < 1)
+    throw new Error(`--segments must be a whole number of 1 or more, got ${String(options.segments)}.`);
   const deadline = Math.ceil((options.startAt.getTime() + durationMs) / 1000) + MERGE_MARGIN_S;
   const values: Record<string, string> = {
     __SEGMENTS__: String(options.segments),

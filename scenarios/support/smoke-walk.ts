@@ -62,14 +62,23 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
   // A day-long window: the three calls below cannot straddle a window edge unless run at midnight UTC.
   const DAY_MS = 86_400_000;
   try {
-    const api = await step('apis.createApi', 'apis.createApi', { name: `${tag}-smoke-walk` }, withData((d) => (typeof d.apiId === 'string' && d.apiId.startsWith('api_') ? undefined : `apiId ${String(d.apiId)}`)));
+    const api = await step(
+      'apis.createApi',
+      'apis.createApi',
+      { name: `${tag}-smoke-walk` },
+      withData((d) => (typeof d.apiId === 'string' && d.apiId.startsWith('api_') ? undefined : `apiId ${String(d.apiId)}`)),
+    );
     const apiId = String((okData(api) as Record<string, unknown>).apiId);
 
     const created = await step(
       'keys.createKey',
       'keys.createKey',
       { apiId, name: `${tag}-smoke-walk-key`, credits: { remaining: 3 } },
-      withData((d) => (typeof d.keyId === 'string' && d.keyId.startsWith('key_') && typeof d.key === 'string' && d.key.length > 0 ? undefined : `createKey data ${JSON.stringify(d)}`)),
+      withData((d) =>
+        typeof d.keyId === 'string' && d.keyId.startsWith('key_') && typeof d.key === 'string' && d.key.length > 0
+          ? undefined
+          : `createKey data ${JSON.stringify(d)}`,
+      ),
     );
     const keyData = okData(created);
     if (typeof keyData === 'string') throw new Error(`createKey failed: ${keyData}`);
@@ -77,19 +86,54 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
     const key = String(keyData.key);
     ctx.onCleanup(() => deleteQuietly(ctx, 'keys.deleteKey', { keyId }));
 
-    await step('keys.getKey (3 credits)', 'keys.getKey', { keyId }, withData((d) => is('getKey', { keyId: d.keyId, credits: d.credits }, { keyId, credits: { remaining: 3 } })));
-    await step('keys.verifyKey cost 2 → VALID, 1 left', 'keys.verifyKey', { key, credits: { cost: 2 } }, withData((d) => is('verifyKey', [d.valid, d.code, d.keyId, d.credits], [true, 'VALID', keyId, 1])));
+    await step(
+      'keys.getKey (3 credits)',
+      'keys.getKey',
+      { keyId },
+      withData((d) => is('getKey', { keyId: d.keyId, credits: d.credits }, { keyId, credits: { remaining: 3 } })),
+    );
+    await step(
+      'keys.verifyKey cost 2 → VALID, 1 left',
+      'keys.verifyKey',
+      { key, credits: { cost: 2 } },
+      withData((d) => is('verifyKey', [d.valid, d.code, d.keyId, d.credits], [true, 'VALID', keyId, 1])),
+    );
     await step(
       'keys.verifyKey cost 2 → USAGE_EXCEEDED, 1 kept',
       'keys.verifyKey',
       { key, credits: { cost: 2 } },
       withData((d) => is('verifyKey', [d.valid, d.code, d.keyId, d.credits], [false, 'USAGE_EXCEEDED', keyId, 1])),
     );
-    await step('keys.updateCredits increment 4 → 5', 'keys.updateCredits', { keyId, operation: 'increment', value: 4 }, withData((d) => is('updateCredits', d.remaining, 5)));
-    await step('keys.updateKey credits {remaining: 10}', 'keys.updateKey', { keyId, credits: { remaining: 10 } }, withData((d) => is('updateKey data', d, {})));
-    await step('keys.getKey (10 credits)', 'keys.getKey', { keyId }, withData((d) => is('getKey credits', d.credits, { remaining: 10 })));
-    await step('keys.deleteKey', 'keys.deleteKey', { keyId }, withData((d) => is('deleteKey data', d, {})));
-    await step('keys.verifyKey after delete → NOT_FOUND', 'keys.verifyKey', { key }, withData((d) => is('verifyKey', [d.valid, d.code], [false, 'NOT_FOUND'])));
+    await step(
+      'keys.updateCredits increment 4 → 5',
+      'keys.updateCredits',
+      { keyId, operation: 'increment', value: 4 },
+      withData((d) => is('updateCredits', d.remaining, 5)),
+    );
+    await step(
+      'keys.updateKey credits {remaining: 10}',
+      'keys.updateKey',
+      { keyId, credits: { remaining: 10 } },
+      withData((d) => is('updateKey data', d, {})),
+    );
+    await step(
+      'keys.getKey (10 credits)',
+      'keys.getKey',
+      { keyId },
+      withData((d) => is('getKey credits', d.credits, { remaining: 10 })),
+    );
+    await step(
+      'keys.deleteKey',
+      'keys.deleteKey',
+      { keyId },
+      withData((d) => is('deleteKey data', d, {})),
+    );
+    await step(
+      'keys.verifyKey after delete → NOT_FOUND',
+      'keys.verifyKey',
+      { key },
+      withData((d) => is('verifyKey', [d.valid, d.code], [false, 'NOT_FOUND'])),
+    );
 
     const externalId = `${tag}-smoke-walk-user`;
     const createdIdentity = await step(
@@ -144,12 +188,20 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
       'identities.updateIdentity',
       'identities.updateIdentity',
       { identity: identityId, meta: { plan: 'pro' }, ratelimits: [] },
-      withData((d) => is('updated identity', { id: d.id, externalId: d.externalId, meta: d.meta, ratelimits: d.ratelimits ?? [] }, { id: identityId, externalId, meta: { plan: 'pro' }, ratelimits: [] })),
+      withData((d) =>
+        is(
+          'updated identity',
+          { id: d.id, externalId: d.externalId, meta: d.meta, ratelimits: d.ratelimits ?? [] },
+          { id: identityId, externalId, meta: { plan: 'pro' }, ratelimits: [] },
+        ),
+      ),
     );
     await step('identities.deleteIdentity', 'identities.deleteIdentity', { identity: identityId }, (r) =>
       r.status === 200 && isRecord(r.body) && isRecord(r.body.meta) && !('data' in r.body) ? undefined : `expected 200 with only meta, got ${shown(r)}`,
     );
-    await step('identities.getIdentity after delete → 404', 'identities.getIdentity', { identity: identityId }, (r) => expectError(r, 404, 'identity_not_found'));
+    await step('identities.getIdentity after delete → 404', 'identities.getIdentity', { identity: identityId }, (r) =>
+      expectError(r, 404, 'identity_not_found'),
+    );
 
     const identifier = `${tag}-smoke-walk-limited`;
     const override = await step(
@@ -161,7 +213,12 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
     const overrideId = String((okData(override) as Record<string, unknown>).overrideId);
     ctx.onCleanup(() => deleteQuietly(ctx, 'ratelimit.deleteOverride', { namespace: namespace, identifier }));
     const expectedOverride = { overrideId, identifier, limit: 2, duration: DAY_MS };
-    await step('ratelimit.getOverride', 'ratelimit.getOverride', { namespace: namespace, identifier }, withData((d) => is('override', d, expectedOverride)));
+    await step(
+      'ratelimit.getOverride',
+      'ratelimit.getOverride',
+      { namespace: namespace, identifier },
+      withData((d) => is('override', d, expectedOverride)),
+    );
     await step('ratelimit.listOverrides', 'ratelimit.listOverrides', { namespace: namespace, limit: 100 }, (r) => {
       const list = okList(r);
       if (typeof list === 'string') return list;
@@ -173,13 +230,35 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
       [true, 0],
       [false, 0],
     ].entries()) {
-      await step(`ratelimit.limit #${i + 1} (override 2/day)`, 'ratelimit.limit', request, withData((d) => is('limit', [d.success, d.remaining, d.limit, d.overrideId], [expected[0], expected[1], 2, overrideId])));
+      await step(
+        `ratelimit.limit #${i + 1} (override 2/day)`,
+        'ratelimit.limit',
+        request,
+        withData((d) => is('limit', [d.success, d.remaining, d.limit, d.overrideId], [expected[0], expected[1], 2, overrideId])),
+      );
     }
     const multi = [{ namespace: namespace, identifier: `${tag}-smoke-walk-multi`, limit: 1, duration: DAY_MS }];
-    await step('ratelimit.multiLimit #1 → passed', 'ratelimit.multiLimit', multi, withData((d) => is('multiLimit passed', d.passed, true)));
-    await step('ratelimit.multiLimit #2 → refused', 'ratelimit.multiLimit', multi, withData((d) => is('multiLimit passed', d.passed, false)));
-    await step('ratelimit.deleteOverride', 'ratelimit.deleteOverride', { namespace: namespace, identifier }, withData((d) => is('deleteOverride data', d, {})));
-    await step('ratelimit.getOverride after delete → 404', 'ratelimit.getOverride', { namespace: namespace, identifier }, (r) => expectError(r, 404, 'ratelimit_override_not_found'));
+    await step(
+      'ratelimit.multiLimit #1 → passed',
+      'ratelimit.multiLimit',
+      multi,
+      withData((d) => is('multiLimit passed', d.passed, true)),
+    );
+    await step(
+      'ratelimit.multiLimit #2 → refused',
+      'ratelimit.multiLimit',
+      multi,
+      withData((d) => is('multiLimit passed', d.passed, false)),
+    );
+    await step(
+      'ratelimit.deleteOverride',
+      'ratelimit.deleteOverride',
+      { namespace: namespace, identifier },
+      withData((d) => is('deleteOverride data', d, {})),
+    );
+    await step('ratelimit.getOverride after delete → 404', 'ratelimit.getOverride', { namespace: namespace, identifier }, (r) =>
+      expectError(r, 404, 'ratelimit_override_not_found'),
+    );
   } catch (error) {
     if (error instanceof AnswerNeverCame) {
       results.push(notJudged('walk: completed', 1, `${error.why}, at step "${error.step}"; the steps after it depend on its outcome and were not run`));
@@ -189,6 +268,12 @@ export async function walkThrough(ctx: ScenarioContext, namespace: string, ident
     results.push(checkResult('walk: completed', false, `the walk-through stopped: ${error instanceof Error ? error.message : String(error)}`));
   }
   const missing = OPERATIONS.filter((op) => !walked.has(op));
-  results.push(checkResult('walk: every operation called', missing.length === 0, missing.length === 0 ? `all ${OPERATIONS.length} operations` : `not called: ${missing.join(', ')}`));
+  results.push(
+    checkResult(
+      'walk: every operation called',
+      missing.length === 0,
+      missing.length === 0 ? `all ${OPERATIONS.length} operations` : `not called: ${missing.join(', ')}`,
+    ),
+  );
   return results;
 }

@@ -69,7 +69,7 @@ export async function targetTime(ctx: ScenarioContext): Promise<TargetTime> {
         if (++lost > MAX_LOST) throw new Error(`the target's clock cannot be read: ${lost} of its answers never came (dropped, or not the service's JSON)`);
         continue;
       }
-      if (sample === null) throw new Error("the target sent no usable Date header, so its clock cannot be read");
+      if (sample === null) throw new Error('the target sent no usable Date header, so its clock cannot be read');
       lo = Math.max(lo, sample - b);
       hi = Math.min(hi, sample + 999 - a);
       // Spread the samples over a second so that one of them lands just after the header's second changes.
@@ -78,7 +78,7 @@ export async function targetTime(ctx: ScenarioContext): Promise<TargetTime> {
   } finally {
     await client.close();
   }
-  if (lo > hi) throw new Error('the target\'s Date headers contradict each other (its clock jumped while it was read)');
+  if (lo > hi) throw new Error("the target's Date headers contradict each other (its clock jumped while it was read)");
   return { offsetMs: (lo + hi) / 2, uncertaintyMs: (hi - lo) / 2 + 1, source: 'date-header' };
 }
 

@@ -80,43 +80,45 @@ export interface WindowSweepFixtures {
 /** The sweep's share of the run, ms. */
 export const sweepDurationMs = (ctx: ScenarioContext): number => Math.max(500, Math.floor(ctx.settings.durationMs * SWEEP_SHARE));
 
-const sweepMix: ReadonlyArray<MixEntry<WindowSweepFixtures>> = SWEEP_WHO.map(
-  (who): MixEntry<WindowSweepFixtures> => ({
-    name: `sweep ${who}`,
-    weight: SWEEP_WEIGHTS[who],
-    build: (f) => ({ op: 'ratelimit.limit', body: { namespace: f.namespace, identifier: f.sweepIdentifiers[who], limit: SWEEP_LIMIT, duration: SWEEP_WINDOW_MS } }),
-    check(r, f) {
-      const d = okData(r);
-      if (typeof d === 'string') return d;
-      if (!isInt(d.limit) || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `malformed answer ${shown(r)}`;
-      const sweep = f.sweep;
-      // Each sweep identifier has its own effective limit, so the answer's limit tells whose it is.
-      const whose = sweep === undefined ? undefined : SWEEP_WHO.find((w) => sweep.limits[w] === d.limit);
-      if (sweep === undefined || whose === undefined) {
-        f.unattributed++;
-        return `limit ${d.limit} belongs to no sweep identifier`;
-      }
-      const overrideId = whose === 'sweep' ? undefined : f.overrideIds[whose === 'vip-sweep' ? 'vip' : 'blocked'];
-      if (d.overrideId !== overrideId) return `${whose}: overrideId ${String(d.overrideId)}, expected ${overrideId ?? 'none'}`;
-      if (d.success ? d.remaining < 0 || d.remaining > d.limit - 1 : d.remaining !== 0) return `${whose}: remaining ${d.remaining} with success ${String(d.success)} and limit ${d.limit}`;
-      if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
-      const durationMs = sweep.durations[whose];
-      const window = d.reset / durationMs - 1;
-      if (!Number.isInteger(window)) return `${whose}: reset ${iso(d.reset)} is not the end of a ${durationMs} ms window`;
-      if (window < Math.floor(sweep.fromMs / durationMs) || window > Math.floor(sweep.toMs / durationMs)) {
-        return `${whose}: reset ${iso(d.reset)} names a window outside the sweep ${iso(sweep.fromMs)} … ${iso(sweep.toMs)}`;
-      }
-      (d.success ? sweep.admitted : sweep.refused)[whose]++;
-      const key = `${whose} ${window}`;
-      const tally = sweep.perWindow.get(key) ?? [0, 0];
-      tally[1]++;
-      if (d.success) tally[0]++;
-      sweep.perWindow.set(key, tally);
-      if (tally[0] > d.limit) return `${whose}: ${tally[0]} admitted in the window ${iso(window * durationMs)} … ${iso(d.reset)}, limit ${d.limit}`;
-      return undefined;
-    },
+const sweepMix: ReadonlyArray<MixEntry<WindowSweepFixtures>> = SWEEP_WHO.map((who): MixEntry<WindowSweepFixtures> => ({
+  name: `sweep ${who}`,
+  weight: SWEEP_WEIGHTS[who],
+  build: (f) => ({
+    op: 'ratelimit.limit',
+    body: { namespace: f.namespace, identifier: f.sweepIdentifiers[who], limit: SWEEP_LIMIT, duration: SWEEP_WINDOW_MS },
   }),
-);
+  check(r, f) {
+    const d = okData(r);
+    if (typeof d === 'string') return d;
+    if (!isInt(d.limit) || !isInt(d.remaining) || !isInt(d.reset) || typeof d.success !== 'boolean') return `malformed answer ${shown(r)}`;
+    const sweep = f.sweep;
+    // Each sweep identifier has its own effective limit, so the answer's limit tells whose it is.
+    const whose = sweep === undefined ? undefined : SWEEP_WHO.find((w) => sweep.limits[w] === d.limit);
+    if (sweep === undefined || whose === undefined) {
+      f.unattributed++;
+      return `limit ${d.limit} belongs to no sweep identifier`;
+    }
+    const overrideId = whose === 'sweep' ? undefined : f.overrideIds[whose === 'vip-sweep' ? 'vip' : 'blocked'];
+    if (d.overrideId !== overrideId) return `${whose}: overrideId ${String(d.overrideId)}, expected ${overrideId ?? 'none'}`;
+    if (d.success ? d.remaining < 0 || d.remaining > d.limit - 1 : d.remaining !== 0)
+      return `${whose}: remaining ${d.remaining} with success ${String(d.success)} and limit ${d.limit}`;
+    if (whose === 'blocked' && d.success) return 'the blocked identifier (override limit 0) was admitted';
+    const durationMs = sweep.durations[whose];
+    const window = d.reset / durationMs - 1;
+    if (!Number.isInteger(window)) return `${whose}: reset ${iso(d.reset)} is not the end of a ${durationMs} ms window`;
+    if (window < Math.floor(sweep.fromMs / durationMs) || window > Math.floor(sweep.toMs / durationMs)) {
+      return `${whose}: reset ${iso(d.reset)} names a window outside the sweep ${iso(sweep.fromMs)} … ${iso(sweep.toMs)}`;
+    }
+    (d.success ? sweep.admitted : sweep.refused)[whose]++;
+    const key = `${whose} ${window}`;
+    const tally = sweep.perWindow.get(key) ?? [0, 0];
+    tally[1]++;
+    if (d.success) tally[0]++;
+    sweep.perWindow.set(key, tally);
+    if (tally[0] > d.limit) return `${whose}: ${tally[0]} admitted in the window ${iso(window * durationMs)} … ${iso(d.reset)}, limit ${d.limit}`;
+    return undefined;
+  },
+}));
 
 /**
  * The sweep phase: hundreds of the sweep identifier's windows from `fromMs` (a window boundary),
@@ -174,7 +176,8 @@ export async function sweepChecks(ctx: ScenarioContext, f: WindowSweepFixtures):
     const [who, index] = key.split(' ') as [SweepWho, string];
     const stats = perWho.get(who) ?? { windows: 0, max: 0 };
     perWho.set(who, { windows: stats.windows + 1, max: Math.max(stats.max, admitted) });
-    if (admitted > sweep.limits[who]) over.push(`${who}: ${admitted} of ${asked} admitted in the window ending ${iso((Number(index) + 1) * sweep.durations[who])}, limit ${sweep.limits[who]}`);
+    if (admitted > sweep.limits[who])
+      over.push(`${who}: ${admitted} of ${asked} admitted in the window ending ${iso((Number(index) + 1) * sweep.durations[who])}, limit ${sweep.limits[who]}`);
     if (who === 'sweep' && asked > 0) {
       most.windows++;
       if (admitted > 0) most.admitting++;
@@ -187,14 +190,20 @@ export async function sweepChecks(ctx: ScenarioContext, f: WindowSweepFixtures):
   // Under the runner, coverage is the pace's, so it is reported but does not fail the check.
   const enough = share >= MOST_WINDOWS && most.windows > 0;
   return [
-    checkResult('sweep: within the limit in every window', over.length === 0 && sweep.admitted.blocked === 0, over.length === 0 ? SWEEP_WHO.map(summary).join('; ') : over.slice(0, 8).join('; ')),
+    checkResult(
+      'sweep: within the limit in every window',
+      over.length === 0 && sweep.admitted.blocked === 0,
+      over.length === 0 ? SWEEP_WHO.map(summary).join('; ') : over.slice(0, 8).join('; '),
+    ),
     checkResult(
       'sweep: admissions in most windows',
       enough,
       `${most.admitting} of the ${most.windows} windows the load reached admitted some (${Math.round(share * 100)} %, at least ${MOST_WINDOWS * 100} % expected); ` +
         (sweep.movedUnderLoad
           ? `the load reached ${most.windows} of the ${sweep.windows} swept windows` +
-            (coverage >= MIN_COVERAGE ? '' : ` (under ${MIN_COVERAGE * 100} %: the load's pace did not spread it over the sweep, e.g. a busy machine; not a failure)`)
+            (coverage >= MIN_COVERAGE
+              ? ''
+              : ` (under ${MIN_COVERAGE * 100} %: the load's pace did not spread it over the sweep, e.g. a busy machine; not a failure)`)
           : 'the clock did not move during the load (a frozen stand-in for the runner)'),
     ),
   ];

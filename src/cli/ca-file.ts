@@ -20,11 +20,15 @@ export function readCaFile(path: string | undefined): string | undefined {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`--ca ${path}: cannot read it (${error instanceof Error ? error.message : String(error)}). Give the PEM file of the CA that signed the target's certificate.`);
+    throw new UsageError(
+      `--ca ${path}: cannot read it (${error instanceof Error ? error.message : String(error)}). Give the PEM file of the CA that signed the target's certificate.`,
+    );
   }
   const certificates = text.match(PEM_CERT);
   if (certificates === null) {
-    throw new UsageError(`--ca ${path} holds no PEM certificate (-----BEGIN CERTIFICATE----- …): give the CA's certificate in PEM form (openssl x509 -in ca.der -inform der -out ca.pem converts a DER one).`);
+    throw new UsageError(
+      `--ca ${path} holds no PEM certificate (-----BEGIN CERTIFICATE----- …): give the CA's certificate in PEM form (openssl x509 -in ca.der -inform der -out ca.pem converts a DER one).`,
+    );
   }
   return [...certificates, ...rootCertificates].join('\n');
 }

@@ -28,7 +28,8 @@ export function readRunReport(path: string): CompareInput {
  * in it. Undefined when there is none.
  */
 export function findBaseline(path: string, scenario: string): CompareInput | undefined {
-  if (!existsSync(path)) throw new UsageError(`--baseline ${path} does not exist: give a run folder, its report.json, or a folder of run folders (an --out folder).`);
+  if (!existsSync(path))
+    throw new UsageError(`--baseline ${path} does not exist: give a run folder, its report.json, or a folder of run folders (an --out folder).`);
   if (!statSync(path).isDirectory() || existsSync(join(path, 'report.json'))) {
     const input = readRunReport(path);
     return input.report.scenario.name === scenario ? input : undefined;

@@ -23,7 +23,8 @@ export async function loadRunConfig(option: string | boolean | undefined, cwd = 
   } else {
     const found = CONFIG_FILES.filter((name) => existsSync(join(cwd, name)));
     if (found.length === 0) return undefined;
-    if (found.length > 1) throw new UsageError(`Found ${found.join(' and ')}: keep one configuration file, or choose one with --config FILE (--no-config: none).`);
+    if (found.length > 1)
+      throw new UsageError(`Found ${found.join(' and ')}: keep one configuration file, or choose one with --config FILE (--no-config: none).`);
     file = join(cwd, found[0] as string);
   }
   return checkConfig(await configValue(file), file);
@@ -43,7 +44,8 @@ async function configValue(file: string): Promise<unknown> {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  if (!('default' in module)) throw new UsageError(`${file} has no default export: write export default defineConfig({ … }) (defineConfig comes from 'keysim').`);
+  if (!('default' in module))
+    throw new UsageError(`${file} has no default export: write export default defineConfig({ … }) (defineConfig comes from 'keysim').`);
   const value = module.default;
   // A CommonJS project can hand an ES default export over wrapped once more.
   if (value !== null && typeof value === 'object' && Object.keys(value).length === 1 && 'default' in value) return (value as { default: unknown }).default;

@@ -49,8 +49,10 @@ export function defineConfig(config: KeysimConfig): KeysimConfig {
 }
 
 /** A checked configuration: the run flags it defaults, and its load shape apart (layered in run-settings.ts). */
-export interface RunConfig
-  extends Pick<KeysimConfig, 'target' | 'rootKeyEnv' | 'rootKey' | 'ca' | 'scenarios' | 'connections' | 'pipelining' | 'timeout' | 'model' | 'out' | 'seed' | 'history'> {
+export interface RunConfig extends Pick<
+  KeysimConfig,
+  'target' | 'rootKeyEnv' | 'rootKey' | 'ca' | 'scenarios' | 'connections' | 'pipelining' | 'timeout' | 'model' | 'out' | 'seed' | 'history'
+> {
   file: string;
   thresholds: string[];
   shape: ShapeLayer;
@@ -77,7 +79,16 @@ const KEYS: ReadonlyArray<keyof KeysimConfig> = [
   'history',
 ];
 
-const shown = (value: unknown): string => (typeof value === 'string' ? `"${value}"` : Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value as unknown));
+const shown = (value: unknown): string =>
+  typeof value === 'string'
+    ? `"${value}"`
+    : Array.isArray(value)
+      ? 'a list'
+      : value === null
+        ? 'null'
+        : typeof value === 'object'
+          ? 'an object'
+          : String(value as unknown);
 
 /** Checks a configuration file's value (its default export, or its JSON). */
 export function checkConfig(value: unknown, file: string): RunConfig {
@@ -85,7 +96,9 @@ export function checkConfig(value: unknown, file: string): RunConfig {
     throw new UsageError(`${file}: "${key}" must be ${expected}, got ${shown(got)}.`);
   };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`${file}: the configuration must be an object (in a .ts or .js file, its default export: export default defineConfig({ … })), got ${shown(value)}.`);
+    throw new UsageError(
+      `${file}: the configuration must be an object (in a .ts or .js file, its default export: export default defineConfig({ … })), got ${shown(value)}.`,
+    );
   }
   const raw = value as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
@@ -116,7 +129,8 @@ export function checkConfig(value: unknown, file: string): RunConfig {
     if (text === undefined) return undefined;
     if (allowZero && text.trim() === '0') return 0;
     const ms = parseDurationMs(text);
-    if (ms === undefined || !/[a-z]\s*$/i.test(text) || (!allowZero && ms === 0)) return fail(key, `a duration${allowZero ? '' : ' longer than 0'} with its unit, e.g. "30s", "500ms", "2m"`, text);
+    if (ms === undefined || !/[a-z]\s*$/i.test(text) || (!allowZero && ms === 0))
+      return fail(key, `a duration${allowZero ? '' : ' longer than 0'} with its unit, e.g. "30s", "500ms", "2m"`, text);
     return ms;
   };
 
@@ -128,7 +142,8 @@ export function checkConfig(value: unknown, file: string): RunConfig {
   if (target !== undefined && target !== 'sim' && !URL.canParse(target)) fail('target', '"sim" or a URL such as "https://api.example.com"', target);
   set('target', target);
   const rootKeyEnv = str('rootKeyEnv', 'the name of an environment variable, e.g. "STAGING_ROOT_KEY"');
-  if (rootKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(rootKeyEnv)) fail('rootKeyEnv', 'the name of an environment variable (letters, digits, _), not the key itself', '(a value that is not a variable name)');
+  if (rootKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(rootKeyEnv))
+    fail('rootKeyEnv', 'the name of an environment variable (letters, digits, _), not the key itself', '(a value that is not a variable name)');
   set('rootKeyEnv', rootKeyEnv);
   set('rootKey', str('rootKey'));
   const ca = str('ca', 'the path of a PEM file, e.g. "ca.pem"');
@@ -188,7 +203,8 @@ function configStage(value: unknown, where: string): Stage {
     const { duration, target, ...rest } = value as Record<string, unknown>;
     const extra = Object.keys(rest)[0];
     if (extra !== undefined) throw new UsageError(`${where}: unknown key "${extra}" (a stage has "duration" and "target").`);
-    if (typeof duration !== 'string' || typeof target !== 'number') throw new UsageError(`${where} must be ${expected}: "duration" a string with its unit, "target" a number.`);
+    if (typeof duration !== 'string' || typeof target !== 'number')
+      throw new UsageError(`${where} must be ${expected}: "duration" a string with its unit, "target" a number.`);
     const stage = parseStage(`${duration}:${target}`, parseDurationMs);
     if (typeof stage === 'string') throw new UsageError(`${where}: ${stage}`);
     return stage;

@@ -7,7 +7,16 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checkHistory } from '../load/checks/index.js';
-import { type CombinedHistory, HISTORY_FILE, HistoryCombineError, HistoryFileError, type HistoryPart, HistoryWriter, combineHistories, readHistory } from '../load/history.js';
+import {
+  type CombinedHistory,
+  HISTORY_FILE,
+  HistoryCombineError,
+  HistoryFileError,
+  type HistoryPart,
+  HistoryWriter,
+  combineHistories,
+  readHistory,
+} from '../load/history.js';
 import { invariantsSection } from '../load/invariants-section.js';
 import type { InvariantsSection, RunReport } from '../report/model.js';
 import { UsageError } from './exit-codes.js';
@@ -49,9 +58,15 @@ export async function crossCheckMerged(input: CrossCheckInput): Promise<RunRepor
     const invariants = withNote(merged.invariants, note);
     return invariants === undefined ? merged : { ...merged, invariants };
   };
-  if (merged.merge?.partial === true) return keep('Not judged across segments: the merge is partial, and the missing operations could explain what the others saw. These are the segments\' own verdicts.');
+  if (merged.merge?.partial === true)
+    return keep(
+      "Not judged across segments: the merge is partial, and the missing operations could explain what the others saw. These are the segments' own verdicts.",
+    );
   const without = input.segmentHistories.filter((h) => h === undefined).length;
-  if (without > 0) return keep(`Not judged across segments: ${without} segment${without === 1 ? '' : 's'} recorded no history (run them with --history). These are the segments' own verdicts.`);
+  if (without > 0)
+    return keep(
+      `Not judged across segments: ${without} segment${without === 1 ? '' : 's'} recorded no history (run them with --history). These are the segments' own verdicts.`,
+    );
 
   const parts: HistoryPart[] = [];
   for (const file of given) {
@@ -73,7 +88,14 @@ export async function crossCheckMerged(input: CrossCheckInput): Promise<RunRepor
   const notes = [...combined.notes];
   const oracle = merged.invariants?.oracle;
   if (combined.truncated !== undefined) {
-    const section = invariantsSection(undefined, { operations: combined.events.length, notes: [`Not checked: ${combined.truncated.parts.join(', ')} ${combined.truncated.parts.length === 1 ? 'was' : 'were'} cut short; keysim check on the merged folder judges the part that can be.`, ...notes], ...(oracle === undefined ? {} : { oracle }) });
+    const section = invariantsSection(undefined, {
+      operations: combined.events.length,
+      notes: [
+        `Not checked: ${combined.truncated.parts.join(', ')} ${combined.truncated.parts.length === 1 ? 'was' : 'were'} cut short; keysim check on the merged folder judges the part that can be.`,
+        ...notes,
+      ],
+      ...(oracle === undefined ? {} : { oracle }),
+    });
     return { ...merged, invariants: section };
   }
   const verdict = checkHistory(combined.events, { wallSkewMs: combined.wallSkewMs });

@@ -7,7 +7,9 @@ export function faultsFromFlags(flags: readonly string[]): { ok: true; config: F
   if (!parsed.ok) return parsed;
   const checked = checkFaultsConfig(parsed.config, '--fault', OPERATIONS);
   if (!checked.ok) {
-    const problems = (checked.error.errors ?? []).map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`).join('; ');
+    const problems = (checked.error.errors ?? [])
+      .map((e) => `${e.location.replace(/^--fault\./, '')} ${e.message}${e.fix === undefined ? '' : `. ${e.fix}`}`)
+      .join('; ');
     return { ok: false, message: `--fault: ${problems || checked.error.detail} (valid keys: ${FAULT_KEYS.join(', ')}).` };
   }
   return { ok: true, config: checked.value };

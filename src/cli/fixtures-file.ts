@@ -40,10 +40,15 @@ export function writeFixturesFile(path: string, file: FixturesFile): void {
   try {
     text = JSON.stringify(file, null, 2);
   } catch (error) {
-    throw new Error(`The fixtures of "${file.scenario}" cannot be written as JSON (${error instanceof Error ? error.message : String(error)}): a scenario run in segments must return plain data from its setup.`, { cause: error });
+    throw new Error(
+      `The fixtures of "${file.scenario}" cannot be written as JSON (${error instanceof Error ? error.message : String(error)}): a scenario run in segments must return plain data from its setup.`,
+      { cause: error },
+    );
   }
   if (!isDeepStrictEqual((JSON.parse(text) as FixturesFile).fixtures, file.fixtures)) {
-    throw new Error(`The fixtures of "${file.scenario}" do not survive JSON (a Map, a Set, a Date, undefined or a class instance): a scenario run in segments must return plain data from its setup.`);
+    throw new Error(
+      `The fixtures of "${file.scenario}" do not survive JSON (a Map, a Set, a Date, undefined or a class instance): a scenario run in segments must return plain data from its setup.`,
+    );
   }
   writeFileChecked(path, `${text}\n`);
 }
@@ -54,14 +59,20 @@ export function readFixturesFile(path: string, scenario: string): FixturesFile {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new UsageError(`--fixtures ${path} cannot be read as JSON (${error instanceof Error ? error.message : String(error)}): write it with keysim run ${scenario} --setup-only --fixtures ${path}.`);
+    throw new UsageError(
+      `--fixtures ${path} cannot be read as JSON (${error instanceof Error ? error.message : String(error)}): write it with keysim run ${scenario} --setup-only --fixtures ${path}.`,
+    );
   }
   const file = parsed as Partial<FixturesFile>;
   if (file.schema !== FIXTURES_SCHEMA || file.version !== 1 || typeof file.tag !== 'string' || typeof file.scenario !== 'string') {
     throw new UsageError(`--fixtures ${path} is not a keysim fixtures file: write it with keysim run ${scenario} --setup-only --fixtures ${path}.`);
   }
-  if (file.keyIds !== undefined && !isKeyIds(file.keyIds)) throw new UsageError(`--fixtures ${path}: keyIds must be a list of [digest, key id] pairs: write the file with keysim run ${scenario} --setup-only --fixtures ${path}.`);
-  if (file.scenario !== scenario) throw new UsageError(`--fixtures ${path} holds the fixtures of "${file.scenario}", not of "${scenario}": give the file its set-up wrote.`);
+  if (file.keyIds !== undefined && !isKeyIds(file.keyIds))
+    throw new UsageError(
+      `--fixtures ${path}: keyIds must be a list of [digest, key id] pairs: write the file with keysim run ${scenario} --setup-only --fixtures ${path}.`,
+    );
+  if (file.scenario !== scenario)
+    throw new UsageError(`--fixtures ${path} holds the fixtures of "${file.scenario}", not of "${scenario}": give the file its set-up wrote.`);
   return file as FixturesFile;
 }
 
@@ -71,7 +82,9 @@ export function readFixturesTag(path: string): string {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new UsageError(`--fixtures ${path} cannot be read as JSON (${error instanceof Error ? error.message : String(error)}): give the file keysim run --setup-only --fixtures wrote.`);
+    throw new UsageError(
+      `--fixtures ${path} cannot be read as JSON (${error instanceof Error ? error.message : String(error)}): give the file keysim run --setup-only --fixtures wrote.`,
+    );
   }
   const file = parsed as Partial<FixturesFile> | null;
   if (file === null || typeof file !== 'object' || file.schema !== FIXTURES_SCHEMA || typeof file.tag !== 'string') {
@@ -83,8 +96,18 @@ export function readFixturesTag(path: string): string {
 /** The --setup-only callback: writes the fixtures file and says how to delete what the set-up made. */
 export function fixturesWriter(path: string, scenario: string, seed: number, url: string): (fixtures: SharedFixtures) => void {
   return ({ value, tag, keyIds }) => {
-    writeFixturesFile(path, { schema: FIXTURES_SCHEMA, version: 1, scenario, seed, tag, target: url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
-    process.stderr.write(`keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --fixtures ${path}\n`);
+    writeFixturesFile(path, {
+      schema: FIXTURES_SCHEMA,
+      version: 1,
+      scenario,
+      seed,
+      tag,
+      target: url,
+      fixtures: value,
+      ...(keyIds === undefined ? {} : { keyIds }),
+    });
+    process.stderr.write(
+      `keysim: fixtures of "${scenario}" written to ${path} (tag ${tag}); after the segments: keysim cleanup --target ${url} --fixtures ${path}\n`,
+    );
   };
 }
-

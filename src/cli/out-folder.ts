@@ -55,7 +55,7 @@ function mib(bytes: number): string {
 export function prepareOutFolder(out: string, needBytes: number): string {
   const folder = resolve(out);
   const missing: string[] = [];
-  for (let p = folder; ; ) {
+  for (let p = folder; ;) {
     let isDirectory: boolean;
     try {
       isDirectory = statSync(p).isDirectory();

@@ -44,7 +44,9 @@ export async function recheckOracle(folder: string, events: readonly HistoryEven
   try {
     replay = OracleReplay.create(journal.start);
   } catch (error) {
-    return { notRechecked: `the oracle is not re-checked: the saved journal's start cannot be replayed (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      notRechecked: `the oracle is not re-checked: the saved journal's start cannot be replayed (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
   let failure: string | undefined;
   try {
@@ -57,7 +59,10 @@ export async function recheckOracle(folder: string, events: readonly HistoryEven
   const end: JournalEnd = saved ?? { overflowed: true };
   if (failure !== undefined && end.failure === undefined) end.failure = failure;
   const section = replay.compare(events, end);
-  if (saved === undefined) section.note = [`the saved journal was cut short (${replay.replayed} entries): answers after it were not compared`, section.note].filter((n) => n !== undefined).join('; ');
+  if (saved === undefined)
+    section.note = [`the saved journal was cut short (${replay.replayed} entries): answers after it were not compared`, section.note]
+      .filter((n) => n !== undefined)
+      .join('; ');
   return { section };
 }
 
@@ -80,7 +85,9 @@ export function rejudgeThresholds(report: RunReport): ThresholdResult[] {
   const judged = evaluateThresholds(thresholds, report);
   let next = 0;
   return parsed.map(({ recorded, parsed: p }) =>
-    p.ok ? (judged[next++] as ThresholdResult) : { ...recorded, detail: `${recorded.detail} (not re-judged: this keysim cannot read the expression; the run's report's result)` },
+    p.ok
+      ? (judged[next++] as ThresholdResult)
+      : { ...recorded, detail: `${recorded.detail} (not re-judged: this keysim cannot read the expression; the run's report's result)` },
   );
 }
 
@@ -91,7 +98,10 @@ export function rejudgeThresholds(report: RunReport): ThresholdResult[] {
  * be taken from it. Never from a re-check that could not run: that would turn a run's `differs`
  * (exit 100) into a pass.
  */
-export function oracleVerdictOf(rechecked: OracleSection | undefined, recorded: OracleSection | undefined): { section: OracleSection | undefined; fromReport: boolean } {
+export function oracleVerdictOf(
+  rechecked: OracleSection | undefined,
+  recorded: OracleSection | undefined,
+): { section: OracleSection | undefined; fromReport: boolean } {
   if (rechecked === undefined || rechecked.verdict === 'not-run') return { section: recorded ?? rechecked, fromReport: recorded !== undefined };
   if (recorded === undefined || rechecked.verdict === 'differs' || recorded.verdict === 'agrees') return { section: rechecked, fromReport: false };
   return { section: recorded, fromReport: true };
@@ -116,8 +126,18 @@ export function notRecheckable(report: RunReport): string[] {
  * The exit code the run's verdict calls for, with the invariants, the oracle and the thresholds as
  * judged here and the rest as the report recorded it (interrupted or not: check judges what was saved).
  */
-export function rerunVerdict(report: RunReport, judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] }): { exitCode: ExitCode; reason: string } {
-  const base = report.invariants ?? { verdict: 'clean' as const, operations: 0, checked: { keys: 0, verifications: 0, rateLimitChecks: 0 }, invariants: [], violations: [], notes: [] };
+export function rerunVerdict(
+  report: RunReport,
+  judged: { violated: boolean; oracle: OracleSection | undefined; thresholds: ThresholdResult[] },
+): { exitCode: ExitCode; reason: string } {
+  const base = report.invariants ?? {
+    verdict: 'clean' as const,
+    operations: 0,
+    checked: { keys: 0, verifications: 0, rateLimitChecks: 0 },
+    invariants: [],
+    violations: [],
+    notes: [],
+  };
   const { section: oracle } = oracleVerdictOf(judged.oracle, report.invariants?.oracle);
   const invariants = { ...base, verdict: judged.violated ? ('violated' as const) : ('clean' as const), ...(oracle === undefined ? {} : { oracle }) };
   const rejudged = { ...report, status: 'completed', invariants, thresholds: judged.thresholds } as RunReport;
@@ -154,7 +174,11 @@ export async function recheckRun(folder: string, events: readonly HistoryEvent[]
   const notRechecked: string[] = [];
   const said = report?.invariants?.oracle;
   if (oracle.notRechecked !== undefined) {
-    notRechecked.push(said === undefined ? oracle.notRechecked : `${oracle.notRechecked} The run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}: the verdict takes that from the report.`);
+    notRechecked.push(
+      said === undefined
+        ? oracle.notRechecked
+        : `${oracle.notRechecked} The run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}: the verdict takes that from the report.`,
+    );
   } else if (said !== undefined && oracleVerdictOf(oracle.section, said).fromReport) {
     notRechecked.push(
       `the oracle's re-check ${oracle.section?.verdict === 'not-run' ? 'could not judge' : `says it ${oracle.section?.verdict ?? 'did not run'}`}, which cannot overrule the run's own verdict: the run's report says the oracle ${said.verdict}${said.verdict === 'differs' ? ` (${said.differences} differences)` : ''}, and the verdict takes that from the report.`,
@@ -190,9 +214,12 @@ export function renderRecheck(recheck: RunRecheck): string[] {
   }
   if (recheck.thresholds !== undefined) {
     const failed = recheck.thresholds.filter((t) => !t.passed);
-    lines.push(`thresholds  re-judged from report.json's histograms and counts: ${recheck.thresholds.length - failed.length} of ${recheck.thresholds.length} passed`);
+    lines.push(
+      `thresholds  re-judged from report.json's histograms and counts: ${recheck.thresholds.length - failed.length} of ${recheck.thresholds.length} passed`,
+    );
     for (const t of failed) lines.push(`  ${t.inconclusive === true ? 'INCONCLUSIVE' : 'FAILED'} ${t.expression}: ${t.detail}`);
-    for (const t of recheck.thresholds) if (t.passed && t.detail.includes('(not re-judged')) lines.push(`  passed (not re-judged) ${t.expression}: ${t.detail}`);
+    for (const t of recheck.thresholds)
+      if (t.passed && t.detail.includes('(not re-judged')) lines.push(`  passed (not re-judged) ${t.expression}: ${t.detail}`);
   }
   for (const line of recheck.notRechecked) lines.push(`note: ${line}`);
   return lines;

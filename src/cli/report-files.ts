@@ -21,7 +21,8 @@ export class ReportWriteError extends Error {
     readonly file: string,
     readonly code: string,
   ) {
-    const hint = code === 'ENOSPC' ? ' (no space left on the device: free some space, or choose another --out)' : code === 'EDQUOT' ? ' (disk quota exceeded)' : '';
+    const hint =
+      code === 'ENOSPC' ? ' (no space left on the device: free some space, or choose another --out)' : code === 'EDQUOT' ? ' (disk quota exceeded)' : '';
     super(`Writing ${file} failed: ${code}${hint}.`);
     this.name = 'ReportWriteError';
   }
@@ -42,7 +43,7 @@ export function writeFileChecked(path: string, text: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'w');
-    for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset);
+    for (let offset = 0; offset < data.length;) offset += writeSync(fd, data, offset, data.length - offset);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

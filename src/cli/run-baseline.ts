@@ -27,9 +27,18 @@ export interface Baselines {
 /** The run flags of the comparison with a baseline. */
 export function baselineFlagOptions<T>(y: Argv<T>): Argv<T> {
   return y
-    .option('baseline', { type: 'string', describe: 'Compare each run with this baseline at the end: a run folder, its report.json, or a folder of run folders (the newest run of the same scenario); exit 93 when a watched figure is worse' })
+    .option('baseline', {
+      type: 'string',
+      describe:
+        'Compare each run with this baseline at the end: a run folder, its report.json, or a folder of run folders (the newest run of the same scenario); exit 93 when a watched figure is worse',
+    })
     .option('noise', { type: 'string', default: `${COMPARE_DEFAULTS.noise * 100}%`, describe: 'With --baseline: the practical threshold (see keysim compare)' })
-    .option('watch', { type: 'string', array: true, default: [], describe: 'With --baseline: a watched figure, e.g. "p99(keys.verifyKey)" (repeatable; default p99 of every operation and errors)' }) as unknown as Argv<T>;
+    .option('watch', {
+      type: 'string',
+      array: true,
+      default: [],
+      describe: 'With --baseline: a watched figure, e.g. "p99(keys.verifyKey)" (repeatable; default p99 of every operation and errors)',
+    }) as unknown as Argv<T>;
 }
 
 /** Finds a baseline for every scenario before any load is sent: a usage error when one is missing. */
@@ -42,14 +51,23 @@ export function prepareBaselines(flags: BaselineFlags, scenarios: readonly strin
   const byScenario = new Map<string, CompareInput>();
   for (const scenario of scenarios) {
     const found = findBaseline(flags.baseline, scenario);
-    if (found === undefined) throw new UsageError(`--baseline ${flags.baseline} holds no run of the scenario "${scenario}": give the run folder of a run of the same scenario (or a folder of run folders that has one).`);
+    if (found === undefined)
+      throw new UsageError(
+        `--baseline ${flags.baseline} holds no run of the scenario "${scenario}": give the run folder of a run of the same scenario (or a folder of run folders that has one).`,
+      );
     byScenario.set(scenario, found);
   }
   return { options, byScenario };
 }
 
 /** Compares a finished run with its baseline; prints, writes the files into `folder`, returns the exit code it calls for. */
-export function compareWithBaseline(baselines: Baselines, report: RunReport, folder: string, out: (text: string) => void, err: (text: string) => void): ExitCode {
+export function compareWithBaseline(
+  baselines: Baselines,
+  report: RunReport,
+  folder: string,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): ExitCode {
   const baseline = baselines.byScenario.get(report.scenario.name);
   if (baseline === undefined) return EXIT.ok;
   const result = compareRuns([baseline], [{ source: folder, report }], baselines.options);

@@ -32,7 +32,9 @@ export function checkOutputFile(flag: string, file: string): string {
     accessSync(dirname(path), constants.W_OK);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new UsageError(`${flag} ${file}: its folder ${dirname(path)} ${code === 'ENOENT' ? 'does not exist' : `cannot be written (${String(code)})`}. ${hint}`);
+    throw new UsageError(
+      `${flag} ${file}: its folder ${dirname(path)} ${code === 'ENOENT' ? 'does not exist' : `cannot be written (${String(code)})`}. ${hint}`,
+    );
   }
   return path;
 }
@@ -82,11 +84,18 @@ export class RunOutputs {
       this.#metrics = await MetricsEndpoint.listen(parsed.address);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      const why = code === 'EADDRINUSE' ? 'the port is in use (choose another, or 0 for any free port)' : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' ? 'that address is not one of this machine\'s' : String(code ?? error);
+      const why =
+        code === 'EADDRINUSE'
+          ? 'the port is in use (choose another, or 0 for any free port)'
+          : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+            ? "that address is not one of this machine's"
+            : String(code ?? error);
       throw new UsageError(`--metrics ${flag}: cannot listen there: ${why}.`);
     }
     if (!isLoopbackHost(parsed.address.host)) {
-      warn(`warning: --metrics listens on ${parsed.address.host}, beyond this machine: anyone who can reach it can read the run's figures (scenario names, operations, latencies). Use it only on a network you trust.`);
+      warn(
+        `warning: --metrics listens on ${parsed.address.host}, beyond this machine: anyone who can reach it can read the run's figures (scenario names, operations, latencies). Use it only on a network you trust.`,
+      );
     }
     warn(`metrics: ${this.#metrics.url}`);
   }

@@ -83,7 +83,9 @@ export function flagShape(args: LoadFlags): ShapeLayer {
   const stages = args.stage ?? [];
   if (stages.length > 0) {
     if (args.rate !== undefined || args.duration !== undefined) {
-      throw new UsageError(`--stage sets both the rate and the duration (each stage ramps to its target over its duration): drop ${args.rate !== undefined ? '--rate' : '--duration'}, or the --stage flags.`);
+      throw new UsageError(
+        `--stage sets both the rate and the duration (each stage ramps to its target over its duration): drop ${args.rate !== undefined ? '--rate' : '--duration'}, or the --stage flags.`,
+      );
     }
     layer.stages = stages.map((text) => {
       const stage = parseStage(text, parseDurationMs);
@@ -94,7 +96,8 @@ export function flagShape(args: LoadFlags): ShapeLayer {
     if (problem !== undefined) throw new UsageError(`--stage: ${problem}`);
   }
   if (args.startRate !== undefined) {
-    if (!(Number.isFinite(args.startRate) && args.startRate >= 0)) throw new UsageError(`--start-rate must be 0 or more requests per second, got ${String(args.startRate)}.`);
+    if (!(Number.isFinite(args.startRate) && args.startRate >= 0))
+      throw new UsageError(`--start-rate must be 0 or more requests per second, got ${String(args.startRate)}.`);
     layer.startRate = args.startRate;
   }
   const rate = positiveFlag('rate', args.rate, false);
@@ -160,7 +163,9 @@ export function settingsFor(scenario: Scenario<unknown>, args: LoadFlags, config
   };
   const shape = mergeShapes([fromScenario, config ?? {}, flags]);
   if (shape.stages === undefined && flags.startRate !== undefined) {
-    throw new UsageError('--start-rate is the rate the first stage ramps from: it needs stages (--stage, or stages in the configuration file or the scenario).');
+    throw new UsageError(
+      '--start-rate is the rate the first stage ramps from: it needs stages (--stage, or stages in the configuration file or the scenario).',
+    );
   }
   if (shape.stages !== undefined && model === 'closed') {
     throw new UsageError(

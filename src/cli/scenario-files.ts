@@ -80,7 +80,9 @@ export async function scenariosOfFile(file: string): Promise<Scenario<unknown>[]
     if (name !== 'default' && name !== 'module.exports' && looksLikeScenario(value)) add(`export "${name}"`, value);
   }
   if (candidates.length === 0) {
-    throw new UsageError(`${file}: exports no scenario. Write: export default defineScenario({ name, description, setup, mix }) (defineScenario from 'keysim').`);
+    throw new UsageError(
+      `${file}: exports no scenario. Write: export default defineScenario({ name, description, setup, mix }) (defineScenario from 'keysim').`,
+    );
   }
   return candidates.map(([label, value]) => {
     try {
@@ -124,7 +126,10 @@ export async function resolveScenarios(args: readonly string[]): Promise<Scenari
     // The same built-in named twice runs twice, as it always did.
     if (seenAs?.scenario === scenario) continue;
     const first = seenAs?.where;
-    if (first !== undefined) throw new UsageError(`Two scenarios are named "${scenario.name}" (${first === where ? `both in ${where}` : `in ${first} and in ${where}`}): give each its own name.`);
+    if (first !== undefined)
+      throw new UsageError(
+        `Two scenarios are named "${scenario.name}" (${first === where ? `both in ${where}` : `in ${first} and in ${where}`}): give each its own name.`,
+      );
     byName.set(scenario.name, { where, scenario });
   }
   return sources;

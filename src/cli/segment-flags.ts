@@ -43,12 +43,17 @@ export const WORKER_CHILD_ENV = 'KEYSIM_WORKER_CHILD';
 export function startAtFlag(text: string | undefined, nowMs: number, pastAllowed = false): Date | undefined {
   if (text === undefined) return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}T/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
-  if (!Number.isFinite(ms)) throw new UsageError(`--start-at "${text}" is not an ISO-8601 instant: write e.g. ${new Date(nowMs + 60_000).toISOString()} (UTC, with its Z or offset).`);
+  if (!Number.isFinite(ms))
+    throw new UsageError(`--start-at "${text}" is not an ISO-8601 instant: write e.g. ${new Date(nowMs + 60_000).toISOString()} (UTC, with its Z or offset).`);
   if (ms <= nowMs && !pastAllowed) {
-    throw new UsageError(`--start-at ${new Date(ms).toISOString()} is already past (it is ${new Date(nowMs).toISOString()}): choose an instant far enough ahead for every segment to start and set up, e.g. now + 30 s.`);
+    throw new UsageError(
+      `--start-at ${new Date(ms).toISOString()} is already past (it is ${new Date(nowMs).toISOString()}): choose an instant far enough ahead for every segment to start and set up, e.g. now + 30 s.`,
+    );
   }
   if (ms - nowMs > MAX_START_AHEAD_MS) {
-    throw new UsageError(`--start-at ${new Date(ms).toISOString()} is more than 24 h ahead: that is likely a wrong date or time zone; choose an instant within the next 24 h.`);
+    throw new UsageError(
+      `--start-at ${new Date(ms).toISOString()} is more than 24 h ahead: that is likely a wrong date or time zone; choose an instant within the next 24 h.`,
+    );
   }
   return new Date(ms);
 }
@@ -56,9 +61,25 @@ export function startAtFlag(text: string | undefined, nowMs: number, pastAllowed
 /** The run command's flags for segments, shared set-ups and workers (docs/distributed.md). */
 export function segmentOptions<T>(y: Argv<T>): Argv<T> {
   return y
-      .option('segment', { type: 'string', describe: 'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge' })
-      .option('start-at', { type: 'string', describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)' })
-      .option('setup-only', { type: 'boolean', describe: 'Run the scenario\'s setup only and write its fixtures and run tag to --fixtures FILE, for segments to share (no load; a URL --target)' })
-      .option('fixtures', { type: 'string', describe: 'With --setup-only: the file to write; otherwise: skip the setup and use the fixtures of this file (written by --setup-only)' })
-      .option('workers', { type: 'number', describe: 'Run the plan as N segment processes on this machine (each --segment i/N, one shared start instant), merged into one report at the end' });
+    .option('segment', {
+      type: 'string',
+      describe:
+        'i/N: send only segment i of N of the plan (arrival k goes to segment k mod N; closed model: connections c with c mod N = i) and write a partial report for keysim merge',
+    })
+    .option('start-at', {
+      type: 'string',
+      describe: 'ISO instant at which the load starts, e.g. 2026-01-01T12:00:00Z (segments of one plan share it; refused when past or more than 24 h ahead)',
+    })
+    .option('setup-only', {
+      type: 'boolean',
+      describe: "Run the scenario's setup only and write its fixtures and run tag to --fixtures FILE, for segments to share (no load; a URL --target)",
+    })
+    .option('fixtures', {
+      type: 'string',
+      describe: 'With --setup-only: the file to write; otherwise: skip the setup and use the fixtures of this file (written by --setup-only)',
+    })
+    .option('workers', {
+      type: 'number',
+      describe: 'Run the plan as N segment processes on this machine (each --segment i/N, one shared start instant), merged into one report at the end',
+    });
 }

@@ -37,10 +37,25 @@ export function renderSummary(report: RunReport): string {
       ...((o.cutOff ?? 0) > 0 ? [`cut off ${o.cutOff ?? 0}`] : []),
     ].join(', ');
     const c = o.latency.corrected;
-    return [o.operation, String(o.requests), String(o.ratePerSec), ms(c.p50), ms(c.p90), c.p95 === undefined ? '-' : ms(c.p95), ms(c.p99), ms(c.max), ...(open ? [ms(o.latency.uncorrected.p99)] : []), outcomes];
+    return [
+      o.operation,
+      String(o.requests),
+      String(o.ratePerSec),
+      ms(c.p50),
+      ms(c.p90),
+      c.p95 === undefined ? '-' : ms(c.p95),
+      ms(c.p99),
+      ms(c.max),
+      ...(open ? [ms(o.latency.uncorrected.p99)] : []),
+      outcomes,
+    ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < header.length - 1)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => pad(cell, widths[i] ?? 0, i > 0 && i < header.length - 1))
+      .join('  ')
+      .trimEnd();
   lines.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line));
   // The states are the run verdict's (runVerdict), as in the reports and the JUnit file.
   const verdict = runVerdict(report);
@@ -50,7 +65,8 @@ export function renderSummary(report: RunReport): string {
   if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
   // One line, not one per phase (a clock scenario has 19): the reports have the table.
   const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);
-  if (generator !== undefined) lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
+  if (generator !== undefined)
+    lines.push(`note  generator ${report.generator?.limited === true ? 'could not keep its schedule' : 'kept its schedule'}: ${generator}`);
   if (report.resources !== undefined) lines.push(...resourceLines(report, report.resources));
   if (report.rules !== undefined) lines.push(...rulesSummaryLines(report.rules));
   for (const note of report.notes) lines.push(`note  ${note}`);
@@ -66,7 +82,9 @@ function invariantLines(section: InvariantsSection): string[] {
   }
   for (const invariant of section.invariants) {
     const first = section.violations.find((v) => v.invariant === invariant.id);
-    lines.push(`${invariant.passed ? 'pass' : 'FAIL'}  invariant ${invariant.title}: ${invariant.passed ? `${invariant.checked} checks` : `${invariant.violations} broke it`}`);
+    lines.push(
+      `${invariant.passed ? 'pass' : 'FAIL'}  invariant ${invariant.title}: ${invariant.passed ? `${invariant.checked} checks` : `${invariant.violations} broke it`}`,
+    );
     if (first !== undefined) {
       lines.push(`        ${first.subject}: ${first.message}`);
       for (const w of first.witness) lines.push(`          #${w.seq} ${w.op} ${w.request} → ${w.outcome}`);

@@ -46,7 +46,22 @@ export function workersStartMarginMs(env: NodeJS.ProcessEnv = process.env): numb
 }
 
 /** Flags a child must not get: the parent sets them per child, or they belong to the parent alone. */
-const PARENT_FLAGS = new Set(['--workers', '--segment', '--start-at', '--out', '--target', '--fault', '--junit', '--series', '--metrics', '--fixtures', '--keep', '--oracle', '--no-oracle', '--no-keep']);
+const PARENT_FLAGS = new Set([
+  '--workers',
+  '--segment',
+  '--start-at',
+  '--out',
+  '--target',
+  '--fault',
+  '--junit',
+  '--series',
+  '--metrics',
+  '--fixtures',
+  '--keep',
+  '--oracle',
+  '--no-oracle',
+  '--no-keep',
+]);
 /** Those of them that take no value: what follows is the next argument. */
 const PARENT_SWITCHES = new Set(['--keep', '--oracle', '--no-oracle', '--no-keep']);
 
@@ -55,7 +70,7 @@ export function childArguments(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    const name = arg.startsWith('--') ? arg.split('=')[0] as string : undefined;
+    const name = arg.startsWith('--') ? (arg.split('=')[0] as string) : undefined;
     if (name !== undefined && PARENT_FLAGS.has(name)) {
       // `--flag value`: skip the value too (a value never starts with --, a fault KEY=VALUE neither).
       if (!PARENT_SWITCHES.has(name) && !arg.includes('=') && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++;
@@ -66,13 +81,15 @@ export function childArguments(argv: readonly string[]): string[] {
   return out;
 }
 
-
 /**
  * Runs the scenario's setup once in this process (recording its history to `historyPath` when
  * given), awaits `between` with the fixtures — the segments run in it — then the teardown, once.
  * Resolves to the set-up's report.
  */
-export type SetUpOnce = (options: { historyPath: string | undefined; between: (fixtures: SharedFixtures) => Promise<readonly ResourceEntry[]> }) => Promise<RunReport>;
+export type SetUpOnce = (options: {
+  historyPath: string | undefined;
+  between: (fixtures: SharedFixtures) => Promise<readonly ResourceEntry[]>;
+}) => Promise<RunReport>;
 
 export interface WorkersRun {
   workers: number;
@@ -94,10 +111,28 @@ async function runChildren(run: WorkersRun, segmentsOut: string, fixturesPath: s
   const { workers } = run;
   const startAt = new Date(Date.now() + workersStartMarginMs()).toISOString();
   const base = childArguments(run.argv);
-  if (!run.quiet) process.stderr.write(`keysim: ${workers} workers (segments 0/${workers} … ${workers - 1}/${workers}) start at ${startAt}; their partial reports go to ${segmentsOut}\n`);
+  if (!run.quiet)
+    process.stderr.write(
+      `keysim: ${workers} workers (segments 0/${workers} … ${workers - 1}/${workers}) start at ${startAt}; their partial reports go to ${segmentsOut}\n`,
+    );
   const children = Array.from({ length: workers }, (_, i) => {
     // The set-up's fixtures instead of a setup each; no oracle: each would restart the one simulator's journal.
-    const args = [...base, '--target', run.target.url, '--yes', '--quiet', '--segment', `${i}/${workers}`, '--start-at', startAt, '--out', segmentsOut, '--fixtures', fixturesPath, '--no-oracle'];
+    const args = [
+      ...base,
+      '--target',
+      run.target.url,
+      '--yes',
+      '--quiet',
+      '--segment',
+      `${i}/${workers}`,
+      '--start-at',
+      startAt,
+      '--out',
+      segmentsOut,
+      '--fixtures',
+      fixturesPath,
+      '--no-oracle',
+    ];
     // The same Node and loader flags as this process (tsx under the sources), the same entry point.
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1] as string, ...args], {
       env: { ...process.env, KEYSIM_ROOT_KEY: run.target.rootKey, [WORKER_CHILD_ENV]: '1' },
@@ -147,7 +182,8 @@ export function handedBack(segmentsOut: string, tag: string, warn: (line: string
  */
 export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   const { workers } = run;
-  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64) throw new UsageError(`--workers must be a whole number from 1 to 64, got ${String(workers)}.`);
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > 64)
+    throw new UsageError(`--workers must be a whole number from 1 to 64, got ${String(workers)}.`);
   const folder = createRunFolder(run.outFolder, reportFolderName(new Date().toISOString(), `${run.scenario}-workers-${workers}`));
   const segmentsOut = join(folder, 'segments');
   const setUpOut = join(folder, 'setup');
@@ -162,7 +198,16 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
     setUpReport = await run.setUp({
       historyPath: setUpHistory,
       between: async ({ value, tag, keyIds }) => {
-        writeFixturesFile(fixturesPath, { schema: FIXTURES_SCHEMA, version: 1, scenario: run.scenario, seed: run.seed, tag, target: run.target.url, fixtures: value, ...(keyIds === undefined ? {} : { keyIds }) });
+        writeFixturesFile(fixturesPath, {
+          schema: FIXTURES_SCHEMA,
+          version: 1,
+          scenario: run.scenario,
+          seed: run.seed,
+          tag,
+          target: run.target.url,
+          fixtures: value,
+          ...(keyIds === undefined ? {} : { keyIds }),
+        });
         codes = await runChildren(run, segmentsOut, fixturesPath);
         // The keys the workers' load created are in their ledgers only: the teardown deletes them too.
         return handedBack(segmentsOut, tag, (line) => process.stderr.write(`keysim: ${line}\n`));
@@ -177,7 +222,10 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   }
   // The workers' shared ledger was handed to the teardown: once it left nothing, it is stale.
   if (setUpReport.resources?.cleanupCommand === undefined) rmSync(join(segmentsOut, '.resources'), { recursive: true, force: true });
-  setUpReport = { ...setUpReport, notes: [`The set-up of ${workers} workers: its fixtures were shared with every segment, and its teardown ran once, after them.`] };
+  setUpReport = {
+    ...setUpReport,
+    notes: [`The set-up of ${workers} workers: its fixtures were shared with every segment, and its teardown ran once, after them.`],
+  };
   writeReport(setUpReport, setUpOut);
 
   const paths = (existsSync(segmentsOut) ? readdirSync(segmentsOut) : []).filter((name) => !name.startsWith('.')).map((name) => join(segmentsOut, name));
@@ -190,7 +238,12 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
   }
   // A worker that wrote no report (a usage error, a crash) is a missing segment: the merge says partial.
   let report = mergeParts(parts.map((p) => p.report));
-  report = await crossCheckMerged({ merged: report, segmentHistories: parts.map((p) => partHistoryFile(p.path)), extraHistories: setUpHistory === undefined ? [] : [setUpHistory], out: folder });
+  report = await crossCheckMerged({
+    merged: report,
+    segmentHistories: parts.map((p) => partHistoryFile(p.path)),
+    extraHistories: setUpHistory === undefined ? [] : [setUpHistory],
+    out: folder,
+  });
   // The segments left what they used to the teardown: the set-up's section says what it created and deleted.
   if (setUpReport.resources !== undefined) report = { ...report, resources: setUpReport.resources };
   const written = writeReport(report, folder);

@@ -18,10 +18,7 @@ export interface Caller {
 /** Resolves a root key (the bearer token) to its caller; no key → 400, unknown key → 401. */
 export function authenticate(ctx: EngineContext, rootKey: string | undefined): Result<Caller> {
   if (rootKey === undefined || rootKey === '') {
-    return fail(
-      'err:service:authentication:missing',
-      'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".',
-    );
+    return fail('err:service:authentication:missing', 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".');
   }
   const record = ctx.state.rootKeysByHash.get(rootKeyHash(ctx, rootKey));
   if (record === undefined) {

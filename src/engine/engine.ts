@@ -134,8 +134,7 @@ export class Engine {
   readonly admin = {
     authenticate: (rootKey: string | undefined): Result<Caller> => authenticate(this.#ctx, rootKey),
     createWorkspace: (input: CreateWorkspaceInput = {}) => createWorkspace(this.#ctx, input),
-    createRootKey: (workspaceId: string, permissions: readonly string[], plaintext?: string) =>
-      createRootKey(this.#ctx, workspaceId, permissions, plaintext),
+    createRootKey: (workspaceId: string, permissions: readonly string[], plaintext?: string) => createRootKey(this.#ctx, workspaceId, permissions, plaintext),
     configureApi: (workspaceId: string, input: ConfigureApiInput) => configureApi(this.#ctx, workspaceId, input),
     configureVault: (workspaceId: string, enabled: boolean) => configureVault(this.#ctx, workspaceId, enabled),
     createNamespace: (workspaceId: string, name: string) => createNamespace(this.#ctx, workspaceId, name),

@@ -25,16 +25,7 @@ export { JsonReader, type JsonReaderSink, type ReadMode } from './json-reader.js
 export { MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MAX_TOTAL_META_BYTES, metaProblem, nestingDepth } from './meta.js';
 export type { JsonObject, JsonValue } from './state.js';
 export type { CreateApiInput, CreateWorkspaceInput, CreateWorkspaceOutput, ConfigureApiInput } from './workspace.js';
-export type {
-  CreateKeyInput,
-  CreateKeyOutput,
-  CreditsInput,
-  DeleteKeyInput,
-  GetKeyInput,
-  KeyCreditsView,
-  KeyView,
-  UpdateKeyInput,
-} from './keys.js';
+export type { CreateKeyInput, CreateKeyOutput, CreditsInput, DeleteKeyInput, GetKeyInput, KeyCreditsView, KeyView, UpdateKeyInput } from './keys.js';
 export type { CreditsOperation, RefillInput, RefillView, UpdateCreditsInput, UpdateCreditsOutput } from './credits.js';
 export {
   VERIFICATION_CODES,
@@ -46,14 +37,7 @@ export {
   type VerifyRateLimitView,
 } from './verify.js';
 export type { RateLimitInput, RateLimitView } from './attached-ratelimits.js';
-export type {
-  CreateIdentityInput,
-  IdentityRef,
-  IdentityView,
-  ListIdentitiesInput,
-  ListIdentitiesOutput,
-  UpdateIdentityInput,
-} from './identities.js';
+export type { CreateIdentityInput, IdentityRef, IdentityView, ListIdentitiesInput, ListIdentitiesOutput, UpdateIdentityInput } from './identities.js';
 export {
   MAX_LIMIT_DURATION_MS,
   MIN_LIMIT_DURATION_MS,

@@ -182,7 +182,10 @@ Object.assign(StoredKey.prototype, {
  * Sets the optional fields that differ from the defaults (a field equal to its default stays on
  * the prototype; an empty list becomes the shared one).
  */
-export function setOptionalFields(key: StoredKey, record: Omit<KeyRecord, 'id' | 'apiId' | 'workspaceId' | 'hash' | 'start' | 'createdAt' | 'remaining' | 'refill' | 'nextRefillAtMs'>): void {
+export function setOptionalFields(
+  key: StoredKey,
+  record: Omit<KeyRecord, 'id' | 'apiId' | 'workspaceId' | 'hash' | 'start' | 'createdAt' | 'remaining' | 'refill' | 'nextRefillAtMs'>,
+): void {
   if (record.name !== null) key.name = record.name;
   if (record.meta !== null) key.meta = record.meta;
   if (record.permissions.length > 0) key.permissions = record.permissions;
@@ -228,8 +231,15 @@ export function restoredKey(record: KeyRecord, owners: KeyOwners, meta: JsonObje
   // Fresh copies of the strings a key keeps: the parsed ones sit among the whole parsed snapshot,
   // and would keep its memory pages (hundreds of MB) from being released after the restore (the
   // digest is a new string anyway).
-  const refill = record.refill === null ? null : internRefill({ interval: record.refill.interval, amount: record.refill.amount, refillDay: record.refill.refillDay });
-  const key = new StoredKey(flatString(record.id), owners.of(record.apiId, record.workspaceId, refill), digestOfHash(record.hash), record.start, record.createdAt);
+  const refill =
+    record.refill === null ? null : internRefill({ interval: record.refill.interval, amount: record.refill.amount, refillDay: record.refill.refillDay });
+  const key = new StoredKey(
+    flatString(record.id),
+    owners.of(record.apiId, record.workspaceId, refill),
+    digestOfHash(record.hash),
+    record.start,
+    record.createdAt,
+  );
   if (typeof key.startCode === 'string') key.startCode = flatString(key.startCode);
   key.remaining = record.remaining;
   key.nextRefillAtMs = record.nextRefillAtMs;

@@ -115,7 +115,9 @@ function planCredits(ctx: EngineContext, credits: CreditsInput, location: string
     if (missingBalance) {
       return invalid(
         `${location}.remaining`,
-        creating ? 'A refill needs a starting balance: set credits.remaining too.' : 'remaining null makes the key unlimited, which cannot be combined with a refill.',
+        creating
+          ? 'A refill needs a starting balance: set credits.remaining too.'
+          : 'remaining null makes the key unlimited, which cannot be combined with a refill.',
       );
     }
     const parsed = parseRefill(refill, `${location}.refill`, ctx.compat);
@@ -141,9 +143,7 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   const nowMs = ctx.clock.now();
   const byteLength = input.byteLength ?? 16;
   const checks: Array<Result<unknown>> = [
-    input.prefix === undefined || PREFIX.test(input.prefix)
-      ? ok(undefined)
-      : invalid('body.prefix', 'The prefix must be 1 to 16 letters, digits or "_".'),
+    input.prefix === undefined || PREFIX.test(input.prefix) ? ok(undefined) : invalid('body.prefix', 'The prefix must be 1 to 16 letters, digits or "_".'),
     Number.isInteger(byteLength) && byteLength >= 16 && byteLength <= 255
       ? ok(undefined)
       : invalid('body.byteLength', 'byteLength must be an integer from 16 to 255.'),
@@ -157,7 +157,10 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
     checkRateLimits(input.ratelimits ?? [], 'body.ratelimits'),
   ];
   for (const check of checks) if (!check.ok) return check;
-  const credits = input.credits === undefined || input.credits === null ? ok<CreditsPlan>({ remaining: null, refill: null }) : planCredits(ctx, input.credits, 'body.credits', true);
+  const credits =
+    input.credits === undefined || input.credits === null
+      ? ok<CreditsPlan>({ remaining: null, refill: null })
+      : planCredits(ctx, input.credits, 'body.credits', true);
   if (!credits.ok) return credits;
 
   const api = findApi(ctx, caller.value, input.apiId);
@@ -178,7 +181,9 @@ export function createKey(ctx: EngineContext, rootKey: string | undefined, input
   const plaintext = base58Encode(ctx.random.bytes(byteLength), input.prefix === undefined ? '' : `${input.prefix}_`);
   let identityId: string | null = null;
   if (input.externalId !== undefined) {
-    identityId = (identityByExternalId(ctx, caller.value.workspaceId, input.externalId) ?? insertIdentity(ctx, caller.value.workspaceId, input.externalId, null, [])).id;
+    identityId = (
+      identityByExternalId(ctx, caller.value.workspaceId, input.externalId) ?? insertIdentity(ctx, caller.value.workspaceId, input.externalId, null, [])
+    ).id;
   }
   const key = new StoredKey(
     newId(ctx, 'key'),
@@ -296,7 +301,12 @@ export function updateKey(ctx: EngineContext, rootKey: string | undefined, input
     checkRateLimits(input.ratelimits ?? [], 'body.ratelimits'),
   ];
   for (const check of checks) if (!check.ok) return check;
-  const credits = input.credits === undefined ? ok(undefined) : input.credits === null ? ok<CreditsPlan>({ remaining: null, refill: null }) : planCredits(ctx, input.credits, 'body.credits', false);
+  const credits =
+    input.credits === undefined
+      ? ok(undefined)
+      : input.credits === null
+        ? ok<CreditsPlan>({ remaining: null, refill: null })
+        : planCredits(ctx, input.credits, 'body.credits', false);
   if (!credits.ok) return credits;
   const found = keyFor(ctx, caller.value, input.keyId, 'update_key', 'keys.updateKey');
   if (!found.ok) return found;

@@ -71,7 +71,10 @@ export function metaProblem(value: unknown): { problem: string; fix?: string } |
   if (nestingDepth(value, MAX_META_DEPTH) > MAX_META_DEPTH) return { problem: `is nested deeper than ${MAX_META_DEPTH} levels`, fix: 'Flatten the metadata.' };
   const properties = Object.keys(value).length;
   if (properties > MAX_META_PROPERTIES) {
-    return { problem: `has ${properties} properties; at most ${MAX_META_PROPERTIES} are allowed at its top level`, fix: 'Group related values under fewer properties.' };
+    return {
+      problem: `has ${properties} properties; at most ${MAX_META_PROPERTIES} are allowed at its top level`,
+      fix: 'Group related values under fewer properties.',
+    };
   }
   let bytes: number;
   try {
@@ -80,7 +83,10 @@ export function metaProblem(value: unknown): { problem: string; fix?: string } |
     return { problem: 'must be plain JSON' };
   }
   if (bytes > MAX_META_BYTES) {
-    return { problem: `is ${bytes} bytes of JSON; at most ${MAX_META_BYTES} (1 MiB) are allowed per record`, fix: 'Keep large data elsewhere and store a reference in meta.' };
+    return {
+      problem: `is ${bytes} bytes of JSON; at most ${MAX_META_BYTES} (1 MiB) are allowed per record`,
+      fix: 'Keep large data elsewhere and store a reference in meta.',
+    };
   }
   return { bytes };
 }

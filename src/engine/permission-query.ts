@@ -12,9 +12,7 @@
  */
 import { type Result, invalid, ok } from './errors.js';
 
-export type PermissionQuery =
-  | { kind: 'name'; name: string }
-  | { kind: 'and' | 'or'; parts: PermissionQuery[] };
+export type PermissionQuery = { kind: 'name'; name: string } | { kind: 'and' | 'or'; parts: PermissionQuery[] };
 
 const TOKEN = /\s*(\(|\)|[^\s()]+)/y;
 

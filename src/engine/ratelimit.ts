@@ -71,10 +71,7 @@ export function findNamespace(ctx: EngineContext, workspaceId: string, ref: stri
       return fail('err:service:data:ratelimit_namespace_gone', `The rate limit namespace "${ref}" was deleted.`);
     }
   }
-  return fail(
-    'err:service:data:ratelimit_namespace_not_found',
-    `The requested rate limit namespace "${ref}" could not be found in this workspace.`,
-  );
+  return fail('err:service:data:ratelimit_namespace_not_found', `The requested rate limit namespace "${ref}" could not be found in this workspace.`);
 }
 
 export function deleteNamespace(ctx: EngineContext, workspaceId: string, ref: string): Result<{ namespaceId: string }> {
@@ -352,7 +349,12 @@ export function limit(ctx: EngineContext, rootKey: string | undefined, input: Li
   const { check, override } = planned.value;
   // One window: decided without the arrays and bookkeeping of several (ratelimit-window.ts).
   const decision = decideWindow(ctx.state.windows, check, ctx.clock.now());
-  const out: LimitOutput = { limit: check.limit, remaining: decision.remaining, reset: decision.view.resetAtMs, success: !decision.exceeded || overAdmits(ctx, 'ratelimit.limit') };
+  const out: LimitOutput = {
+    limit: check.limit,
+    remaining: decision.remaining,
+    reset: decision.view.resetAtMs,
+    success: !decision.exceeded || overAdmits(ctx, 'ratelimit.limit'),
+  };
   if (override !== undefined) out.overrideId = override.id;
   return ok(out);
 }
@@ -378,7 +380,11 @@ export function multiLimit(
   if (inputs.length === 0) return invalid('body', 'Send at least one limit request.');
   const planned = planLimits(ctx, caller.value, inputs);
   if (!planned.ok) return planned;
-  const decided = decideWindows(ctx.state.windows, planned.value.map((p) => p.check), ctx.clock.now());
+  const decided = decideWindows(
+    ctx.state.windows,
+    planned.value.map((p) => p.check),
+    ctx.clock.now(),
+  );
   const { decisions } = decided;
   const overAdmitted = !decided.passed && overAdmits(ctx, 'ratelimit.multiLimit');
   const passed = decided.passed || overAdmitted;

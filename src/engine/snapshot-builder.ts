@@ -101,7 +101,11 @@ export class SnapshotBuilder {
     const fields = RECORD_FIELDS[name as RecordList];
     const bad = badField(record, fields);
     if (bad !== undefined) {
-      this.#refuse(list, `${SNAPSHOT_LOCATION}.${name}[${index}]${bad.field === undefined ? '' : `.${bad.field}`}`, `A record of "${name}" (index ${index}): its ${bad.problem}.`);
+      this.#refuse(
+        list,
+        `${SNAPSHOT_LOCATION}.${name}[${index}]${bad.field === undefined ? '' : `.${bad.field}`}`,
+        `A record of "${name}" (index ${index}): its ${bad.problem}.`,
+      );
       return;
     }
     list.records.push(this.#stored(name as RecordList, record as Fields));

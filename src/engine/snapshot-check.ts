@@ -68,7 +68,11 @@ function uniqueBy<T>(list: readonly T[], keyOf: (record: T) => string, where: st
   for (const [i, record] of list.entries()) {
     const key = keyOf(record);
     const first = seen.get(key);
-    if (first !== undefined) return { location: `${SNAPSHOT_LOCATION}.${where}[${i}]${field === undefined ? '' : `.${field}`}`, message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.` };
+    if (first !== undefined)
+      return {
+        location: `${SNAPSHOT_LOCATION}.${where}[${i}]${field === undefined ? '' : `.${field}`}`,
+        message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.`,
+      };
     seen.set(key, i);
     out.set(key, record);
   }
@@ -80,13 +84,23 @@ function uniqueBy<T>(list: readonly T[], keyOf: (record: T) => string, where: st
  * index holds records, not positions, as the state's maps do (one map per list, kept for the
  * state): the position of the first of a duplicate is looked up again, on a refusal only.
  */
-function indexUnique<T>(list: readonly T[], keyOf: (record: T) => string, index: Map<string, T>, where: string, what: string, field: string): Problem | undefined {
+function indexUnique<T>(
+  list: readonly T[],
+  keyOf: (record: T) => string,
+  index: Map<string, T>,
+  where: string,
+  what: string,
+  field: string,
+): Problem | undefined {
   for (let i = 0; i < list.length; i++) {
     const record = list[i] as T;
     const key = keyOf(record);
     if (index.has(key)) {
       const first = list.findIndex((r) => keyOf(r) === key);
-      return { location: `${SNAPSHOT_LOCATION}.${where}[${i}].${field}`, message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.` };
+      return {
+        location: `${SNAPSHOT_LOCATION}.${where}[${i}].${field}`,
+        message: `${where}[${i}] has the same ${what} as ${where}[${first}]; each must be unique.`,
+      };
     }
     index.set(key, record);
   }
@@ -100,10 +114,14 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, i
   const workspaces = uniqueBy(s.workspaces, (r) => r.id, 'workspaces', 'id', 'id');
   if (isProblem(workspaces)) return workspaces;
   const inWorkspace = (list: string, i: number, workspaceId: string): Problem | undefined =>
-    workspaces.has(workspaceId) ? undefined : { location: at(list, i, 'workspaceId'), message: `${list}[${i}] belongs to a workspace the snapshot does not hold.` };
+    workspaces.has(workspaceId)
+      ? undefined
+      : { location: at(list, i, 'workspaceId'), message: `${list}[${i}] belongs to a workspace the snapshot does not hold.` };
 
-  if (s.rootKeys.length === 0) return { location: `${SNAPSHOT_LOCATION}.rootKeys`, message: 'The snapshot has no root key: restoring it would lock every client out.' };
-  for (const check of [uniqueBy(s.rootKeys, (r) => r.id, 'rootKeys', 'id', 'id'), uniqueBy(s.rootKeys, (r) => r.hash, 'rootKeys', 'hash', 'hash')]) if (isProblem(check)) return check;
+  if (s.rootKeys.length === 0)
+    return { location: `${SNAPSHOT_LOCATION}.rootKeys`, message: 'The snapshot has no root key: restoring it would lock every client out.' };
+  for (const check of [uniqueBy(s.rootKeys, (r) => r.id, 'rootKeys', 'id', 'id'), uniqueBy(s.rootKeys, (r) => r.hash, 'rootKeys', 'hash', 'hash')])
+    if (isProblem(check)) return check;
   for (const [i, r] of s.rootKeys.entries()) {
     const problem = inWorkspace('rootKeys', i, r.workspaceId);
     if (problem !== undefined) return problem;
@@ -157,7 +175,8 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, i
     'namespaces (live)',
     'workspace and name',
   );
-  if (isProblem(liveNames)) return { location: `${SNAPSHOT_LOCATION}.namespaces`, message: 'Two live namespaces of one workspace have the same name; each name must be unique.' };
+  if (isProblem(liveNames))
+    return { location: `${SNAPSHOT_LOCATION}.namespaces`, message: 'Two live namespaces of one workspace have the same name; each name must be unique.' };
   for (const [i, r] of s.namespaces.entries()) {
     const problem = inWorkspace('namespaces', i, r.workspaceId);
     if (problem !== undefined) return problem;
@@ -168,7 +187,8 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, i
   const identifiers = uniqueBy(s.overrides, (r) => `${r.namespaceId}\0${r.identifier}`, 'overrides', 'namespace and identifier');
   if (isProblem(identifiers)) return identifiers;
   for (const [i, r] of s.overrides.entries()) {
-    if (!namespaces.has(r.namespaceId)) return { location: at('overrides', i, 'namespaceId'), message: `overrides[${i}] belongs to a namespace the snapshot does not hold.` };
+    if (!namespaces.has(r.namespaceId))
+      return { location: at('overrides', i, 'namespaceId'), message: `overrides[${i}] belongs to a namespace the snapshot does not hold.` };
   }
 
   const windows = uniqueBy(s.windows, ([key]) => key, 'windows', 'key');
@@ -179,7 +199,10 @@ function invariantProblem(s: EngineSnapshot, sha256: (text: string) => string, i
   for (const record of s.keys) metaTotal += metaBytes(record.meta);
   for (const record of s.identities) metaTotal += metaBytes(record.meta);
   if (metaTotal > MAX_TOTAL_META_BYTES) {
-    return { location: SNAPSHOT_LOCATION, message: `The snapshot holds more than ${MAX_TOTAL_META_BYTES} bytes of metadata in all, more than the simulator keeps.` };
+    return {
+      location: SNAPSHOT_LOCATION,
+      message: `The snapshot holds more than ${MAX_TOTAL_META_BYTES} bytes of metadata in all, more than the simulator keeps.`,
+    };
   }
   return undefined;
 }
@@ -197,6 +220,7 @@ function scheduleProblem(refill: RefillConfig | null, nextMs: number | null, tak
     return `its next refill (nextRefillAtMs ${nextMs}) is not a ${refill.interval} refill instant (00:00 UTC${refill.interval === 'monthly' ? ` on day ${day}` : ''}).`;
   }
   const due = nextRefillBoundary(takenAtMs, refill.interval, day);
-  if (nextMs > due) return `its next refill (nextRefillAtMs ${nextMs}) comes after the first refill due after the snapshot's instant (${due}): the refills between would never happen.`;
+  if (nextMs > due)
+    return `its next refill (nextRefillAtMs ${nextMs}) comes after the first refill due after the snapshot's instant (${due}): the refills between would never happen.`;
   return undefined;
 }

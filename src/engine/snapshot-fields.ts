@@ -47,7 +47,8 @@ const meta: FieldCheck = (v) => {
   const found = metaProblem(v);
   return 'bytes' in found ? undefined : found.problem;
 };
-const externalId: FieldCheck = (v) => (typeof v === 'string' && /^[A-Za-z0-9_.-]{1,255}$/.test(v) ? undefined : 'must be 1 to 255 letters, digits, "_", "." or "-"');
+const externalId: FieldCheck = (v) =>
+  typeof v === 'string' && /^[A-Za-z0-9_.-]{1,255}$/.test(v) ? undefined : 'must be 1 to 255 letters, digits, "_", "." or "-"';
 const rateLimit: Record<string, FieldCheck> = {
   id: str(1, 255),
   name: str(1, 128),

@@ -4,16 +4,7 @@
  */
 import type { EpochMs } from './clock.js';
 import type { Compat } from './context.js';
-import type {
-  ApiRecord,
-  IdentityRecord,
-  KeyRecord,
-  NamespaceRecord,
-  OverrideRecord,
-  RootKeyRecord,
-  WindowCounter,
-  WorkspaceRecord,
-} from './state.js';
+import type { ApiRecord, IdentityRecord, KeyRecord, NamespaceRecord, OverrideRecord, RootKeyRecord, WindowCounter, WorkspaceRecord } from './state.js';
 
 export const SNAPSHOT_FORMAT = 'keysim-engine-snapshot';
 export const SNAPSHOT_VERSION = 1;

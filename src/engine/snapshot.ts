@@ -10,12 +10,7 @@ import { MAX_META_DEPTH, metaBytes } from './meta.js';
 import { type CheckedRecords, checkBuilt, checkSnapshotRecords } from './snapshot-check.js';
 import { StoredKey, keyToJson } from './key-record.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION } from './snapshot-format.js';
-import {
-  type EngineState,
-  emptyState,
-  externalIdKey,
-  namespaceNameKey,
-} from './state.js';
+import { type EngineState, emptyState, externalIdKey, namespaceNameKey } from './state.js';
 
 export { type CheckedRecords, type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION };
 

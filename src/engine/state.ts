@@ -39,7 +39,6 @@ export interface ApiRecord {
   createdAt: EpochMs;
 }
 
-
 /** A named rate limit attached to a key or an identity. */
 export interface RateLimitRecord {
   id: string;

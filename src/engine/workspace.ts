@@ -121,7 +121,11 @@ export interface ConfigureApiInput {
 }
 
 /** Switches an API's key-authentication and encryption settings (the 412 conditions). */
-export function configureApi(ctx: EngineContext, workspaceId: string, input: ConfigureApiInput): Result<{ apiId: string; keyAuth: boolean; encryption: boolean }> {
+export function configureApi(
+  ctx: EngineContext,
+  workspaceId: string,
+  input: ConfigureApiInput,
+): Result<{ apiId: string; keyAuth: boolean; encryption: boolean }> {
   const api = ctx.state.apis.get(input.apiId);
   if (api === undefined || api.workspaceId !== workspaceId) {
     return fail('err:service:data:api_not_found', `The API ${input.apiId} does not exist in this workspace.`);

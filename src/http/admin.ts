@@ -128,7 +128,8 @@ export const adminRoutes: Route[] = [
     summary: 'Delete a namespace; it answers 410 afterwards.',
     request: namespaceDeleteRequest,
     response: object({ namespaceId: string() }),
-    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.deleteNamespace(workspaceId, input.namespace)), input.workspaceId),
+    handle: (ctx, rootKey, input) =>
+      asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.deleteNamespace(workspaceId, input.namespace)), input.workspaceId),
   }),
   defineRoute({
     ...common,
@@ -165,10 +166,18 @@ export const adminRoutes: Route[] = [
     summary: 'Switch key authentication and key encryption of an API (the 412 conditions).',
     request: apiConfigureRequest,
     response: object({ apiId: string(), keyAuth: boolean(), encryption: boolean() }),
-    handle: (ctx, rootKey, input) => asOperator(
+    handle: (ctx, rootKey, input) =>
+      asOperator(
         ctx,
         rootKey,
-        (workspaceId) => asData(ctx.engine.admin.configureApi(workspaceId, { apiId: input.apiId, ...(input.keyAuth === undefined ? {} : { keyAuth: input.keyAuth }), ...(input.encryption === undefined ? {} : { encryption: input.encryption }) })),
+        (workspaceId) =>
+          asData(
+            ctx.engine.admin.configureApi(workspaceId, {
+              apiId: input.apiId,
+              ...(input.keyAuth === undefined ? {} : { keyAuth: input.keyAuth }),
+              ...(input.encryption === undefined ? {} : { encryption: input.encryption }),
+            }),
+          ),
         input.workspaceId,
       ),
   }),
@@ -178,7 +187,8 @@ export const adminRoutes: Route[] = [
     summary: "Switch the workspace's vault (needed for recoverable keys).",
     request: vaultConfigureRequest,
     response: object({ enabled: boolean() }),
-    handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled)), input.workspaceId),
+    handle: (ctx, rootKey, input) =>
+      asOperator(ctx, rootKey, (workspaceId) => asData(ctx.engine.admin.configureVault(workspaceId, input.enabled)), input.workspaceId),
   }),
   defineRoute({
     ...common,
@@ -248,7 +258,7 @@ export const adminRoutes: Route[] = [
     journal: false,
     streamReply: true,
     summary:
-      'Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key\'s hash. Restarts a running journal.',
+      "Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key's hash. Restarts a running journal.",
     request: journalStartRequest,
     handle: (ctx, rootKey, input) =>
       asOperator(ctx, rootKey, () => {
@@ -261,7 +271,8 @@ export const adminRoutes: Route[] = [
     ...common,
     path: '/_sim/journal.take',
     journal: false,
-    summary: "Hand out (and forget) the oldest journal entries: route, service time, the root key's hash, input (a verified key as its hash) and the x-keysim-seq header of each executed call.",
+    summary:
+      "Hand out (and forget) the oldest journal entries: route, service time, the root key's hash, input (a verified key as its hash) and the x-keysim-seq header of each executed call.",
     request: journalTakeRequest,
     handle: (ctx, rootKey, input) => asOperator(ctx, rootKey, () => ({ ok: true, value: { data: ctx.journal.take(input.max ?? MAX_JOURNAL_TAKE) } })),
   }),

@@ -150,9 +150,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         if (closing) return;
         // The state is here: a new worker serves new connections as the old one did.
         options.log(`keysim: HTTP worker ${workerId} (pid ${child.pid ?? '?'}) exited (${signal ?? `code ${code}`}); starting another.`);
-        spawnWorker(workerId).catch((error: unknown) => options.log(`keysim: cannot restart HTTP worker ${workerId}: ${error instanceof Error ? error.message : String(error)}`));
+        spawnWorker(workerId).catch((error: unknown) =>
+          options.log(`keysim: cannot restart HTTP worker ${workerId}: ${error instanceof Error ? error.message : String(error)}`),
+        );
       });
-      child.send({ k: 'init', workerId, options: options.serverOptions, allowedHosts, faultsActive: owner.faultsActive, routes: owner.routeKeys } satisfies OwnerMessage);
+      child.send({
+        k: 'init',
+        workerId,
+        options: options.serverOptions,
+        allowedHosts,
+        faultsActive: owner.faultsActive,
+        routes: owner.routeKeys,
+      } satisfies OwnerMessage);
     });
   }
 

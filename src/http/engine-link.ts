@@ -8,7 +8,17 @@ import type { Problem } from './envelope.js';
 import type { EngineBackend, EngineCall, EngineOutcome } from './engine-backend.js';
 import type { FaultDecision } from './faults.js';
 import type { Route } from './route.js';
-import { CALL_CLOCK, CALL_FAULT, CALL_OPERATOR, type OwnerMessage, type WireCall, type WorkerMessage, decodeAnswer, encodeRun, routeKey } from './cluster-protocol.js';
+import {
+  CALL_CLOCK,
+  CALL_FAULT,
+  CALL_OPERATOR,
+  type OwnerMessage,
+  type WireCall,
+  type WorkerMessage,
+  decodeAnswer,
+  encodeRun,
+  routeKey,
+} from './cluster-protocol.js';
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 

@@ -16,7 +16,20 @@ import type { ObservedFaultInjector } from './observed-faults.js';
 import { authorizeOperator } from './operator.js';
 import type { Route, RouteContext } from './route.js';
 import { ROUTES } from './routes.js';
-import { ANSWER_FAILED, ANSWER_VALUE, CALL_CLOCK, CALL_FAULT, CALL_OPERATOR, CALL_RUN, type OwnerMessage, type WireAnswer, type WireCall, decodeRun, encodeOutcome, routeKey } from './cluster-protocol.js';
+import {
+  ANSWER_FAILED,
+  ANSWER_VALUE,
+  CALL_CLOCK,
+  CALL_FAULT,
+  CALL_OPERATOR,
+  CALL_RUN,
+  type OwnerMessage,
+  type WireAnswer,
+  type WireCall,
+  decodeRun,
+  encodeOutcome,
+  routeKey,
+} from './cluster-protocol.js';
 
 /** One worker as the owner sees it: where to send, and whether it is up. */
 export interface WorkerPort {

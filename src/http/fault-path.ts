@@ -48,7 +48,13 @@ export function faultPath<X extends FaultableExchange>(backend: EngineBackend, s
       return;
     }
     if (decision.outcome === 'error') {
-      steps.reject(x, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.' }));
+      steps.reject(
+        x,
+        fromEngine({
+          code: 'err:service:application:unexpected_error',
+          detail: 'An injected fault (errorRate, /_sim/faults.set): the request was not executed.',
+        }),
+      );
       return;
     }
     steps.execute(x, bodyText);

@@ -78,7 +78,11 @@ export function checkFaultsConfig(value: unknown, at: string, operations: readon
   const checked = validate(faultsSetRequest, value, at);
   if (!checked.ok) {
     const first = checked.errors[0];
-    return fail('err:service:application:invalid_input', first === undefined ? 'The fault configuration is not valid.' : `${first.location} ${first.message}.`, checked.errors);
+    return fail(
+      'err:service:application:invalid_input',
+      first === undefined ? 'The fault configuration is not valid.' : `${first.location} ${first.message}.`,
+      checked.errors,
+    );
   }
   const config = checked.value;
   const errors: FieldError[] = [];
@@ -91,7 +95,11 @@ export function checkFaultsConfig(value: unknown, at: string, operations: readon
   }
   for (const [i, name] of (config.operations ?? []).entries()) {
     if (!operations.includes(name)) {
-      errors.push({ location: `${at}.operations[${i}]`, message: `"${name.slice(0, 100)}" is not an operation of the service`, fix: `Use the operationIds of GET /openapi.json (admin ones excluded): ${operations.join(', ')}.` });
+      errors.push({
+        location: `${at}.operations[${i}]`,
+        message: `"${name.slice(0, 100)}" is not an operation of the service`,
+        fix: `Use the operationIds of GET /openapi.json (admin ones excluded): ${operations.join(', ')}.`,
+      });
     }
   }
   if (errors.length > 0) {
@@ -117,7 +125,10 @@ export function parseFaultFlags(flags: readonly string[]): { ok: true; config: F
     if (!(FAULT_KEYS as readonly string[]).includes(key)) return { ok: false, message: `--fault ${flag}: unknown key "${key}" (${keys}).` };
     if (eq === -1 || value === '') return { ok: false, message: `--fault ${flag}: write KEY=VALUE, e.g. ${key}=… (${keys}).` };
     if (key === 'operations') {
-      const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const names = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       config.operations = [...((config.operations as string[] | undefined) ?? []), ...names];
       continue;
     }
@@ -128,11 +139,16 @@ export function parseFaultFlags(flags: readonly string[]): { ok: true; config: F
       if (fixed !== null) config.latencyMs = Number(fixed[1]);
       else if (uniform !== null) config.latencyMs = { min: Number(uniform[1]), max: Number(uniform[2]) };
       else if (normal !== null) config.latencyMs = { mean: Number(normal[1]), stddev: Number(normal[2]) };
-      else return { ok: false, message: `--fault ${flag}: latencyMs is N (ms), MIN..MAX (uniform) or MEAN~STDDEV (normal), e.g. latencyMs=20, latencyMs=5..50, latencyMs=20~5 (${keys}).` };
+      else
+        return {
+          ok: false,
+          message: `--fault ${flag}: latencyMs is N (ms), MIN..MAX (uniform) or MEAN~STDDEV (normal), e.g. latencyMs=20, latencyMs=5..50, latencyMs=20~5 (${keys}).`,
+        };
       continue;
     }
     const rate = Number(value);
-    if (!/^\d*\.?\d+(e-?\d+)?$/i.test(value) || !Number.isFinite(rate)) return { ok: false, message: `--fault ${flag}: ${key} is a number from 0 to 1 (${keys}).` };
+    if (!/^\d*\.?\d+(e-?\d+)?$/i.test(value) || !Number.isFinite(rate))
+      return { ok: false, message: `--fault ${flag}: ${key} is a number from 0 to 1 (${keys}).` };
     config[key] = rate;
   }
   return { ok: true, config: config as FaultsConfig };
@@ -157,7 +173,9 @@ export function describeFaults(view: FaultsView): string {
 }
 
 function isActive(latency: LatencySpec, errorRate: number, dropRate: number): boolean {
-  return errorRate > 0 || dropRate > 0 || (typeof latency === 'number' ? latency > 0 : 'min' in latency ? latency.max > 0 : latency.mean > 0 || latency.stddev > 0);
+  return (
+    errorRate > 0 || dropRate > 0 || (typeof latency === 'number' ? latency > 0 : 'min' in latency ? latency.max > 0 : latency.mean > 0 || latency.stddev > 0)
+  );
 }
 
 /** The simulator's faults: the transport's own, and the engine's set through it. */

@@ -8,7 +8,17 @@ export { ROUTES } from './routes.js';
 export { viewClock } from './admin.js';
 export { parseInstant } from './instant.js';
 export type { Route, RouteContext, Reply, Pagination } from './route.js';
-export { FaultInjector, FAULT_KEYS, checkFaultsConfig, describeFaults, parseFaultFlags, type FaultDecision, type FaultsConfig, type FaultsView, type LatencySpec } from './faults.js';
+export {
+  FaultInjector,
+  FAULT_KEYS,
+  checkFaultsConfig,
+  describeFaults,
+  parseFaultFlags,
+  type FaultDecision,
+  type FaultsConfig,
+  type FaultsView,
+  type LatencySpec,
+} from './faults.js';
 export { OPERATIONS, operationName } from './operations.js';
 export { Journal, DEFAULT_JOURNAL_CAPACITY, MAX_JOURNAL_TAKE, type JournalEntry, type JournalTake } from './journal.js';
 export { MAX_WORKERS } from './cluster.js';

@@ -19,7 +19,11 @@ const errorBody: JsonSchema = {
         errors: {
           type: 'array',
           description: 'On 400: one entry per violated rule.',
-          items: { type: 'object', required: ['location', 'message'], properties: { location: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['location', 'message'],
+            properties: { location: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } },
+          },
         },
       },
     },
@@ -73,7 +77,11 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       securitySchemes: { rootKey: { type: 'http', scheme: 'bearer', description: 'A root key of the workspace.' } },
       schemas: {
         Meta: { type: 'object', required: ['requestId'], properties: { requestId: { type: 'string', pattern: '^req_' } } },
-        Pagination: { type: 'object', required: ['hasMore'], properties: { hasMore: { type: 'boolean' }, cursor: { type: 'string', description: 'Absent on the last page.' } } },
+        Pagination: {
+          type: 'object',
+          required: ['hasMore'],
+          properties: { hasMore: { type: 'boolean' }, cursor: { type: 'string', description: 'Absent on the last page.' } },
+        },
       },
     },
   };

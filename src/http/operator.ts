@@ -74,7 +74,7 @@ function lockedOut(): Result<never> {
   return invalid(
     'body.snapshot.rootKeys',
     "The snapshot has no root key with the operator's hash: restoring it would lock the operator out of the admin surface (reset and restore included) until a restart. Nothing was changed.",
-    "Restore a snapshot taken from a simulator started with the same root key, or start this one with a root key of that snapshot (keysim serve --root-key).",
+    'Restore a snapshot taken from a simulator started with the same root key, or start this one with a root key of that snapshot (keysim serve --root-key).',
   );
 }
 

@@ -114,7 +114,10 @@ export class JournalReplayer {
     try {
       result = route.handle(this.#ctx, entry.rootKeyHash === undefined ? undefined : `${HASHED}${entry.rootKeyHash}`, markedInput(entry));
     } catch (error) {
-      const problem = fromEngine({ code: 'err:service:application:unexpected_error', detail: `replay failed: ${error instanceof Error ? error.message : String(error)}` });
+      const problem = fromEngine({
+        code: 'err:service:application:unexpected_error',
+        detail: `replay failed: ${error instanceof Error ? error.message : String(error)}`,
+      });
       return { status: problem.status, body: problemBody(route.style, 'replay', problem, DEFAULT_ERRORS_URL) };
     }
     if (!result.ok) {

@@ -126,7 +126,8 @@ class RestoreBodySink implements JsonReaderSink {
     for (const name of this.unknown) probe[name] = null;
     const checked = validate(restoreRequest, probe, 'body');
     const errors = checked.ok ? [] : checked.errors;
-    if (this.snapshot === 'object' && this.depth > SNAPSHOT_MAX_DEPTH) errors.unshift({ location: 'body.snapshot', message: `is nested deeper than ${SNAPSHOT_MAX_DEPTH} levels` });
+    if (this.snapshot === 'object' && this.depth > SNAPSHOT_MAX_DEPTH)
+      errors.unshift({ location: 'body.snapshot', message: `is nested deeper than ${SNAPSHOT_MAX_DEPTH} levels` });
     if (errors.length > 0) return { ok: false, errors };
     const builder = this.builder as SnapshotBuilder;
     return { ok: true, value: new StreamedRestore(builder.rootKeys, CheckedSnapshot.from(builder.finish(), sha256)) };

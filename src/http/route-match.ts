@@ -14,7 +14,12 @@ export interface RouteMiss {
 /** The 405 for a path that accepts `allowed` (comma-separated), not `method`. */
 export function methodNotAllowed(path: string, allowed: string, method: string): RouteMiss {
   return {
-    problem: { status: 405, title: 'Method Not Allowed', identifier: 'err:service:application:method_not_allowed', detail: `${path} accepts ${allowed}, not ${method}.` },
+    problem: {
+      status: 405,
+      title: 'Method Not Allowed',
+      identifier: 'err:service:application:method_not_allowed',
+      detail: `${path} accepts ${allowed}, not ${method}.`,
+    },
     headers: { allow: allowed },
   };
 }

@@ -73,9 +73,10 @@ export function string(options: StringOptions = {}): Schema<string> {
   const maxLength = options.maxLength ?? Number.POSITIVE_INFINITY;
   const pattern = options.pattern;
   return {
-    test: pattern === undefined
-      ? (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength
-      : (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength && pattern.test(value),
+    test:
+      pattern === undefined
+        ? (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength
+        : (value) => typeof value === 'string' && value.length >= minLength && value.length <= maxLength && pattern.test(value),
     check(value, location, errors) {
       if (typeof value !== 'string') return push(errors, location, `must be a string, got ${describeType(value)}`);
       if (options.minLength !== undefined && value.length < options.minLength) {
@@ -112,7 +113,8 @@ export function integer(options: IntegerOptions = {}): Schema<number> {
   return {
     test: (value) => typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum,
     check(value, location, errors) {
-      if (typeof value !== 'number' || !Number.isInteger(value)) return push(errors, location, `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`);
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        return push(errors, location, `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`);
       if (value < minimum) return push(errors, location, `must be ≥ ${minimum}, got ${value}`);
       if (value > maximum) return push(errors, location, `must be ≤ ${maximum}, got ${value}`);
       return true;
@@ -170,7 +172,11 @@ export function literals<const L extends readonly string[]>(values: L, descripti
     check(value, location, errors) {
       if (typeof value === 'string' && values.includes(value)) return true;
       // The value itself is not echoed: errors name the place and the rule, never the client's text.
-      return push(errors, location, `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got ${typeof value === 'string' ? 'another string' : describeType(value)}`);
+      return push(
+        errors,
+        location,
+        `must be one of ${values.map((v) => `"${v}"`).join(', ')}, got ${typeof value === 'string' ? 'another string' : describeType(value)}`,
+      );
     },
     jsonSchema: () => (description === undefined ? { type: 'string', enum: [...values] } : { type: 'string', enum: [...values], description }),
   };
@@ -227,7 +233,8 @@ export function array<T>(item: Schema<T>, options: ArrayOptions = {}): Schema<T[
     check(value, location, errors) {
       if (!Array.isArray(value)) return push(errors, location, `must be an array, got ${describeType(value)}`);
       if (options.minItems !== undefined && value.length < options.minItems) return push(errors, location, `must have at least ${options.minItems} item(s)`);
-      if (options.maxItems !== undefined && value.length > options.maxItems) return push(errors, location, `must have at most ${options.maxItems} items, got ${value.length}`);
+      if (options.maxItems !== undefined && value.length > options.maxItems)
+        return push(errors, location, `must have at most ${options.maxItems} items, got ${value.length}`);
       let ok = true;
       for (let i = 0; i < value.length; i++) {
         // Cap the number of reported violations so a huge bad array cannot blow up the answer.

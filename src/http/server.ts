@@ -80,12 +80,19 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
 
   /** A bug, not bad input: log it (never secrets: only the path and the error) and answer 500. */
   function fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
-    log(`keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log(
+      `keysim: unexpected error on ${req.method ?? '?'} ${(req.url ?? '').split('?')[0] ?? ''} (${requestId}): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    sendProblem(res, styleOf(req.url ?? ''), requestId, fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }));
+    sendProblem(
+      res,
+      styleOf(req.url ?? ''),
+      requestId,
+      fromEngine({ code: 'err:service:application:unexpected_error', detail: 'The simulator failed unexpectedly; the error is in its log.' }),
+    );
   }
 
   let allowedHosts: ReadonlySet<string> | null = null;
@@ -141,7 +148,8 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         sendProblem(res, 'v2', requestId, problem, { allow: 'GET, HEAD' });
       } else if (path === '/_sim/health') {
         const now = backend.clockNow();
-        if (now instanceof Promise) now.then((clock) => send(res, requestId, 200, { status: 'ok', clock })).catch((error: unknown) => fail(req, res, requestId, error));
+        if (now instanceof Promise)
+          now.then((clock) => send(res, requestId, 200, { status: 'ok', clock })).catch((error: unknown) => fail(req, res, requestId, error));
         else send(res, requestId, 200, { status: 'ok', clock: now });
       } else {
         send(res, requestId, 200, openApiText);
@@ -211,7 +219,13 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       if (!body.ok) {
         if (body.reason === 'aborted') return;
         discardRest(x.req, x.res);
-        reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${Math.max(x.route.maxBodyBytes ?? 0, maxBodyBytes)} bytes.` }));
+        reject(
+          x,
+          fromEngine({
+            code: 'err:service:bad_request:request_body_too_large',
+            detail: `The request body is larger than ${Math.max(x.route.maxBodyBytes ?? 0, maxBodyBytes)} bytes.`,
+          }),
+        );
         return;
       }
       received(x, body.text);
@@ -230,10 +244,19 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
         if (body.ok) {
           execute(x, '', body.checked);
         } else if (body.reason === 'syntax') {
-          reject(x, invalidInput(`The request body is not valid JSON: ${body.problem}.`, [{ location: 'body', message: `is not valid JSON: ${body.problem}` }]));
+          reject(
+            x,
+            invalidInput(`The request body is not valid JSON: ${body.problem}.`, [{ location: 'body', message: `is not valid JSON: ${body.problem}` }]),
+          );
         } else if (body.reason !== 'aborted') {
           discardRest(x.req, x.res);
-          reject(x, fromEngine({ code: 'err:service:bad_request:request_body_too_large', detail: `The request body is larger than ${restoreMaxBodyBytes} bytes (the server's restoreMaxBodyBytes).` }));
+          reject(
+            x,
+            fromEngine({
+              code: 'err:service:bad_request:request_body_too_large',
+              detail: `The request body is larger than ${restoreMaxBodyBytes} bytes (the server's restoreMaxBodyBytes).`,
+            }),
+          );
         }
       })
       .catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
@@ -252,9 +275,12 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     } else {
       const contentType = req.headers['content-type'];
       if (!isJsonContentType(contentType)) {
-        reject(x, invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
-          { location: 'header.content-type', message: contentType === undefined ? 'is missing: send application/json' : 'must be application/json' },
-        ]));
+        reject(
+          x,
+          invalidInput('The request body must be JSON sent with "Content-Type: application/json".', [
+            { location: 'header.content-type', message: contentType === undefined ? 'is missing: send application/json' : 'must be application/json' },
+          ]),
+        );
         return;
       }
       try {
@@ -274,14 +300,20 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
     const call: EngineCall = { route, token: auth.token, input: undefined };
     // The API rate limit counts a request before its root key or schema is judged (engine-backend.ts).
     if (route.auth === 'required' && auth.token === undefined) {
-      call.rejection = fromEngine({ code: 'err:service:authentication:missing', detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".' });
+      call.rejection = fromEngine({
+        code: 'err:service:authentication:missing',
+        detail: 'Authentication is required: send your root key as "Authorization: Bearer <ROOT_KEY>".',
+      });
     } else {
       const checked = streamed ?? validate(route.request, input, route.input === 'query' ? 'query' : 'body');
       if (checked.ok) {
         call.input = checked.value;
       } else {
         const first = checked.errors[0];
-        const summary = first === undefined ? 'The request is not valid.' : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
+        const summary =
+          first === undefined
+            ? 'The request is not valid.'
+            : `${first.location} ${first.message}${checked.errors.length > 1 ? ` (and ${checked.errors.length - 1} more)` : ''}.`;
         call.rejection = invalidInput(summary, checked.errors);
       }
     }
@@ -298,7 +330,9 @@ export function createSimulatorServer(state: RouteContext | EngineBackend, optio
       return;
     }
     if (x.route.streamReply === true) {
-      sendJsonStream(x.res, 200, { 'x-request-id': x.requestId }, replyBody(x.route, x.requestId, outcome.reply)).catch((error: unknown) => fail(x.req, x.res, x.requestId, error));
+      sendJsonStream(x.res, 200, { 'x-request-id': x.requestId }, replyBody(x.route, x.requestId, outcome.reply)).catch((error: unknown) =>
+        fail(x.req, x.res, x.requestId, error),
+      );
     } else {
       sendReply(x.res, x.route, x.requestId, outcome.reply);
     }

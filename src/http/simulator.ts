@@ -142,7 +142,9 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   });
   const keepAliveMs = options.keepAliveTimeoutMs;
   if (keepAliveMs !== undefined && (!Number.isFinite(keepAliveMs) || keepAliveMs < 1_000 || keepAliveMs > MAX_KEEP_ALIVE_TIMEOUT_MS)) {
-    throw new Error(`cannot start the simulator: keepAliveTimeoutMs must be from 1000 (1 s) to ${MAX_KEEP_ALIVE_TIMEOUT_MS} (an hour), got ${String(keepAliveMs)}.`);
+    throw new Error(
+      `cannot start the simulator: keepAliveTimeoutMs must be from 1000 (1 s) to ${MAX_KEEP_ALIVE_TIMEOUT_MS} (an hour), got ${String(keepAliveMs)}.`,
+    );
   }
   const hostsFor = (address: AddressInfo) =>
     options.checkHost !== false && isLoopbackAddress(address.address) ? [...loopbackHosts(address.address, address.port), ...extraHosts] : null;

@@ -16,7 +16,10 @@ export type SnapshotFileRead = { ok: true; snapshot: CheckedSnapshot } | { ok: f
 
 export async function readSnapshotFile(path: string, sha256: (text: string) => string): Promise<SnapshotFileRead> {
   const reader = new SnapshotReader(sha256);
-  const notJson = (problem: string): SnapshotFileRead => ({ ok: false, message: `is not JSON (${problem}); it should hold a snapshot taken with /_sim/snapshot.` });
+  const notJson = (problem: string): SnapshotFileRead => ({
+    ok: false,
+    message: `is not JSON (${problem}); it should hold a snapshot taken with /_sim/snapshot.`,
+  });
   try {
     const file = await open(path, 'r');
     try {
@@ -33,7 +36,16 @@ export async function readSnapshotFile(path: string, sha256: (text: string) => s
     }
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : error instanceof Error
+              ? error.message
+              : String(error);
     return { ok: false, message: `cannot read the file (${why}).` };
   }
   const checked = reader.end();

@@ -114,7 +114,9 @@ export class ClockDriver implements ServiceClockBounds {
     if (problem !== undefined || admin === undefined) throw new ServiceClockError(problem ?? 'no admin surface');
     // On a running clock upperMs would not bound the service time (see the top of the file).
     if ((await admin.clockMode()) !== 'manual') {
-      throw new ServiceClockError('its load runs on simulated time (serviceClock), which needs a manual (frozen) simulator clock; this simulator runs on the system clock. Start it with --clock manual (the embedded simulator always is).');
+      throw new ServiceClockError(
+        'its load runs on simulated time (serviceClock), which needs a manual (frozen) simulator clock; this simulator runs on the system clock. Start it with --clock manual (the embedded simulator always is).',
+      );
     }
     const nowMs = await admin.clockNow();
     if (fromMs < nowMs) {

@@ -23,7 +23,11 @@ export function embeddedClockOption(scenario: Pick<Scenario<unknown>, 'clockMode
  * it can (or when the target has no admin surface: a live target is handled by the skip of clock
  * scenarios). Reads the clock's mode only: changes nothing.
  */
-export async function clockModeRefusal(scenario: Scenario<unknown>, admin: Pick<SimulatorAdmin, 'clockMode'> | undefined, url: string): Promise<string | undefined> {
+export async function clockModeRefusal(
+  scenario: Scenario<unknown>,
+  admin: Pick<SimulatorAdmin, 'clockMode'> | undefined,
+  url: string,
+): Promise<string | undefined> {
   if (admin === undefined || !requiresClock(scenario)) return undefined;
   if ((await admin.clockMode()) === 'manual') return undefined;
   const startMs = clockStartMs(scenario);

@@ -89,10 +89,13 @@ export function offsetBounds(probes: readonly SkewProbe[]): { lo: number; hi: nu
 /** The skew the probes prove (see the comment at the top); throws SkewUnmeasurable when they cannot. */
 export function skewFromProbes(probes: readonly SkewProbe[], marginMs = SKEW_MARGIN_MS): MeasuredSkew {
   const dated = probes.filter((p) => p.dateMs !== undefined);
-  if (dated.length === 0) throw new SkewUnmeasurable('no answer of the service carried a Date header (answers that were not the service\'s, such as a gateway\'s pages, are not read)');
+  if (dated.length === 0)
+    throw new SkewUnmeasurable("no answer of the service carried a Date header (answers that were not the service's, such as a gateway's pages, are not read)");
   const { lo, hi } = offsetBounds(dated);
   if (!(lo < hi)) {
-    throw new SkewUnmeasurable(`its Date headers disagree with each other by more than their round trips (offset ≥ ${round1(lo)} ms and < ${round1(hi)} ms): several clocks, or a stale Date`);
+    throw new SkewUnmeasurable(
+      `its Date headers disagree with each other by more than their round trips (offset ≥ ${round1(lo)} ms and < ${round1(hi)} ms): several clocks, or a stale Date`,
+    );
   }
   const trips = dated.map((p) => p.receivedMs - p.sentMs);
   const roundTripMinMs = Math.min(...trips);
@@ -165,7 +168,13 @@ export function targetProbe(target: TargetCredentials, timeoutMs: number): { pro
   const client = new Http1Client(target.url, { timeoutMs, connections: 1, ca: target.ca, dates: true });
   const probe = async (): Promise<SkewProbe> => {
     const sentMs = wallNowMs();
-    const res = await client.request({ method: 'POST', path: '/v2/identities.listIdentities', headers: { authorization: `Bearer ${target.rootKey}` }, body: JSON.stringify({ limit: 1 }), retry: true });
+    const res = await client.request({
+      method: 'POST',
+      path: '/v2/identities.listIdentities',
+      headers: { authorization: `Bearer ${target.rootKey}` },
+      body: JSON.stringify({ limit: 1 }),
+      retry: true,
+    });
     const receivedMs = wallNowMs();
     let service = false;
     try {
@@ -204,13 +213,18 @@ export async function liveRunSkew(
   target: TargetCredentials,
   options: { given?: number | undefined; timeoutMs: number; fallbackMs: number; plannedMs: number; measure?: MeasureOptions },
 ): Promise<RunSkew> {
-  if (options.given !== undefined) return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.`, measured: false };
+  if (options.given !== undefined)
+    return { wallSkewMs: options.given, note: `Clock skew of the live target: ${options.given} ms, as given (--skew), not measured.`, measured: false };
   try {
     const m = await measureTargetSkew(target, Math.min(options.timeoutMs, 10_000), options.measure);
     // The bound must hold until the last answer: allow for drift over the planned run and a minute of set-up.
     const driftMs = Math.ceil((DRIFT_PPM * (options.plannedMs + 60_000)) / 1e6);
     const wallSkewMs = m.skewMs + driftMs;
-    return { wallSkewMs, note: `Clock skew of the live target: ±${wallSkewMs} ms, ${m.method}, + ${driftMs} ms for drift (${DRIFT_PPM} ppm over the run).`, measured: true };
+    return {
+      wallSkewMs,
+      note: `Clock skew of the live target: ±${wallSkewMs} ms, ${m.method}, + ${driftMs} ms for drift (${DRIFT_PPM} ppm over the run).`,
+      measured: true,
+    };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return {

@@ -121,7 +121,10 @@ export function describeTargetStopped(verdict: TargetStoppedVerdict, runStartMs:
       `${ended}. Check that the service behind the proxy is up (or pass --dead-after off to fire until the end).`
     );
   }
-  const what = Object.keys(gateway).length === 0 ? `failed at the transport level (${failures})` : `failed at the transport level or got a gateway error (${failures}, ${gatewayText(gateway, true)})`;
+  const what =
+    Object.keys(gateway).length === 0
+      ? `failed at the transport level (${failures})`
+      : `failed at the transport level or got a gateway error (${failures}, ${gatewayText(gateway, true)})`;
   return (
     `The target stopped answering: no request got an answer for ${silentS} s, and for ${failingS} s (--dead-after ${verdict.windowMs / 1000} s) every request that ended ${what}; ` +
     `${ended}. Check that the service is up (or pass --dead-after off to fire until the end).`

@@ -107,7 +107,9 @@ export function judgeGenerator(phases: readonly GeneratorPhase[], limits: Genera
       }
     }
     if (phase.loopDelayMs.p99 > limits.loopDelayP99Ms) {
-      reasons.push(`phase "${phase.name}": the generator's event-loop delay p99 was ${phase.loopDelayMs.p99} ms, over the limit of ${limits.loopDelayP99Ms} ms`);
+      reasons.push(
+        `phase "${phase.name}": the generator's event-loop delay p99 was ${phase.loopDelayMs.p99} ms, over the limit of ${limits.loopDelayP99Ms} ms`,
+      );
     }
   }
   return {
@@ -119,4 +121,3 @@ export function judgeGenerator(phases: readonly GeneratorPhase[], limits: Genera
     loadAverage: round(loadAverage, 2),
   };
 }
-

@@ -79,16 +79,26 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
   for (const p of parts) {
     const r = p.header.run;
     if (r?.scenario === undefined || r.seed === undefined || r.tag === undefined) {
-      throw new HistoryCombineError(`${p.name} does not say which run it records (no scenario, seed or tag in its header: recorded by an older keysim, or by hand): it cannot be matched with the others. Check it alone.`);
+      throw new HistoryCombineError(
+        `${p.name} does not say which run it records (no scenario, seed or tag in its header: recorded by an older keysim, or by hand): it cannot be matched with the others. Check it alone.`,
+      );
     }
     if (r.segment === undefined && r.setUp !== 'setup-only') {
-      throw new HistoryCombineError(`${p.name} is the history of a ${p.header.combined === undefined ? 'whole run' : 'combined history'}, not of a segment or a set-up: check it alone.`);
+      throw new HistoryCombineError(
+        `${p.name} is the history of a ${p.header.combined === undefined ? 'whole run' : 'combined history'}, not of a segment or a set-up: check it alone.`,
+      );
     }
   }
   const first = parts[0] as HistoryPart;
   for (const p of parts) {
-    if (p.header.run?.scenario !== first.header.run?.scenario || p.header.run?.seed !== first.header.run?.seed || p.header.run?.target !== first.header.run?.target) {
-      throw new HistoryCombineError(`${p.name} records another run (${describeRun(p.header)}) than ${first.name} (${describeRun(first.header)}): give the histories of one run's segments (and of its set-up).`);
+    if (
+      p.header.run?.scenario !== first.header.run?.scenario ||
+      p.header.run?.seed !== first.header.run?.seed ||
+      p.header.run?.target !== first.header.run?.target
+    ) {
+      throw new HistoryCombineError(
+        `${p.name} records another run (${describeRun(p.header)}) than ${first.name} (${describeRun(first.header)}): give the histories of one run's segments (and of its set-up).`,
+      );
     }
   }
   const setUps = parts.filter((p) => p.header.run?.setUp === 'setup-only');
@@ -98,7 +108,9 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
   const shared = segments.filter((p) => p.header.run?.setUp === 'shared');
   if (shared.length > 0 && shared.length < segments.length) {
     const own = segments.find((p) => p.header.run?.setUp !== 'shared') as HistoryPart;
-    throw new HistoryCombineError(`${own.name} ran its own setup while ${(shared[0] as HistoryPart).name} used a shared one: they are not segments of one run.`);
+    throw new HistoryCombineError(
+      `${own.name} ran its own setup while ${(shared[0] as HistoryPart).name} used a shared one: they are not segments of one run.`,
+    );
   }
   if (setUp !== undefined && segments.length > 0 && shared.length === 0) {
     throw new HistoryCombineError(`${(segments[0] as HistoryPart).name} ran its own setup: the set-up ${setUp.name} was not theirs.`);
@@ -107,7 +119,9 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
   const tagged = setUp ?? shared[0];
   for (const p of [...shared, ...setUps]) {
     if (tagged !== undefined && p.header.run?.tag !== tagged.header.run?.tag) {
-      throw new HistoryCombineError(`${p.name} belongs to the set-up tagged ${p.header.run?.tag} but ${tagged.name} to ${tagged.header.run?.tag}: their fixtures differ; give the histories of one run.`);
+      throw new HistoryCombineError(
+        `${p.name} belongs to the set-up tagged ${p.header.run?.tag} but ${tagged.name} to ${tagged.header.run?.tag}: their fixtures differ; give the histories of one run.`,
+      );
     }
   }
   if (segments.length === 0) return;
@@ -115,7 +129,10 @@ function checkOneRun(parts: readonly HistoryPart[]): void {
   const seen = new Map<number, string>();
   for (const p of segments) {
     const s = p.header.run?.segment as { index: number; count: number };
-    if (s.count !== count) throw new HistoryCombineError(`${p.name} is segment ${s.index}/${s.count} but ${(segments[0] as HistoryPart).name} is of ${count} segments: two cuts of the plan are not one run.`);
+    if (s.count !== count)
+      throw new HistoryCombineError(
+        `${p.name} is segment ${s.index}/${s.count} but ${(segments[0] as HistoryPart).name} is of ${count} segments: two cuts of the plan are not one run.`,
+      );
     const twice = seen.get(s.index);
     if (twice !== undefined) throw new HistoryCombineError(`segment ${s.index}/${count} is given twice (${twice} and ${p.name}).`);
     seen.set(s.index, p.name);
@@ -162,14 +179,24 @@ export function combineHistories(given: readonly HistoryPart[], options: Combine
   const events = kept.map(({ part, e }, seq) => ({ ...e, seq, origin: e.origin ?? `${labels[part] as string} #${e.seq}` }));
 
   const notes: string[] = [];
-  notes.push(`Combined from ${parts.length} histories (${labels.join(', ')}): each operation is judged with its own time interval, with no order between segments but what the times prove.`);
-  if (hostSkewMs > 0) notes.push(`The histories come from ${oneMachine ? 'one machine' : 'several machines (or do not say which)'}: every wall interval was widened by ${hostSkewMs} ms for the difference between their clocks.`);
+  notes.push(
+    `Combined from ${parts.length} histories (${labels.join(', ')}): each operation is judged with its own time interval, with no order between segments but what the times prove.`,
+  );
+  if (hostSkewMs > 0)
+    notes.push(
+      `The histories come from ${oneMachine ? 'one machine' : 'several machines (or do not say which)'}: every wall interval was widened by ${hostSkewMs} ms for the difference between their clocks.`,
+    );
   const segments = parts.filter((p) => p.header.run?.setUp === 'shared');
   if (segments.length > 0 && !parts.some((p) => p.header.run?.setUp === 'setup-only')) {
-    notes.push(`The segments share a set-up whose history is not among these: keys it created cannot be followed (add its history, written by keysim run --setup-only --history).`);
+    notes.push(
+      `The segments share a set-up whose history is not among these: keys it created cannot be followed (add its history, written by keysim run --setup-only --history).`,
+    );
   }
   const first = parts[0] as HistoryPart;
-  const startedAt = parts.map((p) => p.header.startedAt).filter((s): s is string => s !== undefined).sort()[0];
+  const startedAt = parts
+    .map((p) => p.header.startedAt)
+    .filter((s): s is string => s !== undefined)
+    .sort()[0];
   const run = first.header.run ?? {};
   const sharedTag = parts.find((p) => p.header.run?.setUp !== 'own')?.header.run?.tag;
   const header: HistoryHeader = {
@@ -194,7 +221,9 @@ export function combineHistories(given: readonly HistoryPart[], options: Combine
     wallSkewMs,
     hostSkewMs,
     labels,
-    ...(cut.length === 0 ? {} : { truncated: { parts: cut.map((p) => p.name), read, leftOut: read - events.length, untilMs: Number.isFinite(untilMs) ? untilMs : undefined } }),
+    ...(cut.length === 0
+      ? {}
+      : { truncated: { parts: cut.map((p) => p.name), read, leftOut: read - events.length, untilMs: Number.isFinite(untilMs) ? untilMs : undefined } }),
     notes,
   };
 }

@@ -4,7 +4,16 @@
  * directory maps it to its id).
  */
 import { createHash } from 'node:crypto';
-import type { HistoryCredits, HistoryLimitOutcome, HistoryLimitRequest, HistoryOutcome, HistoryRefill, HistoryRequest, HistoryVerifyRateLimit, HistoryVerifyRateLimitOutcome } from './history-format.js';
+import type {
+  HistoryCredits,
+  HistoryLimitOutcome,
+  HistoryLimitRequest,
+  HistoryOutcome,
+  HistoryRefill,
+  HistoryRequest,
+  HistoryVerifyRateLimit,
+  HistoryVerifyRateLimitOutcome,
+} from './history-format.js';
 import type { Operation } from './scenario.js';
 
 /** A plain object (not null, not an array). */
@@ -192,7 +201,8 @@ export function historyOutcome(op: Operation, status: number, body: unknown): Hi
           const duration = num(r.duration);
           const reset = num(r.reset);
           const remaining = num(r.remaining);
-          if (id === undefined || name === undefined || limit === undefined || duration === undefined || reset === undefined || remaining === undefined) continue;
+          if (id === undefined || name === undefined || limit === undefined || duration === undefined || reset === undefined || remaining === undefined)
+            continue;
           entries.push({ id, name, limit, duration, reset, remaining, exceeded: r.exceeded === true });
         }
         out.ratelimits = entries;

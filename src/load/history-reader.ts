@@ -43,7 +43,11 @@ async function* linesOf(path: string, ending: Ending, allowTruncated: boolean): 
     handle = await open(path, 'r');
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new HistoryFileError(path, undefined, code === 'ENOENT' ? 'no such file' : `cannot be opened (${error instanceof Error ? error.message : String(error)})`);
+    throw new HistoryFileError(
+      path,
+      undefined,
+      code === 'ENOENT' ? 'no such file' : `cannot be opened (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   const magic = Buffer.alloc(2);
   const { bytesRead } = await handle.read(magic, 0, 2, 0);
@@ -138,7 +142,9 @@ export async function openHistory(path: string, options: ReadOptions = {}): Prom
     throw new HistoryFileError(
       path,
       undefined,
-      ending.truncated ? 'the file was cut short before its header line was complete: the run was stopped before anything of it was saved' : 'the file is empty: no header line',
+      ending.truncated
+        ? 'the file was cut short before its header line was complete: the run was stopped before anything of it was saved'
+        : 'the file is empty: no header line',
     );
   }
   let header: HistoryHeader;

@@ -76,7 +76,10 @@ function validLimitRequest(v: unknown, where: string): HistoryLimitRequest {
   const identifier = optStr(v, 'identifier', where);
   const limit = optNum(v, 'limit', where);
   const duration = optNum(v, 'duration', where);
-  need(namespace !== undefined && identifier !== undefined && limit !== undefined && duration !== undefined, `${where} needs namespace, identifier, limit and duration`);
+  need(
+    namespace !== undefined && identifier !== undefined && limit !== undefined && duration !== undefined,
+    `${where} needs namespace, identifier, limit and duration`,
+  );
   const out: HistoryLimitRequest = { namespace, identifier, limit, duration };
   put(out, 'cost', optNum(v, 'cost', where));
   return out;
@@ -150,7 +153,13 @@ function validOutcome(v: unknown): HistoryOutcome | 'unknown' {
       const remaining = optNum(r, 'remaining', where);
       const exceeded = optBool(r, 'exceeded', where);
       need(
-        id !== undefined && name !== undefined && limit !== undefined && duration !== undefined && reset !== undefined && remaining !== undefined && exceeded !== undefined,
+        id !== undefined &&
+          name !== undefined &&
+          limit !== undefined &&
+          duration !== undefined &&
+          reset !== undefined &&
+          remaining !== undefined &&
+          exceeded !== undefined,
         `${where} needs id, name, limit, duration, reset, remaining and exceeded`,
       );
       return { id, name, limit, duration, reset, remaining, exceeded };
@@ -232,7 +241,10 @@ export function validHeader(v: unknown): HistoryHeader {
       const segment = v.run.segment;
       need(isObject(segment), 'header.run.segment must be an object');
       const { index, count } = segment;
-      need(typeof index === 'number' && typeof count === 'number' && Number.isSafeInteger(index) && Number.isSafeInteger(count) && index >= 0 && index < count, 'header.run.segment needs whole numbers index < count');
+      need(
+        typeof index === 'number' && typeof count === 'number' && Number.isSafeInteger(index) && Number.isSafeInteger(count) && index >= 0 && index < count,
+        'header.run.segment needs whole numbers index < count',
+      );
       run.segment = { index, count };
     }
     if (v.run.setUp !== undefined) {

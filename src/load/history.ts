@@ -31,4 +31,12 @@ export { KeyDirectory, historyOutcome, historyRequest } from './history-events.j
 export { validateHistoryEvent } from './history-validate.js';
 export { HistoryWriter, type HistoryWriterOptions, type RecordedCall } from './history-writer.js';
 export { type CheckablePrefix, HistoryFileError, type OpenedHistory, type ReadOptions, checkablePrefix, openHistory, readHistory } from './history-reader.js';
-export { type CombineOptions, type CombinedHistory, DEFAULT_HOST_SKEW_MS, HistoryCombineError, type HistoryPart, combineHistories, partLabel } from './history-combine.js';
+export {
+  type CombineOptions,
+  type CombinedHistory,
+  DEFAULT_HOST_SKEW_MS,
+  HistoryCombineError,
+  type HistoryPart,
+  combineHistories,
+  partLabel,
+} from './history-combine.js';

@@ -58,7 +58,8 @@ export function describeRequest(e: HistoryEvent): string {
   if (r.operation !== undefined) parts.push(`${r.operation} ${r.value === null ? 'null' : (r.value ?? '')}`.trim());
   if (r.limit !== undefined) parts.push(`limit ${r.limit}/${r.duration ?? '?'} ms`);
   if (r.cost !== undefined || e.op === 'keys.verifyKey' || e.op === 'ratelimit.limit') parts.push(`cost ${r.cost ?? 1}`);
-  for (const l of r.ratelimits ?? []) parts.push(`ratelimit ${l.name}${l.limit === undefined ? '' : ` ${l.limit}/${l.duration ?? '?'} ms`}${l.cost === undefined ? '' : ` cost ${l.cost}`}`);
+  for (const l of r.ratelimits ?? [])
+    parts.push(`ratelimit ${l.name}${l.limit === undefined ? '' : ` ${l.limit}/${l.duration ?? '?'} ms`}${l.cost === undefined ? '' : ` cost ${l.cost}`}`);
   if (r.limits !== undefined) parts.push(r.limits.map((l) => `${l.namespace}/${l.identifier} ${l.limit}/${l.duration} ms cost ${l.cost ?? 1}`).join(', '));
   return oneLine(parts.join(' ')) || '–';
 }
@@ -84,7 +85,14 @@ export function describeOutcome(e: HistoryEvent): string {
 
 /** A history event as a witness row of the report. */
 export function witnessOperation(e: HistoryEvent): WitnessOperation {
-  const op: WitnessOperation = { seq: e.seq, op: e.op, invokeMs: e.invokeMs, completeMs: e.completeMs, request: describeRequest(e), outcome: describeOutcome(e) };
+  const op: WitnessOperation = {
+    seq: e.seq,
+    op: e.op,
+    invokeMs: e.invokeMs,
+    completeMs: e.completeMs,
+    request: describeRequest(e),
+    outcome: describeOutcome(e),
+  };
   if (e.serviceInvokeMs !== undefined) op.serviceInvokeMs = e.serviceInvokeMs;
   if (e.serviceCompleteMs !== undefined) op.serviceCompleteMs = e.serviceCompleteMs;
   if (e.origin !== undefined) op.origin = e.origin;
@@ -101,9 +109,7 @@ function visibleAtMs(v: Violation): number {
  * invariant always among them (so a flood of one kind cannot hide another).
  */
 function selectViolations(violations: readonly Violation[], max: number): Violation[] {
-  const ordered = violations
-    .map((v, index) => ({ v, index, at: visibleAtMs(v) }))
-    .sort((a, b) => (a.at === b.at ? a.index - b.index : a.at < b.at ? -1 : 1));
+  const ordered = violations.map((v, index) => ({ v, index, at: visibleAtMs(v) })).sort((a, b) => (a.at === b.at ? a.index - b.index : a.at < b.at ? -1 : 1));
   const chosen = new Set<number>();
   const firstOf = new Set<string>();
   for (const { v, index } of ordered) {
@@ -120,15 +126,33 @@ function selectViolations(violations: readonly Violation[], max: number): Violat
 }
 
 function violationOf(v: Violation): InvariantViolation {
-  return { invariant: v.invariant, subject: v.subject, message: v.message, occurrences: v.occurrences, witness: [...v.witness].sort((a, b) => a.seq - b.seq).map(witnessOperation) };
+  return {
+    invariant: v.invariant,
+    subject: v.subject,
+    message: v.message,
+    occurrences: v.occurrences,
+    witness: [...v.witness].sort((a, b) => a.seq - b.seq).map(witnessOperation),
+  };
 }
 
 function oracleOf(o: OracleSection): OracleSection {
   const examples: OracleDifference[] = [...o.examples]
     .sort((a, b) => a.seq - b.seq)
     .slice(0, ORACLE_EXAMPLES_MAX)
-    .map((d) => ({ seq: d.seq, op: d.op, field: d.field, expected: clip(oneLine(d.expected), ORACLE_VALUE_MAX), received: clip(oneLine(d.received), ORACLE_VALUE_MAX) }));
-  const out: OracleSection = { verdict: o.verdict, compared: o.compared, skipped: o.skipped, differences: Math.max(o.differences, o.examples.length), examples };
+    .map((d) => ({
+      seq: d.seq,
+      op: d.op,
+      field: d.field,
+      expected: clip(oneLine(d.expected), ORACLE_VALUE_MAX),
+      received: clip(oneLine(d.received), ORACLE_VALUE_MAX),
+    }));
+  const out: OracleSection = {
+    verdict: o.verdict,
+    compared: o.compared,
+    skipped: o.skipped,
+    differences: Math.max(o.differences, o.examples.length),
+    examples,
+  };
   if (o.note !== undefined) out.note = o.note;
   return out;
 }
@@ -157,7 +181,14 @@ export function invariantsSection(check: CheckReport | undefined, options: Invar
           history: options.history ?? HISTORY_FILE,
           operations: options.operations,
           checked: { ...check.checked },
-          invariants: check.invariants.map((inv) => ({ id: inv.id, title: inv.title, passed: inv.passed, checked: inv.checked, violations: inv.violations, ...(inv.notJudged === undefined ? {} : { notJudged: inv.notJudged }) })),
+          invariants: check.invariants.map((inv) => ({
+            id: inv.id,
+            title: inv.title,
+            passed: inv.passed,
+            checked: inv.checked,
+            violations: inv.violations,
+            ...(inv.notJudged === undefined ? {} : { notJudged: inv.notJudged }),
+          })),
           violations: selectViolations(check.violations, SECTION_VIOLATIONS_MAX).map(violationOf),
           violationsTotal: check.violations.length,
           notes,

@@ -49,7 +49,8 @@ export class JournalFileWriter {
     file.on('error', fail);
     // Closed by anyone before the end was written: the writes after it would never be flushed.
     gzip.once('close', () => {
-      if (!file.destroyed && !file.writableFinished && !gzip.writableFinished) fail(new Error('the journal file\'s compressor was closed before the journal ended'));
+      if (!file.destroyed && !file.writableFinished && !gzip.writableFinished)
+        fail(new Error("the journal file's compressor was closed before the journal ended"));
     });
     gzip.pipe(file);
   }

@@ -163,7 +163,11 @@ export class MetricsEndpoint {
     family('keysim_errors_total', 'counter', 'Requests that failed: transport errors (timeout, reset, refused) and HTTP 5xx.');
     perOperation((op) => op.errors)('keysim_errors_total');
     const h = 'keysim_request_duration_seconds';
-    family(h, 'histogram', 'Latency of answered requests in seconds, from the intended send time (coordinated-omission corrected; from the actual send in the closed model).');
+    family(
+      h,
+      'histogram',
+      'Latency of answered requests in seconds, from the intended send time (coordinated-omission corrected; from the actual send in the closed model).',
+    );
     for (const r of this.#runs) {
       for (const [operation, op] of r.operations) {
         let cumulative = 0;

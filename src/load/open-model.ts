@@ -77,7 +77,11 @@ export class OpenModelExecutor {
     };
     this.#connections = Array.from(
       { length: options.connections },
-      () => new Http1Connection<Pending>({ endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(options.timeoutMs, MAX_CONNECT_TIMEOUT_MS), idleClose }, handlers),
+      () =>
+        new Http1Connection<Pending>(
+          { endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: Math.min(options.timeoutMs, MAX_CONNECT_TIMEOUT_MS), idleClose },
+          handlers,
+        ),
     );
   }
 

@@ -89,7 +89,8 @@ export class OracleReplay {
     if (end.overflowed) notes.push('the journal overflowed: operations executed after that were not compared (drain it more often or raise its capacity)');
     if (unmatched > 0) notes.push(`${unmatched} answered operations had no journal entry with their seq (sent without the ${SEQ_HEADER} header?)`);
     if (notes.length > 0) result.note = notes.join('; ');
-    if (result.compared === 0 && result.verdict === 'agrees') return { ...result, verdict: 'not-run', note: result.note ?? 'no recorded answer could be compared' };
+    if (result.compared === 0 && result.verdict === 'agrees')
+      return { ...result, verdict: 'not-run', note: result.note ?? 'no recorded answer could be compared' };
     return result;
   }
 }

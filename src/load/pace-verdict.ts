@@ -57,19 +57,23 @@ export function samplesNeeded(metric: string): number {
 
 /** The latency over the sends made on time, less the generator's delay, with how it reads; or why there is none. */
 function onTimeEvidence(t: Threshold, stats: OperationStats | undefined, generator: GeneratorSection | undefined): { value: number; text: string } | string {
-  if (!LATENCY.has(t.metric)) return 'no figure of the throughput is free of the generator\'s lag';
+  if (!LATENCY.has(t.metric)) return "no figure of the throughput is free of the generator's lag";
   const onTime = stats?.onTime;
   if (onTime === undefined) return 'this report has no latency of the sends made on time (written by an older keysim)';
   if (onTime.latency.count === 0) return 'no send was made on time';
   // A percentile read from fewer samples than it takes to have one above it is the max of a
   // handful: too thin to overrule the generator's lag (a generator that blocked keeps one on time).
   const needed = samplesNeeded(t.metric);
-  if (onTime.latency.count < needed) return `only ${formatCount(onTime.latency.count)} of the sends were made on time, too few to read a ${t.metric} from (${formatCount(needed)} needed)`;
+  if (onTime.latency.count < needed)
+    return `only ${formatCount(onTime.latency.count)} of the sends were made on time, too few to read a ${t.metric} from (${formatCount(needed)} needed)`;
   const value = onTime.latency[t.metric as keyof Percentiles];
   if (value === undefined) return `this report has no ${t.metric} of the sends made on time`;
   const delayMs = generatorDelayMs(t, generator);
   const adjusted = Math.max(0, value - delayMs);
-  return { value: adjusted, text: `over the ${formatCount(onTime.latency.count)} sends on time ${shown(t, value)} with ${shown(t, delayMs)} of generator delay allowed` };
+  return {
+    value: adjusted,
+    text: `over the ${formatCount(onTime.latency.count)} sends on time ${shown(t, value)} with ${shown(t, delayMs)} of generator delay allowed`,
+  };
 }
 
 /** Whether drops, which only lower latency and rps, can have helped this threshold pass. */
@@ -78,7 +82,14 @@ function dropsCanFlatter(t: Threshold): boolean {
 }
 
 /** `dropped`: the run's planned sends never made (`totals.dropped`). */
-export function paceVerdict(t: Threshold, actual: number, passed: boolean, stats: OperationStats | undefined, generator: GeneratorSection | undefined, dropped = 0): ThresholdResult {
+export function paceVerdict(
+  t: Threshold,
+  actual: number,
+  passed: boolean,
+  stats: OperationStats | undefined,
+  generator: GeneratorSection | undefined,
+  dropped = 0,
+): ThresholdResult {
   const measured = `measured ${shown(t, actual)}`;
   const result = (verdict: 'passed' | 'failed' | 'inconclusive', detail: string): ThresholdResult =>
     verdict === 'inconclusive'
@@ -91,11 +102,16 @@ export function paceVerdict(t: Threshold, actual: number, passed: boolean, stats
     );
   }
   const effect = lagEffect(t);
-  if (effect === 'worse' && passed) return result('passed', `${measured}: passed, although the load generator lagged (its lag can only have made this figure worse)`);
-  if (effect === 'better' && !passed) return result('failed', `${measured}: failed, although the load generator lagged (its lag can only have made this figure better)`);
+  if (effect === 'worse' && passed)
+    return result('passed', `${measured}: passed, although the load generator lagged (its lag can only have made this figure worse)`);
+  if (effect === 'better' && !passed)
+    return result('failed', `${measured}: failed, although the load generator lagged (its lag can only have made this figure better)`);
   const evidence = onTimeEvidence(t, stats, generator);
   if (typeof evidence === 'string') return result('inconclusive', `${measured}, inconclusive: the load generator could not keep its schedule, and ${evidence}`);
   const agrees = compare(evidence.value, t.comparator, t.value) === passed;
   if (agrees) return result(passed ? 'passed' : 'failed', `${measured}; ${evidence.text}: ${passed ? 'passed' : 'failed'}`);
-  return result('inconclusive', `${measured}; ${evidence.text}: ${passed ? 'failed' : 'passed'}, so inconclusive: the load generator's lag may explain the difference`);
+  return result(
+    'inconclusive',
+    `${measured}; ${evidence.text}: ${passed ? 'failed' : 'passed'}, so inconclusive: the load generator's lag may explain the difference`,
+  );
 }

@@ -82,7 +82,12 @@ export async function checkReachable(target: Target, timeoutMs: number): Promise
     if (error instanceof TargetUnreachableError) throw error;
     const untrusted = untrustedCertificateMessage(target.url, error);
     if (untrusted !== undefined) throw new TargetUnreachableError(target.url, 'its certificate is not trusted', untrusted);
-    if (error instanceof NotServiceAnswerError) throw new TargetUnreachableError(target.url, 'its answer could not be read', `The target at ${target.url} does not answer like the service: ${error.message}`);
+    if (error instanceof NotServiceAnswerError)
+      throw new TargetUnreachableError(
+        target.url,
+        'its answer could not be read',
+        `The target at ${target.url} does not answer like the service: ${error.message}`,
+      );
     throw new TargetUnreachableError(target.url, `${classifyTransportError(error)} (${error instanceof Error ? error.message : String(error)})`);
   } finally {
     await client.close();

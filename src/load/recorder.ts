@@ -266,7 +266,13 @@ export class Recorder {
     if (bucket === undefined) return;
     const operations = [...bucket.operations]
       .sort((a, b) => a[0].localeCompare(b[0]))
-      .map(([operation, o]) => ({ operation, requests: o.requests, errors: o.errors, latency: percentilesMs(o.latency), histogram: encodeHistogram(o.latency) }));
+      .map(([operation, o]) => ({
+        operation,
+        requests: o.requests,
+        errors: o.errors,
+        latency: percentilesMs(o.latency),
+        histogram: encodeHistogram(o.latency),
+      }));
     // One operation in the second: its histogram holds the same samples as the second's, so the
     // percentiles (a walk over the counts) need not be read twice.
     const only = operations.length === 1 ? operations[0] : undefined;

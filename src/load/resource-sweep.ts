@@ -40,7 +40,11 @@ function fromSnapshot(snapshot: unknown, ledger: ResourceLedger, prefix: string)
     return Array.isArray(v) ? v : [];
   };
   const ours = (name: string | undefined) => name !== undefined && name.startsWith(prefix);
-  const apis = new Set(list('apis').filter((a) => ours(field(a, 'name'))).map((a) => field(a, 'id')));
+  const apis = new Set(
+    list('apis')
+      .filter((a) => ours(field(a, 'name')))
+      .map((a) => field(a, 'id')),
+  );
   for (const key of list('keys')) {
     const id = field(key, 'id');
     const name = field(key, 'name');
@@ -73,7 +77,11 @@ async function page(api: ServiceApi, op: 'identities.listIdentities' | 'ratelimi
   return { items: b.data, cursor, gone: false };
 }
 
-async function listAll(api: ServiceApi, op: 'identities.listIdentities' | 'ratelimit.listOverrides', body: Record<string, unknown>): Promise<{ items: unknown[]; gone: boolean }> {
+async function listAll(
+  api: ServiceApi,
+  op: 'identities.listIdentities' | 'ratelimit.listOverrides',
+  body: Record<string, unknown>,
+): Promise<{ items: unknown[]; gone: boolean }> {
   const items: unknown[] = [];
   let cursor: string | undefined;
   for (let n = 0; n < MAX_PAGES; n++) {
@@ -159,7 +167,8 @@ export async function deleteResources(options: SweepOptions, entries: readonly R
   const failures: DeleteFailure[] = [];
   const expectGone = async (entry: ResourceEntry, op: 'keys.deleteKey' | 'identities.deleteIdentity' | 'ratelimit.deleteOverride', body: unknown) => {
     const res = await api.call(op, body);
-    if (res.status !== 200 && res.status !== 404 && res.status !== 410) failures.push({ entry, reason: `${op} answered ${res.status}: ${JSON.stringify(res.body)?.slice(0, 200) ?? 'no body'}` });
+    if (res.status !== 200 && res.status !== 404 && res.status !== 410)
+      failures.push({ entry, reason: `${op} answered ${res.status}: ${JSON.stringify(res.body)?.slice(0, 200) ?? 'no body'}` });
   };
   for (const kind of DELETE_ORDER) {
     for (const entry of entries.filter((e) => e.kind === kind)) {
@@ -167,7 +176,8 @@ export async function deleteResources(options: SweepOptions, entries: readonly R
         if (kind === 'overrides') await expectGone(entry, 'ratelimit.deleteOverride', { namespace: entry.namespace, identifier: entry.id });
         else if (kind === 'keys') await expectGone(entry, 'keys.deleteKey', { keyId: entry.id });
         else if (kind === 'identities') await expectGone(entry, 'identities.deleteIdentity', { identity: entry.id });
-        else if (admin === undefined) failures.push({ entry, reason: 'namespaces are deleted through the simulator\'s admin surface, which this target does not offer' });
+        else if (admin === undefined)
+          failures.push({ entry, reason: "namespaces are deleted through the simulator's admin surface, which this target does not offer" });
         else await admin.deleteNamespace(entry.id);
       } catch (error) {
         failures.push({ entry, reason: error instanceof Error ? error.message : String(error) });

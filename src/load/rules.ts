@@ -10,7 +10,8 @@
  */
 
 /** Where a rule is judged besides the scenario's own checks: an invariant id of src/load/checks/types.ts. */
-export type RuleJudge = 'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
+export type RuleJudge =
+  'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
 
 export interface ServiceRule {
   id: string;
@@ -25,30 +26,100 @@ export const RULES: readonly ServiceRule[] = [
   { id: 'verify.not-found', title: 'an unknown or deleted key verifies as NOT_FOUND', section: 'verification-order', judgedBy: [] },
   { id: 'verify.disabled', title: 'a disabled key verifies as DISABLED, before its credits are looked at', section: 'verification-order', judgedBy: [] },
   { id: 'verify.expired', title: 'a key past its expires verifies as EXPIRED', section: 'verification-order', judgedBy: [] },
-  { id: 'verify.rate-limited-spends-nothing', title: 'a RATE_LIMITED verification spends no credits', section: 'verification-order', judgedBy: ['credits.no-over-spend', 'credits.consistent'] },
-  { id: 'credits.valid-decrements', title: 'cost ≤ balance: VALID, the balance drops by the cost', section: 'credits', judgedBy: ['credits.no-over-spend', 'credits.consistent'] },
-  { id: 'credits.exceeded-keeps-balance', title: 'cost > balance: USAGE_EXCEEDED, nothing taken, the balance reported unchanged', section: 'credits', judgedBy: ['credits.no-under-serve', 'credits.consistent'] },
+  {
+    id: 'verify.rate-limited-spends-nothing',
+    title: 'a RATE_LIMITED verification spends no credits',
+    section: 'verification-order',
+    judgedBy: ['credits.no-over-spend', 'credits.consistent'],
+  },
+  {
+    id: 'credits.valid-decrements',
+    title: 'cost ≤ balance: VALID, the balance drops by the cost',
+    section: 'credits',
+    judgedBy: ['credits.no-over-spend', 'credits.consistent'],
+  },
+  {
+    id: 'credits.exceeded-keeps-balance',
+    title: 'cost > balance: USAGE_EXCEEDED, nothing taken, the balance reported unchanged',
+    section: 'credits',
+    judgedBy: ['credits.no-under-serve', 'credits.consistent'],
+  },
   { id: 'credits.cost-zero', title: 'cost 0 passes and changes nothing, even with 0 left', section: 'credits', judgedBy: ['credits.consistent'] },
   { id: 'credits.cost-many', title: 'cost > 1 takes exactly the cost', section: 'credits', judgedBy: ['credits.no-over-spend', 'credits.consistent'] },
   { id: 'credits.unlimited', title: 'a key without credits.remaining is never refused for credits', section: 'credits', judgedBy: [] },
-  { id: 'credits.update-credits', title: 'updateCredits: set, increment, decrement (never below 0), no top-up lost', section: 'updating-credits', judgedBy: ['credits.consistent'] },
+  {
+    id: 'credits.update-credits',
+    title: 'updateCredits: set, increment, decrement (never below 0), no top-up lost',
+    section: 'updating-credits',
+    judgedBy: ['credits.consistent'],
+  },
   { id: 'keys.update-allocation', title: 'updateKey credits {remaining: N}: a new balance at once, the refill kept', section: 'updating-a-key', judgedBy: [] },
   { id: 'keys.delete', title: 'a deleted key verifies as NOT_FOUND and every operation on it is a 404', section: 'keys', judgedBy: [] },
   { id: 'refill.daily-utc-midnight', title: 'daily refills happen at 00:00 UTC', section: 'refill', judgedBy: ['credits.refill'] },
   { id: 'refill.monthly-refill-day', title: 'monthly refills happen at 00:00 UTC on refillDay', section: 'refill', judgedBy: ['credits.refill'] },
-  { id: 'refill.month-end', title: 'refillDay beyond a month’s end refills on its last day (29 February in a leap year)', section: 'refill', judgedBy: ['credits.refill'] },
+  {
+    id: 'refill.month-end',
+    title: 'refillDay beyond a month’s end refills on its last day (29 February in a leap year)',
+    section: 'refill',
+    judgedBy: ['credits.refill'],
+  },
   { id: 'refill.sets-balance', title: 'a refill sets the balance to amount, it does not add to it', section: 'refill', judgedBy: ['credits.refill'] },
-  { id: 'refill.next-boundary', title: 'a key is first refilled at the next boundary after its creation, never back-dated', section: 'refill', judgedBy: ['credits.refill'] },
-  { id: 'ratelimit.sliding-window', title: 'the window slides: just after an edge the previous window still weighs', section: 'the-sliding-window', judgedBy: ['ratelimit.no-over-admission', 'ratelimit.no-false-denial'] },
-  { id: 'ratelimit.limit-exact', title: 'a fresh window admits exactly the limit, no more, no fewer', section: 'rate-limits', judgedBy: ['ratelimit.no-over-admission', 'ratelimit.no-false-denial'] },
+  {
+    id: 'refill.next-boundary',
+    title: 'a key is first refilled at the next boundary after its creation, never back-dated',
+    section: 'refill',
+    judgedBy: ['credits.refill'],
+  },
+  {
+    id: 'ratelimit.sliding-window',
+    title: 'the window slides: just after an edge the previous window still weighs',
+    section: 'the-sliding-window',
+    judgedBy: ['ratelimit.no-over-admission', 'ratelimit.no-false-denial'],
+  },
+  {
+    id: 'ratelimit.limit-exact',
+    title: 'a fresh window admits exactly the limit, no more, no fewer',
+    section: 'rate-limits',
+    judgedBy: ['ratelimit.no-over-admission', 'ratelimit.no-false-denial'],
+  },
   { id: 'ratelimit.cost-zero', title: 'a rate-limit check of cost 0 is always admitted and counts nothing', section: 'the-sliding-window', judgedBy: [] },
   { id: 'ratelimit.cost-many', title: 'a rate-limit check of cost > 1 counts its cost', section: 'rate-limits', judgedBy: ['ratelimit.no-over-admission'] },
-  { id: 'ratelimit.override-exact', title: 'an exact override replaces the limit of its identifier', section: 'overrides', judgedBy: ['ratelimit.no-over-admission'] },
-  { id: 'ratelimit.override-wildcard', title: 'a wildcard override matches, and an exact one beats it', section: 'overrides', judgedBy: ['ratelimit.no-over-admission'] },
-  { id: 'ratelimit.identity-shared', title: "an identity's limit is one counter shared by all its keys", section: 'rate-limits-in-a-verification', judgedBy: ['ratelimit.no-over-admission'] },
-  { id: 'ratelimit.key-limit-per-key', title: "a key's limit counts for that key alone", section: 'rate-limits-in-a-verification', judgedBy: ['ratelimit.no-over-admission'] },
-  { id: 'ratelimit.multi-all-or-nothing', title: 'multiLimit is all or nothing: when one limit refuses, none counts the request', section: 'rate-limits', judgedBy: [] },
-  { id: 'identities.lifecycle', title: 'identities: create, read by id or externalId, update as a whole, page, delete for good', section: 'identities', judgedBy: [] },
+  {
+    id: 'ratelimit.override-exact',
+    title: 'an exact override replaces the limit of its identifier',
+    section: 'overrides',
+    judgedBy: ['ratelimit.no-over-admission'],
+  },
+  {
+    id: 'ratelimit.override-wildcard',
+    title: 'a wildcard override matches, and an exact one beats it',
+    section: 'overrides',
+    judgedBy: ['ratelimit.no-over-admission'],
+  },
+  {
+    id: 'ratelimit.identity-shared',
+    title: "an identity's limit is one counter shared by all its keys",
+    section: 'rate-limits-in-a-verification',
+    judgedBy: ['ratelimit.no-over-admission'],
+  },
+  {
+    id: 'ratelimit.key-limit-per-key',
+    title: "a key's limit counts for that key alone",
+    section: 'rate-limits-in-a-verification',
+    judgedBy: ['ratelimit.no-over-admission'],
+  },
+  {
+    id: 'ratelimit.multi-all-or-nothing',
+    title: 'multiLimit is all or nothing: when one limit refuses, none counts the request',
+    section: 'rate-limits',
+    judgedBy: [],
+  },
+  {
+    id: 'identities.lifecycle',
+    title: 'identities: create, read by id or externalId, update as a whole, page, delete for good',
+    section: 'identities',
+    judgedBy: [],
+  },
 ];
 
 const IDS: ReadonlySet<string> = new Set(RULES.map((r) => r.id));

@@ -36,7 +36,9 @@ function handOver(options: RunCleanupOptions): void {
   try {
     writeOpenResources(options.handoverPath, options.sweep.ledger);
   } catch (error) {
-    options.warn(`cannot write ${options.handoverPath} (${error instanceof Error ? error.message : String(error)}): the teardown after the segments will not know the keys this segment created; keysim cleanup --tag ${options.sweep.ledger.tag} --out with this run's reports folder reads its ledger`);
+    options.warn(
+      `cannot write ${options.handoverPath} (${error instanceof Error ? error.message : String(error)}): the teardown after the segments will not know the keys this segment created; keysim cleanup --tag ${options.sweep.ledger.tag} --out with this run's reports folder reads its ledger`,
+    );
   }
 }
 
@@ -57,7 +59,8 @@ export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesS
     const left = section.kinds.reduce((sum, k) => sum + k.left, 0);
     // A segment's ledger file may be its sibling segments' too (one reports folder): it stays.
     if (options.handoverPath !== undefined) log(`left ${left} resources to the teardown after the last segment (listed in ${options.handoverPath})`);
-    else if (left > 0) warn(`--keep: left ${left} resources on ${url}, named after the run's tag ${ledger.tag}; delete them with: ${cleanupCommandFor(url, ledger.tag)}`);
+    else if (left > 0)
+      warn(`--keep: left ${left} resources on ${url}, named after the run's tag ${ledger.tag}; delete them with: ${cleanupCommandFor(url, ledger.tag)}`);
     else ledger.discardFile();
     return section;
   }
@@ -79,7 +82,10 @@ export async function cleanUpRun(options: RunCleanupOptions): Promise<ResourcesS
     }
   }
   const stopped = unanswered >= MAX_UNANSWERED;
-  if (stopped) problems.unshift(`the target stopped answering during the cleanup (${MAX_UNANSWERED} deletes in a row got no answer): ${pending.length} cleanups and the sweep by the run's tag were not attempted`);
+  if (stopped)
+    problems.unshift(
+      `the target stopped answering during the cleanup (${MAX_UNANSWERED} deletes in a row got no answer): ${pending.length} cleanups and the sweep by the run's tag were not attempted`,
+    );
   // What the scenario's cleanups missed: created by a request whose answer was lost, by the load, …
   if (!stopped) {
     try {

@@ -15,7 +15,13 @@ import type { Target } from './target.js';
  * Reads the saved history back, checks every invariant over it and compares the oracle's replay
  * (simulator only) with the answers recorded: the report's invariants section.
  */
-async function invariantsReport(path: string, oracle: Oracle | undefined, notes: readonly string[], wallSkewMs: number | undefined, segment: HistoryEnd['segment']): Promise<InvariantsSection> {
+async function invariantsReport(
+  path: string,
+  oracle: Oracle | undefined,
+  notes: readonly string[],
+  wallSkewMs: number | undefined,
+  segment: HistoryEnd['segment'],
+): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
   const skew = wallSkewMs ?? header.wallSkewMs;
   const oracleSection = oracle === undefined ? undefined : await oracle.compare(events);
@@ -54,7 +60,10 @@ export async function historyInvariants(end: HistoryEnd): Promise<InvariantsSect
   const { history, oracle, target } = end;
   await history.close();
   if (end.interrupted) {
-    return invariantsSection(undefined, { operations: history.written, notes: ['Interrupted: the history was saved but not checked (run keysim check on it).'] });
+    return invariantsSection(undefined, {
+      operations: history.written,
+      notes: ['Interrupted: the history was saved but not checked (run keysim check on it).'],
+    });
   }
   if (oracle !== undefined) {
     clearInterval(end.oracleTimer);
@@ -64,6 +73,6 @@ export async function historyInvariants(end: HistoryEnd): Promise<InvariantsSect
   // The bound must still hold at the end of the run: a wider one if the clocks drifted apart.
   const skew = end.skew === undefined ? undefined : await remeasuredRunSkew(target, end.skew, { timeoutMs: end.timeoutMs });
   if (skew !== undefined) sectionNotes.push(skew.note);
-  if (oracle === undefined && target.kind === 'live') sectionNotes.push('No oracle on a live target: it replays the simulator\'s journal.');
+  if (oracle === undefined && target.kind === 'live') sectionNotes.push("No oracle on a live target: it replays the simulator's journal.");
   return invariantsReport(end.path, oracle, sectionNotes, skew?.wallSkewMs, end.segment);
 }

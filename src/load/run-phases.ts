@@ -84,9 +84,13 @@ function defaultPhases<F>(settings: LoadSettings): Array<PhaseSpec<F>> {
 function phaseInput(scenarioName: string, p: PhaseSpec<unknown>, settings: LoadSettings): PhaseInput {
   const warmup = p.warmup === true;
   const own = p.stages === undefined ? undefined : { startRate: p.startRate ?? 0, stages: p.stages };
-  const staged = own ?? (p.rate === undefined && !warmup && settings.stages !== undefined ? { startRate: settings.startRate ?? 0, stages: settings.stages } : undefined);
+  const staged =
+    own ?? (p.rate === undefined && !warmup && settings.stages !== undefined ? { startRate: settings.startRate ?? 0, stages: settings.stages } : undefined);
   if (staged !== undefined) {
-    const problem = settings.model === 'closed' ? 'stages ramp the open model\'s arrival rate; the closed model has none (drop the stages, or run --model open)' : stagesProblem(staged.startRate, staged.stages);
+    const problem =
+      settings.model === 'closed'
+        ? "stages ramp the open model's arrival rate; the closed model has none (drop the stages, or run --model open)"
+        : stagesProblem(staged.startRate, staged.stages);
     if (problem !== undefined) throw new ScenarioFailedError(scenarioName, `the stages of phase "${p.name}"`, problem);
     return { name: p.name, durationMs: 0, rate: 0, warmup, stages: staged };
   }
@@ -104,7 +108,10 @@ export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtu
   // A segment sends its striped share of every phase; the closed model's connections are divided by the CLI.
   const planned = segment === undefined || settings.model === 'closed' ? whole : segmentPlan(whole, segment);
   for (const [i, spec] of specs.entries()) {
-    const problem = spec.serviceClock === undefined ? undefined : serviceClockProblem({ ...spec.serviceClock, durationMs: planned[i]?.durationMs ?? 0 }, ctx.admin !== undefined);
+    const problem =
+      spec.serviceClock === undefined
+        ? undefined
+        : serviceClockProblem({ ...spec.serviceClock, durationMs: planned[i]?.durationMs ?? 0 }, ctx.admin !== undefined);
     if (problem !== undefined) throw new ScenarioFailedError(scenario.name, `the service clock of phase "${spec.name}"`, problem);
   }
   const totalMs = planned.reduce((sum, p) => sum + p.durationMs, 0);
@@ -117,7 +124,14 @@ export function planRun(scenario: Scenario<unknown>, ctx: ScenarioContext, fixtu
  * came as far as the checks are concerned: the entry's check is not asked (so a counting check
  * counts it as without answer) and `notJudged` is told instead.
  */
-function requestSource(mix: ReadonlyArray<MixEntry<unknown>>, fixtures: unknown, random: Random, ledger: ResourceLedger, notJudged: () => void, rules?: RuleTally): () => PlannedRequest {
+function requestSource(
+  mix: ReadonlyArray<MixEntry<unknown>>,
+  fixtures: unknown,
+  random: Random,
+  ledger: ResourceLedger,
+  notJudged: () => void,
+  rules?: RuleTally,
+): () => PlannedRequest {
   const pick = weightedPicker(mix);
   return (): PlannedRequest => {
     const entry = pick(random);
@@ -201,7 +215,12 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
           throw new ScenarioFailedError(scenario.name, `the service clock of phase "${phase.name}"`, error);
         }
       }
-      const clockFrom = clockDriver !== undefined ? new Date(clockDriver.fromMs).toISOString() : ctx.admin === undefined ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
+      const clockFrom =
+        clockDriver !== undefined
+          ? new Date(clockDriver.fromMs).toISOString()
+          : ctx.admin === undefined
+            ? undefined
+            : new Date(await ctx.admin.clockNow()).toISOString();
       const next = requestSource(
         spec.mix ?? scenario.mix,
         fixtures,
@@ -219,14 +238,17 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         recorder.startMeasuring(phaseStartMs);
         measuringStarted = true;
       }
-      const shape = phase.stages === undefined ? `at ${phase.rate}/s` : `in stages ${phase.stages.stages.map(stageText).join(' ')} from ${phase.stages.startRate}/s`;
+      const shape =
+        phase.stages === undefined ? `at ${phase.rate}/s` : `in stages ${phase.stages.stages.map(stageText).join(' ')} from ${phase.stages.startRate}/s`;
       loop.log(`phase "${phase.name}": ${phase.count} requests ${shape} over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
       // The embedded simulator's clock is manual: without a sweep it stands still during a phase
       // (only `before` moves it); with one, the driver brackets each request.
       const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
       // A running service clock (a remote simulator on the system clock): bounds from one reading of it.
       const runningClock =
-        history !== undefined && clockDriver === undefined && !clockFrozen && ctx.admin !== undefined ? await runningClockBounds(ctx.admin.clockNow) : undefined;
+        history !== undefined && clockDriver === undefined && !clockFrozen && ctx.admin !== undefined
+          ? await runningClockBounds(ctx.admin.clockNow)
+          : undefined;
       const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver ?? runningClock };
       let schedule: { scheduledSends: number | null; lateSends: number | null } = { scheduledSends: null, lateSends: null };
       if (executor !== undefined) {
@@ -259,7 +281,9 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         durationMs: Math.round(phaseEndMs - phaseStartMs),
         rate: settings.model === 'open' ? phase.rate : settings.connections,
         warmup: phase.warmup,
-        ...(phase.stages === undefined ? {} : { startRate: phase.stages.startRate, stages: phase.stages.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
+        ...(phase.stages === undefined
+          ? {}
+          : { startRate: phase.stages.startRate, stages: phase.stages.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
         ...(clockFrom === undefined ? {} : { serviceClockFrom: clockFrom }),
         ...(clockTo === undefined ? {} : { serviceClockTo: clockTo }),
       });

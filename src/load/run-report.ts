@@ -5,7 +5,17 @@
  */
 import { type RuleTally, judgedRuleCoverage } from './rules.js';
 import { cpus, totalmem } from 'node:os';
-import { type CheckResult, type GeneratorSection, type InvariantsSection, type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type ResourcesSection, type RulesSection, type RunReport } from '../report/model.js';
+import {
+  type CheckResult,
+  type GeneratorSection,
+  type InvariantsSection,
+  type OperationStats,
+  REPORT_SCHEMA,
+  REPORT_VERSION,
+  type ResourcesSection,
+  type RulesSection,
+  type RunReport,
+} from '../report/model.js';
 import { type TargetStoppedVerdict, describeTargetStopped } from './dead-target.js';
 import type { Recorder } from './recorder.js';
 import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
@@ -42,7 +52,15 @@ export function runResults(recorder: Recorder, phases: PhasesOutcome): { figures
   const results: RunResults = {
     operations: figures.operations,
     overall: figures.overall,
-    totals: { requests: recorder.requests, errors: recorder.errors, cutOff: recorder.cutOff, ratePerSec: figures.overall.ratePerSec, late, lateThresholdMs: LATE_THRESHOLD_MS, dropped },
+    totals: {
+      requests: recorder.requests,
+      errors: recorder.errors,
+      cutOff: recorder.cutOff,
+      ratePerSec: figures.overall.ratePerSec,
+      late,
+      lateThresholdMs: LATE_THRESHOLD_MS,
+      dropped,
+    },
     operation: (op: Operation): OperationStats | undefined => byOp.get(op),
   };
   return { figures, results };
@@ -81,7 +99,8 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
     checks.push({
       name: 'per-response checks',
       passed: false,
-      detail: `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}` +
+      detail:
+        `${recorder.checkFailures} answers failed their check, e.g. ${recorder.checkFailureExamples.slice(0, 3).join('; ')}` +
         (lost > 0 ? `; ${lost} not judged (their answer never came)` : ''),
       counts: { failed: recorder.checkFailures, total: recorder.requests, ...unanswered },
     });
@@ -100,7 +119,9 @@ export async function endOfRunChecks(end: RunEnd): Promise<{ checks: CheckResult
     // Nothing to ask a target that stopped answering.
   } else if (end.sharedSetUp === true && scenario.finish !== undefined) {
     // Its checks reconcile the target's state with this run's answers; the other segments changed that state too.
-    notes.push("The scenario's end-of-run checks were skipped: with a shared set-up they would see every segment's effects, not this segment's (keysim check over all the segments' histories judges the invariants across them).");
+    notes.push(
+      "The scenario's end-of-run checks were skipped: with a shared set-up they would see every segment's effects, not this segment's (keysim check over all the segments' histories judges the invariants across them).",
+    );
   } else if (scenario.finish !== undefined) {
     try {
       checks.push(...(await scenario.finish(end.ctx, end.fixtures, end.results)));
@@ -153,7 +174,12 @@ const RUNNER_CHECKS: ReadonlySet<string> = new Set(['per-response checks', TARGE
  * rules its checks, or the invariant checkers, judged at least one item of; the declared ones
  * nothing judged; the others.
  */
-function rulesSection(declared: readonly string[], checks: readonly CheckResult[], tally: RuleTally | undefined, invariants: InvariantsSection | undefined): RulesSection {
+function rulesSection(
+  declared: readonly string[],
+  checks: readonly CheckResult[],
+  tally: RuleTally | undefined,
+  invariants: InvariantsSection | undefined,
+): RulesSection {
   const invariantsChecked = new Map((invariants?.invariants ?? []).map((inv) => [inv.id, inv.checked - (inv.notJudged ?? 0)] as const));
   // The scenario's end-of-run checks only: the per-response ones are in the tally, and the runner's
   // own lines (a stopped target, checks that could not run) judge no rule.
@@ -184,7 +210,9 @@ export function assembleReport(parts: ReportParts): RunReport {
       durationMs: settings.durationMs,
       warmupMs: settings.warmupMs,
       timeoutMs: settings.timeoutMs,
-      ...(settings.stages === undefined ? {} : { startRate: settings.startRate ?? 0, stages: settings.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
+      ...(settings.stages === undefined
+        ? {}
+        : { startRate: settings.startRate ?? 0, stages: settings.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
     },
     environment: environment(parts.options.keysimVersion),
     phases: parts.phases.phaseReports,

@@ -62,7 +62,9 @@ function openLedger(tag: string, dir: string | undefined, warn: (line: string) =
   try {
     return new ResourceLedger(tag, ledgerPath(dir, tag));
   } catch (error) {
-    warn(`cannot write the ledger of what this run creates under ${dir} (${error instanceof Error ? error.message : String(error)}): after a crash, keysim cleanup could not find its keys`);
+    warn(
+      `cannot write the ledger of what this run creates under ${dir} (${error instanceof Error ? error.message : String(error)}): after a crash, keysim cleanup could not find its keys`,
+    );
     return new ResourceLedger(tag);
   }
 }
@@ -103,7 +105,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   // A live target records no service times: its decisions are placed by our clock ± this skew.
   let skew: RunSkew | undefined;
   if (recordHistory && target.kind === 'live') {
-    skew = await liveRunSkew(target, { given: options.wallSkewMs, timeoutMs: settings.timeoutMs, fallbackMs: DEFAULT_WALL_SKEW_MS, plannedMs: settings.warmupMs + settings.durationMs });
+    skew = await liveRunSkew(target, {
+      given: options.wallSkewMs,
+      timeoutMs: settings.timeoutMs,
+      fallbackMs: DEFAULT_WALL_SKEW_MS,
+      plannedMs: settings.warmupMs + settings.durationMs,
+    });
     log(skew.note);
   }
   const history = recordHistory
@@ -120,12 +127,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         },
         host: hostname(),
         ...(skew === undefined ? {} : { wallSkewMs: skew.wallSkewMs }),
-      }).catch(
-        async (error: unknown) => {
-          await client.close();
-          throw error;
-        },
-      )
+      }).catch(async (error: unknown) => {
+        await client.close();
+        throw error;
+      })
     : undefined;
   // A segment's history names the set-up's keys by id from its first request on.
   if (history !== undefined && options.fixtures?.keyIds !== undefined) history.keys.learnDigests(options.fixtures.keyIds);
@@ -142,7 +147,10 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const oracleTimer = oracle === undefined ? undefined : setInterval(() => oracle.drainIfIdle(), 1000);
   oracleTimer?.unref();
   const ctx: ScenarioContext = {
-    api: trackingServiceApi(history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()), ledger),
+    api: trackingServiceApi(
+      history === undefined ? serviceApi(client) : recordingServiceApi(client, history, admin === undefined ? undefined : () => admin.clockNow()),
+      ledger,
+    ),
     admin,
     target: { kind: target.kind, url: target.url, ...(target.ca === undefined ? {} : { ca: target.ca }) },
     random: new Random(seed),
@@ -159,7 +167,12 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       keep: options.keep,
       cleanups,
       // The sweep's lookups are not part of the run: they stay out of the history.
-      sweep: { api: trackingServiceApi(serviceApi(client), ledger), admin: ctx.admin, ledger, namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [] },
+      sweep: {
+        api: trackingServiceApi(serviceApi(client), ledger),
+        admin: ctx.admin,
+        ledger,
+        namespaces: process.env.KEYSIM_NAMESPACE ? [process.env.KEYSIM_NAMESPACE] : [],
+      },
       url: target.url,
       log,
       warn,
@@ -211,16 +224,35 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
 
     if (options.setupOnly !== undefined) {
       const keyIds = history?.keys.entries();
-      const handedBack = await options.setupOnly({ value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures), tag, ...(keyIds === undefined ? {} : { keyIds }) });
+      const handedBack = await options.setupOnly({
+        value: scenario.sharedFixtures === undefined ? fixtures : scenario.sharedFixtures.save(fixtures),
+        tag,
+        ...(keyIds === undefined ? {} : { keyIds }),
+      });
       // What the segments' load created is deleted by this one teardown (resource-handover.ts).
       for (const entry of handedBack ?? []) ledger.created(entry);
       const none = { phaseReports: [], late: 0, dropped: 0, measuredMs: 0 };
       const { figures, results } = runResults(recorder, none);
       await cleanUp();
       const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
-      const notes = [`Set-up only: the fixtures were written for the segments; no load was sent. keysim cleanup --target ${target.url} --tag ${tag} deletes what the set-up and the segments created.`];
+      const notes = [
+        `Set-up only: the fixtures were written for the segments; no load was sent. keysim cleanup --target ${target.url} --tag ${tag} deletes what the set-up and the segments created.`,
+      ];
       // Nothing was sent: there is nothing for thresholds to judge.
-      return assembleReport({ options: { ...options, thresholds: [] }, startedAt, finishedAt: now(), status: 'completed', phases: none, figures, results, checks: [], invariants: undefined, generator, resources, notes });
+      return assembleReport({
+        options: { ...options, thresholds: [] },
+        startedAt,
+        finishedAt: now(),
+        status: 'completed',
+        phases: none,
+        figures,
+        results,
+        checks: [],
+        invariants: undefined,
+        generator,
+        resources,
+        notes,
+      });
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     const unknownOperations = mixOperationProblems(scenario, plan.specs, fixtures, seed);
@@ -232,7 +264,9 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
         await abortableSleep(waitMs, options.signal);
       } else {
         // Setup took longer than the margin given: this segment's timeline starts late, the others' do not.
-        warn(`the start instant ${options.startAt.toISOString()} passed ${Math.round(-waitMs)} ms before the load could start: this segment starts late (give --start-at more margin)`);
+        warn(
+          `the start instant ${options.startAt.toISOString()} passed ${Math.round(-waitMs)} ms before the load could start: this segment starts late (give --start-at more margin)`,
+        );
       }
     }
     // A remote simulator may run on the system clock, which moves during a phase by itself.
@@ -288,7 +322,18 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     });
 
     const { figures, results } = runResults(recorder, phases);
-    const { checks, notes } = await endOfRunChecks({ scenario, ctx, fixtures, results, recorder, interrupted, targetStopped, runStartMs, totalMs: plan.totalMs, sharedSetUp: options.fixtures !== undefined });
+    const { checks, notes } = await endOfRunChecks({
+      scenario,
+      ctx,
+      fixtures,
+      results,
+      recorder,
+      interrupted,
+      targetStopped,
+      runStartMs,
+      totalMs: plan.totalMs,
+      sharedSetUp: options.fixtures !== undefined,
+    });
     await cleanUp();
     let invariants: InvariantsSection | undefined;
     if (history !== undefined) {
@@ -296,15 +341,42 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       // only what stays sound without them (docs/checking.md#one-segments-own-verdict), so that a
       // segment never fails on a false alarm; the rest is judged across segments.
       const segment = options.segment === undefined ? undefined : { sharedKeyIds: (options.fixtures?.keyIds ?? []).map(([, keyId]) => keyId) };
-      invariants = await historyInvariants({ history, path: options.historyPath as string, interrupted, oracle, oracleTimer, oracleProblem, skew, target, timeoutMs: settings.timeoutMs, ...(segment === undefined ? {} : { segment }) });
+      invariants = await historyInvariants({
+        history,
+        path: options.historyPath as string,
+        interrupted,
+        oracle,
+        oracleTimer,
+        oracleProblem,
+        skew,
+        target,
+        timeoutMs: settings.timeoutMs,
+        ...(segment === undefined ? {} : { segment }),
+      });
       if (options.segment !== undefined) {
-        invariants.notes.unshift("This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation), so it judges only what holds on part of the operations. keysim merge, or keysim check over the set-up's and every segment's history, judges every invariant across segments.");
+        invariants.notes.unshift(
+          "This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation), so it judges only what holds on part of the operations. keysim merge, or keysim check over the set-up's and every segment's history, judges every invariant across segments.",
+        );
       }
     }
     const generator = generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
     notes.push(...sendNotes(phases, generator.limited));
     const status: RunReport['status'] = interrupted ? 'interrupted' : targetStopped !== undefined ? 'failed' : 'completed';
-    return assembleReport({ options, startedAt, finishedAt: now(), status, phases, figures, results, checks, invariants, generator, resources, notes, ruleTally: recorder.rules });
+    return assembleReport({
+      options,
+      startedAt,
+      finishedAt: now(),
+      status,
+      phases,
+      figures,
+      results,
+      checks,
+      invariants,
+      generator,
+      resources,
+      notes,
+      ruleTally: recorder.rules,
+    });
   } catch (error) {
     // A failed setup or phase: what was created is still deleted, while the history is open.
     if (resources === undefined) {

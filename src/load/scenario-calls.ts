@@ -90,6 +90,9 @@ export class LostAnswers {
   }
   /** e.g. `504 from a gateway ×3; reset: socket hang up ×1`. */
   text(): string {
-    return [...this.reasons].slice(0, 4).map(([why, n]) => `${why} ×${n}`).join('; ');
+    return [...this.reasons]
+      .slice(0, 4)
+      .map(([why, n]) => `${why} ×${n}`)
+      .join('; ');
   }
 }

@@ -80,7 +80,12 @@ export function checkResult(name: string, passed: boolean, detail: string, rules
  * wrong was seen) and says so, e.g. `not judged: 2 answers never came (504 from a gateway)`.
  */
 export function notJudged(name: string, lost: number, why: string, rules?: readonly string[]): CheckResult {
-  return { name, passed: true, detail: `not judged: ${lost} ${lost === 1 ? 'answer' : 'answers'} never came (${why})`, ...(rules === undefined ? {} : { rules: [...rules] }) };
+  return {
+    name,
+    passed: true,
+    detail: `not judged: ${lost} ${lost === 1 ? 'answer' : 'answers'} never came (${why})`,
+    ...(rules === undefined ? {} : { rules: [...rules] }),
+  };
 }
 
 /** How many verifications of an operation answered `code` (e.g. 'VALID', 'USAGE_EXCEEDED'); 0 when none or never called. */

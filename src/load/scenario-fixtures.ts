@@ -35,7 +35,8 @@ export const SETUP_CONCURRENCY = 16;
  */
 export async function deleteQuietly(ctx: ScenarioContext, op: Operation, body: unknown): Promise<void> {
   const response = await ctx.api.call(op, body);
-  if (response.status !== 200 && response.status !== 404 && response.status !== 410) throw new Error(`cleanup ${op} ${JSON.stringify(body)} answered ${shown(response)}`);
+  if (response.status !== 200 && response.status !== 404 && response.status !== 410)
+    throw new Error(`cleanup ${op} ${JSON.stringify(body)} answered ${shown(response)}`);
 }
 
 /**
@@ -46,7 +47,8 @@ export async function deleteQuietly(ctx: ScenarioContext, op: Operation, body: u
 export async function createTaggedApi(ctx: ScenarioContext, purpose: string): Promise<string> {
   const name = `${ctx.tag}-${purpose}`;
   const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name });
-  if (ctx.target.kind === 'live') ctx.log(`created API "${name}" (${apiId}); the service has no operation to delete an API, so it stays (empty once its keys are deleted)`);
+  if (ctx.target.kind === 'live')
+    ctx.log(`created API "${name}" (${apiId}); the service has no operation to delete an API, so it stays (empty once its keys are deleted)`);
   return apiId;
 }
 

@@ -30,7 +30,10 @@ export async function startServiceClock(scenario: Scenario<unknown>, ctx: Scenar
   const startMs = clockStartMs(scenario);
   const admin = ctx.admin;
   if (admin === undefined) {
-    if (startMs !== undefined) throw new Error(`its clock.startAt (${iso(startMs)}) needs control of the service clock, which a live deployment does not give: run it on the simulator (--target sim, or the URL of a keysim serve)`);
+    if (startMs !== undefined)
+      throw new Error(
+        `its clock.startAt (${iso(startMs)}) needs control of the service clock, which a live deployment does not give: run it on the simulator (--target sim, or the URL of a keysim serve)`,
+      );
     return undefined;
   }
   const nowMs = await admin.clockNow();

@@ -16,7 +16,8 @@ export function looksLikeScenario(value: unknown): boolean {
 
 /** What is wrong with `value` as a scenario, one message per problem; empty when it is one. */
 export function scenarioProblems(value: unknown): string[] {
-  if (!isRecord(value)) return [`is not a scenario object (got ${value === null ? 'null' : typeof value}): export default defineScenario({ name, description, setup, mix })`];
+  if (!isRecord(value))
+    return [`is not a scenario object (got ${value === null ? 'null' : typeof value}): export default defineScenario({ name, description, setup, mix })`];
   const problems: string[] = [];
   if (typeof value.name !== 'string' || value.name.trim() === '') problems.push('has no name (a non-empty string)');
   else if (!/^[\w.-]+$/.test(value.name)) problems.push(`name "${value.name}" may hold only letters, digits, ".", "_" and "-" (it names the report's folder)`);
@@ -37,11 +38,15 @@ export function scenarioProblems(value: unknown): string[] {
   for (const fn of ['phases', 'finish'] as const) {
     if (value[fn] !== undefined && typeof value[fn] !== 'function') problems.push(`${fn} must be a function`);
   }
-  if (value.requires !== undefined && (!Array.isArray(value.requires) || value.requires.some((r) => r !== 'clock'))) problems.push("requires must be ['clock'] or []");
+  if (value.requires !== undefined && (!Array.isArray(value.requires) || value.requires.some((r) => r !== 'clock')))
+    problems.push("requires must be ['clock'] or []");
   if (value.clockMode !== undefined) {
-    if (value.clockMode !== 'frozen' && value.clockMode !== 'running') problems.push(`clockMode must be 'frozen' or 'running', got ${JSON.stringify(value.clockMode)}`);
+    if (value.clockMode !== 'frozen' && value.clockMode !== 'running')
+      problems.push(`clockMode must be 'frozen' or 'running', got ${JSON.stringify(value.clockMode)}`);
     else if (value.clockMode === 'running' && (value.clock !== undefined || (Array.isArray(value.requires) && value.requires.includes('clock')))) {
-      problems.push("clockMode 'running' cannot go with requires: ['clock'] or clock.startAt: a clock that runs by itself cannot be moved in steps (drop one of them)");
+      problems.push(
+        "clockMode 'running' cannot go with requires: ['clock'] or clock.startAt: a clock that runs by itself cannot be moved in steps (drop one of them)",
+      );
     }
   }
   problems.push(...ruleIdProblems(value.rules));

@@ -72,7 +72,9 @@ export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): H
     if (auth === 'root') headers.authorization = `Bearer ${target.rootKey}`;
     const res = await client.request({ method: 'POST', path, headers, body: JSON.stringify(body), retry: isReadPath(path) });
     // Decoded within the same limit as the raw body: a compressed snapshot may be as large as a plain one.
-    return res.contentEncoding === undefined ? res : { ...res, body: decodeBody(res.status, res.contentType, res.contentEncoding, res.body, ADMIN_MAX_BODY_BYTES), contentEncoding: undefined };
+    return res.contentEncoding === undefined
+      ? res
+      : { ...res, body: decodeBody(res.status, res.contentType, res.contentEncoding, res.body, ADMIN_MAX_BODY_BYTES), contentEncoding: undefined };
   };
   return {
     async post(path, body, auth, extraHeaders) {

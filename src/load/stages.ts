@@ -135,6 +135,7 @@ export function stagesProblem(startRate: number, stages: readonly Stage[]): stri
 /** `30s:100`-style text of a stage, for logs and reports. */
 export function stageText(stage: Stage): string {
   const ms = stage.durationMs;
-  const d = ms % 3_600_000 === 0 && ms > 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 && ms > 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+  const d =
+    ms % 3_600_000 === 0 && ms > 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 && ms > 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
   return `${d}:${stage.target}`;
 }

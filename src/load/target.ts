@@ -133,7 +133,10 @@ export async function detectUrlTarget(urlText: string, rootKey: string, timeoutM
     const admin = await client.request({ method: 'POST', path: '/_sim/clock.get', headers: { authorization: `Bearer ${rootKey}` }, body: '{}', retry: true });
     if (admin.status >= 200 && admin.status < 300) return { target: { ...live, kind: 'simulator', remote: true, clockControl: true } };
     if (admin.status === 403) {
-      return { target: live, note: `${live.url} is a keysim simulator, but this root key is not its operator's (its admin surface answered 403): treated as a live deployment (no clock control, no admin surface).` };
+      return {
+        target: live,
+        note: `${live.url} is a keysim simulator, but this root key is not its operator's (its admin surface answered 403): treated as a live deployment (no clock control, no admin surface).`,
+      };
     }
     return { target: live };
   } catch {

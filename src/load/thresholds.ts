@@ -55,7 +55,10 @@ export function parseThreshold(expression: string): ParsedThreshold {
     return { ok: false, error: `The threshold "${expression}" gives a unit to "${metric}", which is not a latency (${[...LATENCY].join(', ')}).` };
   } else if (metric === 'rate') {
     if (argument === undefined) return { ok: false, error: `rate() needs an outcome, e.g. rate(VALID) or rate(200). ${usage}` };
-    const known = /^[1-5]\d{2}$/.test(argument) || RATE_WORDS.includes(argument.toLowerCase()) || (VERIFICATION_CODES as readonly string[]).includes(argument.toUpperCase());
+    const known =
+      /^[1-5]\d{2}$/.test(argument) ||
+      RATE_WORDS.includes(argument.toLowerCase()) ||
+      (VERIFICATION_CODES as readonly string[]).includes(argument.toUpperCase());
     if (!known) {
       return {
         ok: false,
@@ -90,7 +93,12 @@ function measure(t: Threshold, report: Omit<RunReport, 'thresholds'>): number | 
   }
   switch (t.metric) {
     case 'errors':
-      return t.argument === undefined ? report.totals.errors : Object.values(stats.transportErrors).reduce((a, b) => a + b, 0) + Object.entries(stats.statuses).filter(([s]) => Number(s) >= 500).reduce((a, [, n]) => a + n, 0);
+      return t.argument === undefined
+        ? report.totals.errors
+        : Object.values(stats.transportErrors).reduce((a, b) => a + b, 0) +
+            Object.entries(stats.statuses)
+              .filter(([s]) => Number(s) >= 500)
+              .reduce((a, [, n]) => a + n, 0);
     case 'requests':
       return stats.requests;
     case 'rps':
@@ -137,4 +145,3 @@ export function evaluateThresholds(thresholds: readonly Threshold[], report: Omi
     return { expression: t.expression, passed, actual, detail: `measured ${shown(t, actual)}` };
   });
 }
-

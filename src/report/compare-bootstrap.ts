@@ -106,7 +106,14 @@ export function bootstrapOperation(
   const runsB = rawB.map((run) => indexSeconds(run, index));
   const runsC = rawC.map((run) => indexSeconds(run, index));
   const dense = new Float64Array(index.values.length);
-  const block = (runs: Second[][]) => options.blockSeconds ?? defaultBlockSeconds(quantileSorted(runs.map((r) => r.length).sort((a, b) => a - b), 0.5));
+  const block = (runs: Second[][]) =>
+    options.blockSeconds ??
+    defaultBlockSeconds(
+      quantileSorted(
+        runs.map((r) => r.length).sort((a, b) => a - b),
+        0.5,
+      ),
+    );
   const blockB = block(runsB);
   const blockC = block(runsC);
   const resB: SideSample[] = [];

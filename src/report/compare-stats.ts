@@ -38,7 +38,10 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
 }
 
 export function median(values: readonly number[]): number {
-  return quantileSorted([...values].sort((a, b) => a - b), 0.5);
+  return quantileSorted(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /** The standard normal distribution function Φ (Abramowitz–Stegun 7.1.26 via erf; error < 1e-7). */
@@ -111,7 +114,7 @@ export function mannWhitneyU(x: readonly number[], y: readonly number[]): MannWh
   // Tie groups over the pooled sample.
   const pooled = [...x, ...y].sort((a, b) => a - b);
   let tieTerm = 0;
-  for (let i = 0; i < pooled.length; ) {
+  for (let i = 0; i < pooled.length;) {
     let j = i;
     while (j < pooled.length && pooled[j] === pooled[i]) j++;
     const t = j - i;

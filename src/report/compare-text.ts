@@ -70,9 +70,16 @@ export function verdictLabel(f: FigureComparison): string {
 /** One sentence: the outcome for the watched figures. */
 export function comparisonSummary(c: Comparison): string {
   const watched = c.figures.filter((f) => f.watched);
-  if (c.worse.length > 0) return `WORSE: ${c.worse.join(', ')} (${c.worse.length} of ${watched.length} watched ${watched.length === 1 ? 'figure' : 'figures'}).`;
+  if (c.worse.length > 0)
+    return `WORSE: ${c.worse.join(', ')} (${c.worse.length} of ${watched.length} watched ${watched.length === 1 ? 'figure' : 'figures'}).`;
   const count = (v: string) => watched.filter((f) => f.verdict === v).length;
-  const parts = [['same', count('same')], ['better', count('better')], ['inconclusive', count('inconclusive')]].filter(([, n]) => (n as number) > 0).map(([v, n]) => `${String(n)} ${String(v)}`);
+  const parts = [
+    ['same', count('same')],
+    ['better', count('better')],
+    ['inconclusive', count('inconclusive')],
+  ]
+    .filter(([, n]) => (n as number) > 0)
+    .map(([v, n]) => `${String(n)} ${String(v)}`);
   return `No watched figure is worse (${parts.join(', ') || 'none judged'}).`;
 }
 
@@ -106,7 +113,11 @@ const HEADER = ['operation', 'figure', 'baseline', 'candidate', 'change', 'inter
 export function renderCompareTable(c: Comparison): string {
   const body = rows(c.figures);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((cell, i) => (i >= 2 && i <= 5 ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i >= 2 && i <= 5 ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   const out = [comparisonSummary(c), methodLine(c), '', line(HEADER), line(widths.map((w) => '-'.repeat(w)))];
   let previous = '';
   for (const [i, r] of body.entries()) {
@@ -115,7 +126,7 @@ export function renderCompareTable(c: Comparison): string {
     previous = op;
     out.push(line(r));
   }
-  out.push('', '* watched (--watch). Interval: the change\'s confidence interval; relative (%) or in percentage points (pp) for shares.');
+  out.push('', "* watched (--watch). Interval: the change's confidence interval; relative (%) or in percentage points (pp) for shares.");
   for (const note of c.notes) out.push(`note: ${note}`);
   return `${out.join('\n')}\n`;
 }
@@ -126,13 +137,14 @@ export function renderCompareTable(c: Comparison): string {
  */
 export function renderCompareMarkdown(c: Comparison): string {
   const esc = (cells: string[]) => cells.map((cell) => escapeMarkdown(cell));
-  const mdRows = (figures: readonly FigureComparison[]) => rows(figures).map((r, i) => {
-    const cells = esc(r);
-    const f = figures[i];
-    if (f?.verdict === 'worse') cells[6] = `**${cells[6] ?? ''}** ❌`;
-    if (f?.verdict === 'better') cells[6] = `${cells[6] ?? ''} ✅`;
-    return cells;
-  });
+  const mdRows = (figures: readonly FigureComparison[]) =>
+    rows(figures).map((r, i) => {
+      const cells = esc(r);
+      const f = figures[i];
+      if (f?.verdict === 'worse') cells[6] = `**${cells[6] ?? ''}** ❌`;
+      if (f?.verdict === 'better') cells[6] = `${cells[6] ?? ''} ✅`;
+      return cells;
+    });
   const headline = c.figures.filter((f) => f.watched || f.verdict === 'worse' || f.verdict === 'better');
   const icon = c.worse.length > 0 ? '❌' : '✅';
   const out = [

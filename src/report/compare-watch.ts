@@ -26,7 +26,8 @@ export function parseWatch(expression: string): ParsedWatch {
   const figure = (FIGURES as readonly string[]).includes(word) ? (word as Figure) : ALIASES[word];
   if (figure === undefined) return { ok: false, error: `--watch "${expression}": unknown figure "${match[1] ?? ''}". ${usage}` };
   const argument = match[2];
-  if (argument === '') return { ok: false, error: `--watch "${expression}": empty parentheses; name an operation or leave them out (all operations). ${usage}` };
+  if (argument === '')
+    return { ok: false, error: `--watch "${expression}": empty parentheses; name an operation or leave them out (all operations). ${usage}` };
   if (figure === 'late' && argument !== undefined) {
     return { ok: false, error: `--watch "${expression}": late sends are counted for the whole run, not per operation; write "late".` };
   }
@@ -46,7 +47,10 @@ export function checkWatches(watches: readonly Watch[], operations: readonly str
 
 /** The default watches: p99 of every operation, and the error share of all operations. */
 export function defaultWatches(operations: readonly string[]): Watch[] {
-  return [...operations.filter((o) => o !== ALL_OPERATIONS).map((operation) => ({ figure: 'p99' as const, operation })), { figure: 'errors', operation: ALL_OPERATIONS }];
+  return [
+    ...operations.filter((o) => o !== ALL_OPERATIONS).map((operation) => ({ figure: 'p99' as const, operation })),
+    { figure: 'errors', operation: ALL_OPERATIONS },
+  ];
 }
 
 /** `5%`, `5 %`, `0.05` → 0.05; an error for anything else, or a threshold outside (0, 1). */

@@ -67,7 +67,14 @@ const PERCENTILE_FIGURES: ReadonlyArray<{ figure: Figure; key: 'p50' | 'p90' | '
 
 function runRef(input: CompareInput): RunRef {
   const r = input.report;
-  return { source: input.source, scenario: r.scenario.name, startedAt: r.startedAt, measuredMs: r.measuredMs, requests: r.totals.requests, generatorLimited: r.generator?.limited === true };
+  return {
+    source: input.source,
+    scenario: r.scenario.name,
+    startedAt: r.startedAt,
+    measuredMs: r.measuredMs,
+    requests: r.totals.requests,
+    generatorLimited: r.generator?.limited === true,
+  };
 }
 
 const hasSeconds = (r: RunReport) => r.timeline.length > 0 && r.timeline.every((p) => p.operations !== undefined);
@@ -85,7 +92,8 @@ function errorShare(report: RunReport, operation: string): number {
   if (hasSeconds(report)) {
     for (const p of report.timeline) for (const o of p.operations ?? []) if (o.operation === operation) errors += o.errors;
   } else {
-    errors = Object.values(op.transportErrors).reduce((a, b) => a + b, 0) + Object.entries(op.statuses).reduce((a, [s, c]) => a + (Number(s) >= 500 ? c : 0), 0);
+    errors =
+      Object.values(op.transportErrors).reduce((a, b) => a + b, 0) + Object.entries(op.statuses).reduce((a, [s, c]) => a + (Number(s) >= 500 ? c : 0), 0);
   }
   return errors / op.requests;
 }
@@ -123,7 +131,10 @@ function shareNoise(noise: number, baseline: number): number {
 }
 
 /** The figures' between-run spreads of both sides, and the replicates shifted by them (one draw per replicate from `random`). */
-function withBetweenRuns(result: BootstrapResult, random: () => number): { result: BootstrapResult; spread: { baseline: BetweenSpread; candidate: BetweenSpread } } {
+function withBetweenRuns(
+  result: BootstrapResult,
+  random: () => number,
+): { result: BootstrapResult; spread: { baseline: BetweenSpread; candidate: BetweenSpread } } {
   const side = (s: BootstrapSide) => {
     const spread = sideSpread(s.parts, s.resamples, s.runs);
     return { side: { ...s, resamples: shiftReplicates(s.resamples, spread, random) }, spread };
@@ -134,14 +145,26 @@ function withBetweenRuns(result: BootstrapResult, random: () => number): { resul
 }
 
 /** Figures of one operation by the bootstrap (`spread`: the between-run term that widened it, when on). */
-function bootstrapFigures(operation: string, result: BootstrapResult, noise: number, confidence: number, spread?: { baseline: BetweenSpread; candidate: BetweenSpread }): FigureComparison[] {
+function bootstrapFigures(
+  operation: string,
+  result: BootstrapResult,
+  noise: number,
+  confidence: number,
+  spread?: { baseline: BetweenSpread; candidate: BetweenSpread },
+): FigureComparison[] {
   const b = result.baseline;
   const c = result.candidate;
   const side = (full: number, samples: number[]): SideFigure => {
     const ci = centralInterval(samples, confidence);
     return { value: full, low: ci?.low ?? Number.NaN, high: ci?.high ?? Number.NaN };
   };
-  const figure = (name: Figure, unit: FigureComparison['unit'], pick: (s: SideSample) => number, kind: 'relative' | 'absolute', higherIsWorse: boolean): FigureComparison => {
+  const figure = (
+    name: Figure,
+    unit: FigureComparison['unit'],
+    pick: (s: SideSample) => number,
+    kind: 'relative' | 'absolute',
+    higherIsWorse: boolean,
+  ): FigureComparison => {
     const fullB = pick(b.full);
     const fullC = pick(c.full);
     const changes = b.resamples.map((sb, i) => {
@@ -175,9 +198,22 @@ function bootstrapFigures(operation: string, result: BootstrapResult, noise: num
 }
 
 /** One figure by the several-runs method, from one value per run. */
-function runsFigure(operation: string, name: Figure, unit: FigureComparison['unit'], base: number[], cand: number[], noise: number, confidence: number, higherIsWorse: boolean): FigureComparison {
+function runsFigure(
+  operation: string,
+  name: Figure,
+  unit: FigureComparison['unit'],
+  base: number[],
+  cand: number[],
+  noise: number,
+  confidence: number,
+  higherIsWorse: boolean,
+): FigureComparison {
   const kind = unit === 'share' ? 'absolute' : 'relative';
-  const side = (values: number[]): SideFigure => ({ value: median(values), ...(({ low, high }) => ({ low, high }))(medianInterval(values, confidence)), runs: values });
+  const side = (values: number[]): SideFigure => ({
+    value: median(values),
+    ...(({ low, high }) => ({ low, high }))(medianInterval(values, confidence)),
+    runs: values,
+  });
   const mb = median(base);
   const mc = median(cand);
   const p = mannWhitneyU(cand, base).p;
@@ -213,12 +249,44 @@ function runsFigure(operation: string, name: Figure, unit: FigureComparison['uni
 }
 
 function runsFigures(operation: string, base: readonly RunReport[], cand: readonly RunReport[], noise: number, confidence: number): FigureComparison[] {
-  const values = (reports: readonly RunReport[], pick: (op: OperationStats, r: RunReport) => number) => reports.map((r) => pick(opStats(r, operation) as OperationStats, r));
+  const values = (reports: readonly RunReport[], pick: (op: OperationStats, r: RunReport) => number) =>
+    reports.map((r) => pick(opStats(r, operation) as OperationStats, r));
   const figures = PERCENTILE_FIGURES.map(({ figure, key }) =>
-    runsFigure(operation, figure, 'ms', values(base, (op) => op.latency.corrected[key]), values(cand, (op) => op.latency.corrected[key]), noise, confidence, true),
+    runsFigure(
+      operation,
+      figure,
+      'ms',
+      values(base, (op) => op.latency.corrected[key]),
+      values(cand, (op) => op.latency.corrected[key]),
+      noise,
+      confidence,
+      true,
+    ),
   );
-  figures.push(runsFigure(operation, 'throughput', 'req/s', values(base, (op) => op.ratePerSec), values(cand, (op) => op.ratePerSec), noise, confidence, false));
-  figures.push(runsFigure(operation, 'errors', 'share', values(base, (_, r) => errorShare(r, operation)), values(cand, (_, r) => errorShare(r, operation)), noise, confidence, true));
+  figures.push(
+    runsFigure(
+      operation,
+      'throughput',
+      'req/s',
+      values(base, (op) => op.ratePerSec),
+      values(cand, (op) => op.ratePerSec),
+      noise,
+      confidence,
+      false,
+    ),
+  );
+  figures.push(
+    runsFigure(
+      operation,
+      'errors',
+      'share',
+      values(base, (_, r) => errorShare(r, operation)),
+      values(cand, (_, r) => errorShare(r, operation)),
+      noise,
+      confidence,
+      true,
+    ),
+  );
   return figures;
 }
 
@@ -284,7 +352,10 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
     const own = new Set(names(input));
     const missing = operations.filter((o) => !own.has(o));
     if (missing.length > 0) {
-      return { ok: false, error: `${input.source} has no requests of ${missing.join(', ')}, which the other runs have: compare runs of the same scenario (it ran ${input.report.scenario.name}).` };
+      return {
+        ok: false,
+        error: `${input.source} has no requests of ${missing.join(', ')}, which the other runs have: compare runs of the same scenario (it ran ${input.report.scenario.name}).`,
+      };
     }
   }
   if (operations.length === 0) return { ok: false, error: 'No operation has any request in these runs: nothing to compare.' };
@@ -328,10 +399,14 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
     figures.push(lateNotJudged(base, cand, noise));
     const shortest = Math.min(...all.map((i) => i.report.timeline.length));
     if (shortest < SHORT_RUN_SECONDS) {
-      notes.push(`A run of ${shortest} s leaves few seconds to resample: the intervals are rough (a single stalled second moves them). Runs of 30 s or more, or three runs per side, give firmer verdicts.`);
+      notes.push(
+        `A run of ${shortest} s leaves few seconds to resample: the intervals are rough (a single stalled second moves them). Runs of 30 s or more, or three runs per side, give firmer verdicts.`,
+      );
     }
     if (betweenRuns && Math.min(baseline.length, candidate.length) === 1) {
-      notes.push('One run per side: the variation between runs is estimated from how much each run drifted between its halves, which is a lower bound (a run cannot show what stays constant within it, such as how its code was compiled). Three or more runs per side, interleaved, measure it.');
+      notes.push(
+        'One run per side: the variation between runs is estimated from how much each run drifted between its halves, which is a lower bound (a run cannot show what stays constant within it, such as how its code was compiled). Three or more runs per side, interleaved, measure it.',
+      );
     }
     if (baseline.length === 2 || candidate.length === 2) {
       notes.push(
@@ -347,7 +422,9 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
     if (small) {
       const level = figures[0]?.interval?.confidence;
       if (level !== undefined && level < confidence) {
-        notes.push(`With ${baseline.length} and ${candidate.length} runs the intervals reach ${(level * 100).toFixed(1)} % confidence, not ${(confidence * 100).toFixed(0)} %: more runs give ${(confidence * 100).toFixed(0)} %.`);
+        notes.push(
+          `With ${baseline.length} and ${candidate.length} runs the intervals reach ${(level * 100).toFixed(1)} % confidence, not ${(confidence * 100).toFixed(0)} %: more runs give ${(confidence * 100).toFixed(0)} %.`,
+        );
       }
     }
   }
@@ -361,9 +438,11 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
   const settings = (r: RunReport) => `${r.settings.model} ${r.settings.model === 'open' ? `${r.settings.rate}/s` : `${r.settings.connections} connections`}`;
   const baseSettings = new Set(base.map(settings));
   const candSettings = new Set(cand.map(settings));
-  if ([...candSettings].some((s) => !baseSettings.has(s))) notes.push(`The load differs: baseline ${[...baseSettings].join(', ')}, candidate ${[...candSettings].join(', ')}.`);
+  if ([...candSettings].some((s) => !baseSettings.has(s)))
+    notes.push(`The load differs: baseline ${[...baseSettings].join(', ')}, candidate ${[...candSettings].join(', ')}.`);
   for (const input of all) {
-    if (input.report.generator?.limited === true) notes.push(`${input.source}: the load generator could not keep its schedule; its latency and throughput measure the generator as much as the service.`);
+    if (input.report.generator?.limited === true)
+      notes.push(`${input.source}: the load generator could not keep its schedule; its latency and throughput measure the generator as much as the service.`);
     if (input.report.status !== 'completed') notes.push(`${input.source}: the run was ${input.report.status}; its figures are partial.`);
   }
   return {
@@ -372,7 +451,12 @@ export function compareRuns(baseline: readonly CompareInput[], candidate: readon
       schema: COMPARISON_SCHEMA,
       version: COMPARISON_VERSION,
       method,
-      settings: { noise, confidence, seed, ...(method === 'bootstrap' ? { resamples, ...(blockSeconds === undefined ? {} : { blockSeconds }), betweenRuns } : {}) },
+      settings: {
+        noise,
+        confidence,
+        seed,
+        ...(method === 'bootstrap' ? { resamples, ...(blockSeconds === undefined ? {} : { blockSeconds }), betweenRuns } : {}),
+      },
       baseline: baseline.map(runRef),
       candidate: candidate.map(runRef),
       operations: compared,

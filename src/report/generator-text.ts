@@ -53,7 +53,9 @@ export function generatorSummaryText(section: GeneratorSection): string | undefi
   const busy = Math.max(...phases.map((p) => p.mainThreadBusy));
   const cpu = Math.max(...phases.map((p) => p.processCpuCores));
   const lateText =
-    late.scheduledSends === null || late.lateSends === null ? 'no schedule (closed model)' : `late ${late.lateSends}/${late.scheduledSends} in phase "${late.name}"`;
+    late.scheduledSends === null || late.lateSends === null
+      ? 'no schedule (closed model)'
+      : `late ${late.lateSends}/${late.scheduledSends} in phase "${late.name}"`;
   return `over ${phases.length} phases, the worst of each: ${lateText} · loop delay p99 ${delay.loopDelayMs.p99} ms in phase "${delay.name}" (max ${max} ms) · main thread busy ${Math.round(busy * 100)} % · process CPU ${cpu} cores`;
 }
 

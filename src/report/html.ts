@@ -9,7 +9,18 @@ import { esc } from './html/svg.js';
 import { spectrumChart } from './html/spectrum-chart.js';
 import { latencyOverTimeChart, throughputChart } from './html/timeline-charts.js';
 import { outcomeChart, verdictChart } from './html/outcome-charts.js';
-import { detailsList, latencyTable, outcomeTables, phasesTable, statusBanner, summaryCards, verdictHeadline, timelineTable, verdictBadges, verdictTables } from './html/tables.js';
+import {
+  detailsList,
+  latencyTable,
+  outcomeTables,
+  phasesTable,
+  statusBanner,
+  summaryCards,
+  verdictHeadline,
+  timelineTable,
+  verdictBadges,
+  verdictTables,
+} from './html/tables.js';
 import { invariantsSectionHtml } from './html/invariants.js';
 import { resourcesSectionHtml } from './html/resources.js';
 import { rulesSectionHtml } from './html/rules.js';

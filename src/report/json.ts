@@ -135,7 +135,13 @@ const resourcesShape = object<ResourcesSection>(
     tag: str,
     disposal: oneOf('cleaned', 'kept', 'discarded'),
     kinds: arrayOf(
-      object<ResourceCount>({ kind: oneOf('apis', 'keys', 'identities', 'overrides', 'namespaces'), created: count, deleted: count, left: count, leftExpected: count }),
+      object<ResourceCount>({
+        kind: oneOf('apis', 'keys', 'identities', 'overrides', 'namespaces'),
+        created: count,
+        deleted: count,
+        left: count,
+        leftExpected: count,
+      }),
     ),
     unexpectedlyLeft: count,
     cleanupCommand: str,
@@ -145,7 +151,9 @@ const resourcesShape = object<ResourcesSection>(
 );
 
 const ruleShape = object<RuleRef>({ id: str, title: str });
-const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleShape), notJudged: arrayOf(ruleShape), untouched: arrayOf(ruleShape) }, ['notJudged']);
+const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleShape), notJudged: arrayOf(ruleShape), untouched: arrayOf(ruleShape) }, [
+  'notJudged',
+]);
 
 const stageShape = object<StageReport>({ durationMs: count, target: count });
 
@@ -160,17 +168,20 @@ const reportShape = object<RunReport>(
     finishedAt: str,
     measuredMs: count,
     target: object<RunReport['target']>({ kind: oneOf('simulator', 'live'), url: str, remote: bool }, ['remote']),
-    settings: object<RunReport['settings']>({
-      model: oneOf('open', 'closed'),
-      rate: count,
-      connections: count,
-      pipelining: count,
-      durationMs: count,
-      warmupMs: count,
-      timeoutMs: count,
-      startRate: count,
-      stages: arrayOf(stageShape),
-    }, ['startRate', 'stages']),
+    settings: object<RunReport['settings']>(
+      {
+        model: oneOf('open', 'closed'),
+        rate: count,
+        connections: count,
+        pipelining: count,
+        durationMs: count,
+        warmupMs: count,
+        timeoutMs: count,
+        startRate: count,
+        stages: arrayOf(stageShape),
+      },
+      ['startRate', 'stages'],
+    ),
     environment: object<RunReport['environment']>({
       keysimVersion: str,
       node: str,
@@ -182,11 +193,24 @@ const reportShape = object<RunReport>(
     }),
     phases: arrayOf(
       object<PhaseReport>(
-        { name: str, startMs: num, durationMs: count, rate: count, warmup: bool, serviceClockFrom: str, serviceClockTo: str, startRate: count, stages: arrayOf(stageShape) },
+        {
+          name: str,
+          startMs: num,
+          durationMs: count,
+          rate: count,
+          warmup: bool,
+          serviceClockFrom: str,
+          serviceClockTo: str,
+          startRate: count,
+          stages: arrayOf(stageShape),
+        },
         ['serviceClockFrom', 'serviceClockTo', 'startRate', 'stages'],
       ),
     ),
-    totals: object<RunReport['totals']>({ requests: count, errors: count, cutOff: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count }, ['cutOff']),
+    totals: object<RunReport['totals']>(
+      { requests: count, errors: count, cutOff: count, ratePerSec: num, late: count, lateThresholdMs: count, dropped: count },
+      ['cutOff'],
+    ),
     overall: operationShape,
     operations: arrayOf(operationShape),
     timeline: arrayOf(
@@ -202,7 +226,18 @@ const reportShape = object<RunReport>(
         ['operations'],
       ),
     ),
-    checks: arrayOf(object<CheckResult>({ name: str, passed: bool, detail: str, counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count, unanswered: count }, ['unanswered']), rules: arrayOf(str) }, ['counts', 'rules'])),
+    checks: arrayOf(
+      object<CheckResult>(
+        {
+          name: str,
+          passed: bool,
+          detail: str,
+          counts: object<NonNullable<CheckResult['counts']>>({ failed: count, total: count, unanswered: count }, ['unanswered']),
+          rules: arrayOf(str),
+        },
+        ['counts', 'rules'],
+      ),
+    ),
     thresholds: arrayOf(object<ThresholdResult>({ expression: str, passed: bool, inconclusive: bool, actual: nullable(num), detail: str }, ['inconclusive'])),
     invariants: invariantsShape,
     generator: generatorShape,

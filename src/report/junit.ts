@@ -75,7 +75,11 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
           ? { kind: 'passed' }
           : state === 'inconclusive'
             ? { kind: 'skipped', message: `inconclusive: ${t.detail}` }
-            : { kind: 'failure', message: `${t.expression}: ${t.detail}`, detail: `threshold ${t.expression}\nmeasured: ${t.actual === null ? 'no data' : String(t.actual)}\n${t.detail}` },
+            : {
+                kind: 'failure',
+                message: `${t.expression}: ${t.detail}`,
+                detail: `threshold ${t.expression}\nmeasured: ${t.actual === null ? 'no data' : String(t.actual)}\n${t.detail}`,
+              },
     });
   });
   report.checks.forEach((c, i) => {
@@ -92,7 +96,11 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
       const state = verdict.invariants?.each[i]?.state ?? 'failed';
       const violations = invariants.violations.filter((v) => v.invariant === inv.id);
       const detail = violations
-        .map((v) => `${v.subject}: ${v.message} (${v.occurrences} answer${v.occurrences === 1 ? '' : 's'})\n` + v.witness.map((w) => `  #${w.seq} ${w.op} ${w.request} → ${w.outcome}`).join('\n'))
+        .map(
+          (v) =>
+            `${v.subject}: ${v.message} (${v.occurrences} answer${v.occurrences === 1 ? '' : 's'})\n` +
+            v.witness.map((w) => `  #${w.seq} ${w.op} ${w.request} → ${w.outcome}`).join('\n'),
+        )
         .join('\n');
       cases.push({
         classname: `${scenario}.invariants`,
@@ -106,7 +114,11 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
       });
     });
     if (invariants.verdict === 'not-checked') {
-      cases.push({ classname: `${scenario}.invariants`, name: 'history checked', outcome: { kind: 'skipped', message: invariants.notes.join('; ') || 'the history was not checked' } });
+      cases.push({
+        classname: `${scenario}.invariants`,
+        name: 'history checked',
+        outcome: { kind: 'skipped', message: invariants.notes.join('; ') || 'the history was not checked' },
+      });
     }
     const oracle = invariants.oracle;
     if (oracle !== undefined && verdict.oracle !== undefined) {
@@ -145,7 +157,9 @@ function suiteXml(name: string, cases: Case[], timestamp: string | undefined, ti
     `name="${escapeXml(name)}" tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}" time="${timeSeconds}"` +
     (timestamp === undefined ? '' : ` timestamp="${escapeXml(timestamp)}"`);
   const props =
-    properties.length === 0 ? '' : `    <properties>\n${properties.map(([k, v]) => `      <property name="${escapeXml(k)}" value="${escapeXml(v)}"/>`).join('\n')}\n    </properties>\n`;
+    properties.length === 0
+      ? ''
+      : `    <properties>\n${properties.map(([k, v]) => `      <property name="${escapeXml(k)}" value="${escapeXml(v)}"/>`).join('\n')}\n    </properties>\n`;
   return `  <testsuite ${attrs}>\n${props}${cases.map((c) => `${caseXml(c, '0')}\n`).join('')}  </testsuite>`;
 }
 

@@ -12,8 +12,18 @@ import { invariantsHeadlineOf } from './verdict.js';
 export function invariantsStatus(section: InvariantsSection): string {
   // The invariants' word of the run's verdict: a run its oracle failed is not called clean.
   const headline = invariantsHeadlineOf(section);
-  const verdict = headline === 'clean' ? '✅ clean' : headline === 'violated' ? '❌ **VIOLATED**' : headline === 'oracle differs' ? '❌ **oracle differs**' : '⚠️ not checked';
-  const oracle = section.oracle === undefined || section.oracle.verdict === 'not-run' || headline === 'oracle differs' ? '' : `, oracle ${section.oracle.verdict === 'agrees' ? '✅ agrees' : '❌ **differs**'}`;
+  const verdict =
+    headline === 'clean'
+      ? '✅ clean'
+      : headline === 'violated'
+        ? '❌ **VIOLATED**'
+        : headline === 'oracle differs'
+          ? '❌ **oracle differs**'
+          : '⚠️ not checked';
+  const oracle =
+    section.oracle === undefined || section.oracle.verdict === 'not-run' || headline === 'oracle differs'
+      ? ''
+      : `, oracle ${section.oracle.verdict === 'agrees' ? '✅ agrees' : '❌ **differs**'}`;
   return `**Invariants:** ${verdict}${oracle}`;
 }
 
@@ -86,7 +96,12 @@ function witnessTable(witness: readonly WitnessOperation[]): string {
 
 function violation(v: InvariantViolation, index: number): string[] {
   const more = v.occurrences > 1 ? ` (${formatCount(v.occurrences)} answers broke it; the earliest is shown)` : '';
-  return [`**${index + 1}. ${escapeMarkdown(v.invariant)}** · ${escapeMarkdown(v.subject)}: ${escapeMarkdown(v.message)}${more}`, '', witnessTable(v.witness), ''];
+  return [
+    `**${index + 1}. ${escapeMarkdown(v.invariant)}** · ${escapeMarkdown(v.subject)}: ${escapeMarkdown(v.message)}${more}`,
+    '',
+    witnessTable(v.witness),
+    '',
+  ];
 }
 
 function violations(section: InvariantsSection): string[] {
@@ -110,7 +125,8 @@ function oracle(o: OracleSection): string[] {
         ? `**Oracle:** ❌ **differs** — replaying the realised order through a fresh engine gives different answers for ${formatCount(o.differences)} of ${plural(o.compared, 'compared operation')}${skipped}.${note}`
         : `**Oracle:** ➖ not run.${note}`;
   if (o.examples.length === 0) return [head, ''];
-  const caption = o.differences > o.examples.length ? `_Showing ${formatCount(o.examples.length)} of ${formatCount(o.differences)} differences, the earliest first._` : '';
+  const caption =
+    o.differences > o.examples.length ? `_Showing ${formatCount(o.examples.length)} of ${formatCount(o.differences)} differences, the earliest first._` : '';
   const table = markdownTable(
     ['Seq', 'Operation', 'Field', 'Expected (oracle)', 'Received (service)'],
     o.examples.map((d) => [seqText(d.seq), escapeMarkdown(d.op), escapeMarkdown(d.field), escapeMarkdown(d.expected), escapeMarkdown(d.received)]),

@@ -8,7 +8,13 @@ export function resourcesMarkdown(section: ResourcesSection): string[] {
   const verdict = `${section.unexpectedlyLeft > 0 ? '❌ ' : ''}${escapeMarkdownBlock(resourcesVerdict(section))} Tag: ${escapeMarkdown(section.tag)}.`;
   lines.push(verdict);
   if (section.kinds.length > 0) {
-    const rows = section.kinds.map((k) => [kindLabel(k.kind), String(k.created), String(k.deleted), k.left > k.leftExpected ? `**${k.left}**` : String(k.left), escapeMarkdown(leftReason(section, k))]);
+    const rows = section.kinds.map((k) => [
+      kindLabel(k.kind),
+      String(k.created),
+      String(k.deleted),
+      k.left > k.leftExpected ? `**${k.left}**` : String(k.left),
+      escapeMarkdown(leftReason(section, k)),
+    ]);
     lines.push('', markdownTable(['Kind', 'Created', 'Deleted', 'Left', 'Why left'], rows, 'lrrrl'));
   }
   if (section.notes.length > 0) lines.push('', ...section.notes.map((note) => `- ${escapeMarkdownBlock(note)}`));

@@ -42,7 +42,11 @@ function statusLine(report: RunReport, verdict: RunVerdict): string {
   const failedChecks = verdict.checkTally.failed;
   const parts: string[] = [];
   parts.push(
-    report.status === 'completed' ? '**Status:** ✅ completed' : report.status === 'interrupted' ? '**Status:** ⚠️ **INTERRUPTED**' : '**Status:** ❌ **FAILED**',
+    report.status === 'completed'
+      ? '**Status:** ✅ completed'
+      : report.status === 'interrupted'
+        ? '**Status:** ⚠️ **INTERRUPTED**'
+        : '**Status:** ❌ **FAILED**',
   );
   parts.push(
     report.thresholds.length === 0
@@ -50,7 +54,9 @@ function statusLine(report: RunReport, verdict: RunVerdict): string {
       : `**Thresholds:** ${inconclusive > 0 && failedThresholds === 0 ? '⚠️' : mark(failedThresholds === 0)} ${passedThresholds}/${report.thresholds.length} passed${inconclusive > 0 ? `, ${inconclusive} inconclusive` : ''}`,
   );
   parts.push(
-    report.checks.length === 0 ? '**Checks:** none' : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
+    report.checks.length === 0
+      ? '**Checks:** none'
+      : `**Checks:** ${mark(failedChecks === 0)} ${report.checks.length - failedChecks}/${report.checks.length} passed`,
   );
   if (report.invariants !== undefined) parts.push(invariantsStatus(report.invariants));
   if (report.generator?.limited === true) parts.push('**Generator:** ⚠️ could not keep its schedule');
@@ -59,7 +65,8 @@ function statusLine(report: RunReport, verdict: RunVerdict): string {
 
 function banner(report: RunReport): string[] {
   const segments = segmentBanner(report);
-  if (segments !== undefined) return [segments.partial ? '> [!CAUTION]' : '> [!NOTE]', `> ${segments.partial ? '**PARTIAL** — ' : ''}${segments.text}`, '', ...statusBanner(report)];
+  if (segments !== undefined)
+    return [segments.partial ? '> [!CAUTION]' : '> [!NOTE]', `> ${segments.partial ? '**PARTIAL** — ' : ''}${segments.text}`, '', ...statusBanner(report)];
   return statusBanner(report);
 }
 
@@ -238,7 +245,11 @@ function thresholdsAndChecks(report: RunReport): string[] {
       ? '**Checks:** none run.'
       : `**Checks**\n\n${table(
           ['', 'Check', 'Detail'],
-          report.checks.map((c, i) => [checkStates[i]?.state === 'inconclusive' ? '⚠️ not judged' : mark(checkStates[i]?.state === 'passed'), escapeMarkdown(c.name), escapeMarkdown(c.detail)]),
+          report.checks.map((c, i) => [
+            checkStates[i]?.state === 'inconclusive' ? '⚠️ not judged' : mark(checkStates[i]?.state === 'passed'),
+            escapeMarkdown(c.name),
+            escapeMarkdown(c.detail),
+          ]),
           'lll',
         )}`,
   );
@@ -271,7 +282,11 @@ function stagesTables(report: RunReport): string[] {
       : [
           `Stages of ${escapeMarkdown(p.name)} (the target rate ramps linearly within each stage):`,
           '',
-          table(['Stage', 'Start', 'Duration', 'Target rate'], stageRows(p.startRate ?? 0, p.stages).map((row, i) => [String(i + 1), ...stageRowCells(row)]), 'rrrl'),
+          table(
+            ['Stage', 'Start', 'Duration', 'Target rate'],
+            stageRows(p.startRate ?? 0, p.stages).map((row, i) => [String(i + 1), ...stageRowCells(row)]),
+            'rrrl',
+          ),
           '',
         ],
   );
@@ -311,5 +326,8 @@ export function renderMarkdown(report: RunReport): string {
     for (const note of report.notes) lines.push(`- ${escapeMarkdownBlock(note)}`);
     lines.push('');
   }
-  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

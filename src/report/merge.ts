@@ -52,7 +52,10 @@ export function mergeOperationStats(operation: string, parts: readonly Operation
   const corrected = mergeHistograms(parts.map((p) => decodeHistogram(p.histograms.corrected)));
   const uncorrected = mergeHistograms(parts.map((p) => decodeHistogram(p.histograms.uncorrected)));
   const requests = sum(parts, (p) => p.requests);
-  const transportErrors = Object.fromEntries(TRANSPORT_ERROR_KINDS.map((k) => [k, sum(parts, (p) => p.transportErrors[k])])) as Record<TransportErrorKind, number>;
+  const transportErrors = Object.fromEntries(TRANSPORT_ERROR_KINDS.map((k) => [k, sum(parts, (p) => p.transportErrors[k])])) as Record<
+    TransportErrorKind,
+    number
+  >;
   const cutOffs = parts.filter((p) => p.cutOff !== undefined);
   // The on-time latency only when every segment kept it: a part missing would skew the figure.
   const onTimes = parts.flatMap((p) => (p.onTime === undefined ? [] : [p.onTime.histogram]));
@@ -86,7 +89,14 @@ function mergeTimelines(parts: readonly RunReport[]): TimelinePoint[] {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([operation, ops]): TimelineOperation & { merged: ReturnType<typeof mergeHistograms> } => {
           const merged = mergeHistograms(ops.map((o) => decodeHistogram(o.histogram)));
-          return { operation, requests: sum(ops, (o) => o.requests), errors: sum(ops, (o) => o.errors), latency: percentilesMs(merged), histogram: encodeHistogram(merged), merged };
+          return {
+            operation,
+            requests: sum(ops, (o) => o.requests),
+            errors: sum(ops, (o) => o.errors),
+            latency: percentilesMs(merged),
+            histogram: encodeHistogram(merged),
+            merged,
+          };
         });
       const point: TimelinePoint = { second, requests: sum(points, (p) => p.requests), errors: sum(points, (p) => p.errors), p50Ms: 0, p99Ms: 0 };
       // A second's percentiles come from its operations' histograms when every segment kept them.
@@ -119,13 +129,19 @@ export function mergeChecks(parts: readonly RunReport[]): CheckResult[] {
     const counted = entries.every((e) => e.check.counts !== undefined);
     const unanswered = sum(entries, (e) => e.check.counts?.unanswered ?? 0);
     const counts = counted
-      ? { failed: sum(entries, (e) => e.check.counts?.failed ?? 0), total: sum(entries, (e) => e.check.counts?.total ?? 0), ...(unanswered > 0 ? { unanswered } : {}) }
+      ? {
+          failed: sum(entries, (e) => e.check.counts?.failed ?? 0),
+          total: sum(entries, (e) => e.check.counts?.total ?? 0),
+          ...(unanswered > 0 ? { unanswered } : {}),
+        }
       : undefined;
     const failed = entries.filter((e) => !e.check.passed);
     let detail: string;
     if (counts !== undefined && passed) detail = `${answersPassedText(counts.total, unanswered)}, over ${entries.length} segments`;
-    else if (counts !== undefined) detail = `${counts.failed} of ${counts.total} answers failed their check; ${failed.map((e) => `segment ${e.segment}: ${e.check.detail}`).join(' | ')}`;
-    else if (passed) detail = `passed in all ${entries.length} segments${entries[0] === undefined ? '' : `; segment ${entries[0].segment}: ${entries[0].check.detail}`}`;
+    else if (counts !== undefined)
+      detail = `${counts.failed} of ${counts.total} answers failed their check; ${failed.map((e) => `segment ${e.segment}: ${e.check.detail}`).join(' | ')}`;
+    else if (passed)
+      detail = `passed in all ${entries.length} segments${entries[0] === undefined ? '' : `; segment ${entries[0].segment}: ${entries[0].check.detail}`}`;
     else detail = failed.map((e) => `segment ${e.segment}: ${e.check.detail}`).join(' | ');
     return { name, passed, detail, ...(counts === undefined ? {} : { counts }) };
   });
@@ -140,13 +156,22 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
   const sections = parts.map((p) => p.invariants).filter((s): s is InvariantsSection => s !== undefined);
   const first = sections[0];
   if (first === undefined) return undefined;
-  const verdict = sections.some((s) => s.verdict === 'violated') ? 'violated' : sections.every((s) => s.verdict === 'clean') && sections.length === parts.length ? 'clean' : 'not-checked';
+  const verdict = sections.some((s) => s.verdict === 'violated')
+    ? 'violated'
+    : sections.every((s) => s.verdict === 'clean') && sections.length === parts.length
+      ? 'clean'
+      : 'not-checked';
   const byId = new Map<string, InvariantsSection['invariants'][number]>();
   for (const s of sections) {
     for (const inv of s.invariants) {
       const seen = byId.get(inv.id);
       const notJudged = seen?.notJudged === undefined && inv.notJudged === undefined ? {} : { notJudged: (seen?.notJudged ?? 0) + (inv.notJudged ?? 0) };
-      byId.set(inv.id, seen === undefined ? { ...inv } : { ...seen, passed: seen.passed && inv.passed, checked: seen.checked + inv.checked, violations: seen.violations + inv.violations, ...notJudged });
+      byId.set(
+        inv.id,
+        seen === undefined
+          ? { ...inv }
+          : { ...seen, passed: seen.passed && inv.passed, checked: seen.checked + inv.checked, violations: seen.violations + inv.violations, ...notJudged },
+      );
     }
   }
   const oracles = sections.map((s) => s.oracle).filter((o) => o !== undefined);
@@ -154,7 +179,11 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
     verdict,
     history: first.history,
     operations: sum(sections, (s) => s.operations),
-    checked: { keys: sum(sections, (s) => s.checked.keys), verifications: sum(sections, (s) => s.checked.verifications), rateLimitChecks: sum(sections, (s) => s.checked.rateLimitChecks) },
+    checked: {
+      keys: sum(sections, (s) => s.checked.keys),
+      verifications: sum(sections, (s) => s.checked.verifications),
+      rateLimitChecks: sum(sections, (s) => s.checked.rateLimitChecks),
+    },
     invariants: [...byId.values()],
     violations: sections.flatMap((s) => s.violations).slice(0, 20),
     violationsTotal: sum(sections, (s) => s.violationsTotal),
@@ -172,7 +201,9 @@ function mergeInvariants(parts: readonly RunReport[]): InvariantsSection | undef
             skipped: sum(oracles, (o) => o.skipped),
             differences: sum(oracles, (o) => o.differences),
             examples: oracles.flatMap((o) => o.examples).slice(0, 10),
-            ...(oracles.some((o) => o.note !== undefined) ? { note: [...new Set(oracles.flatMap((o) => (o.note === undefined ? [] : [o.note])))].join(' ') } : {}),
+            ...(oracles.some((o) => o.note !== undefined)
+              ? { note: [...new Set(oracles.flatMap((o) => (o.note === undefined ? [] : [o.note])))].join(' ') }
+              : {}),
           },
         }),
   };
@@ -200,7 +231,18 @@ function mergeResources(parts: readonly RunReport[]): ResourcesSection | undefin
   for (const s of sections) {
     for (const k of s.kinds) {
       const seen = kinds.get(k.kind);
-      kinds.set(k.kind, seen === undefined ? { ...k } : { kind: k.kind, created: seen.created + k.created, deleted: seen.deleted + k.deleted, left: seen.left + k.left, leftExpected: seen.leftExpected + k.leftExpected });
+      kinds.set(
+        k.kind,
+        seen === undefined
+          ? { ...k }
+          : {
+              kind: k.kind,
+              created: seen.created + k.created,
+              deleted: seen.deleted + k.deleted,
+              left: seen.left + k.left,
+              leftExpected: seen.leftExpected + k.leftExpected,
+            },
+      );
     }
   }
   const command = sections.find((s) => s.cleanupCommand !== undefined)?.cleanupCommand;
@@ -219,19 +261,29 @@ export function mergeSection(parts: readonly RunReport[]): MergeSection {
   const first = parts[0];
   if (first === undefined) throw new MergeError('no reports to merge: name the partial reports of the segments (their run folders or report.json files).');
   const unsegmented = parts.findIndex((p) => p.segment === undefined);
-  if (unsegmented >= 0) throw new MergeError(`report ${unsegmented + 1} is not a segment's partial report (it was not run with --segment i/N): only segments of one plan merge.`);
+  if (unsegmented >= 0)
+    throw new MergeError(`report ${unsegmented + 1} is not a segment's partial report (it was not run with --segment i/N): only segments of one plan merge.`);
   const n = first.segment?.count ?? 1;
   const seen = new Set<number>();
   for (const part of parts) {
     const segment = part.segment as { index: number; count: number };
-    if (segment.count !== n) throw new MergeError(`the reports are segments of different cuts (segment ${segmentName(segment.index, segment.count)} beside ${segmentName(first.segment?.index ?? 0, n)}): merge the segments of one plan.`);
-    if (part.scenario.name !== first.scenario.name) throw new MergeError(`the reports are of different scenarios ("${first.scenario.name}" and "${part.scenario.name}"): merge the segments of one run.`);
-    if (part.seed !== first.seed || part.settings.model !== first.settings.model) throw new MergeError(`segment ${segmentName(segment.index, n)} was run with another seed or load model than segment ${segmentName(first.segment?.index ?? 0, n)}: merge the segments of one run.`);
+    if (segment.count !== n)
+      throw new MergeError(
+        `the reports are segments of different cuts (segment ${segmentName(segment.index, segment.count)} beside ${segmentName(first.segment?.index ?? 0, n)}): merge the segments of one plan.`,
+      );
+    if (part.scenario.name !== first.scenario.name)
+      throw new MergeError(`the reports are of different scenarios ("${first.scenario.name}" and "${part.scenario.name}"): merge the segments of one run.`);
+    if (part.seed !== first.seed || part.settings.model !== first.settings.model)
+      throw new MergeError(
+        `segment ${segmentName(segment.index, n)} was run with another seed or load model than segment ${segmentName(first.segment?.index ?? 0, n)}: merge the segments of one run.`,
+      );
     if (seen.has(segment.index)) throw new MergeError(`segment ${segmentName(segment.index, n)} is given twice: name each segment's report once.`);
     seen.add(segment.index);
   }
   const indices = [...seen].sort((a, b) => a - b);
-  const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !seen.has(i)).map((i) => segmentName(i, n));
+  const missing = Array.from({ length: n }, (_, i) => i)
+    .filter((i) => !seen.has(i))
+    .map((i) => segmentName(i, n));
   const incomplete = parts
     .filter((p) => p.status !== 'completed')
     .map((p) => `${segmentName(p.segment?.index ?? 0, n)} (${p.status})`)
@@ -246,21 +298,43 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
   const first = sorted[0] as RunReport;
   const measuredMs = Math.max(...sorted.map((p) => p.measuredMs));
   const names = [...new Set(sorted.flatMap((p) => p.operations.map((o) => o.operation)))].sort();
-  const operations = names.map((name) => mergeOperationStats(name, sorted.flatMap((p) => p.operations.filter((o) => o.operation === name)), measuredMs));
-  const overall = mergeOperationStats(first.overall.operation, sorted.map((p) => p.overall), measuredMs);
-  const status: RunReport['status'] = sorted.some((p) => p.status === 'failed') ? 'failed' : sorted.some((p) => p.status === 'interrupted') ? 'interrupted' : 'completed';
+  const operations = names.map((name) =>
+    mergeOperationStats(
+      name,
+      sorted.flatMap((p) => p.operations.filter((o) => o.operation === name)),
+      measuredMs,
+    ),
+  );
+  const overall = mergeOperationStats(
+    first.overall.operation,
+    sorted.map((p) => p.overall),
+    measuredMs,
+  );
+  const status: RunReport['status'] = sorted.some((p) => p.status === 'failed')
+    ? 'failed'
+    : sorted.some((p) => p.status === 'interrupted')
+      ? 'interrupted'
+      : 'completed';
   const cutOffs = sorted.filter((p) => p.totals.cutOff !== undefined);
   const invariants = mergeInvariants(sorted);
   const generator = mergeGenerator(sorted);
   const resources = mergeResources(sorted);
   const notes: string[] = [];
   if (merge.partial) {
-    const what = [merge.missing.length > 0 ? `missing ${merge.missing.join(', ')}` : '', merge.incomplete.length > 0 ? `incomplete ${merge.incomplete.join(', ')}` : ''].filter((t) => t !== '').join('; ');
+    const what = [
+      merge.missing.length > 0 ? `missing ${merge.missing.join(', ')}` : '',
+      merge.incomplete.length > 0 ? `incomplete ${merge.incomplete.join(', ')}` : '',
+    ]
+      .filter((t) => t !== '')
+      .join('; ');
     notes.push(`PARTIAL: merged from ${merge.merged.length} of ${merge.segments} segments (${what}): the figures do not cover the whole plan.`);
   } else {
-    notes.push(`Merged from all ${merge.segments} segments (${merge.merged.join(', ')}): totals summed, latency histograms added, percentiles read from the merged histograms.`);
+    notes.push(
+      `Merged from all ${merge.segments} segments (${merge.merged.join(', ')}): totals summed, latency histograms added, percentiles read from the merged histograms.`,
+    );
   }
-  if (sorted.some((p) => p.timeline.some((t) => t.operations === undefined))) notes.push('Some segments kept no per-second histograms: those seconds show the worst segment\'s p50 and p99.');
+  if (sorted.some((p) => p.timeline.some((t) => t.operations === undefined)))
+    notes.push("Some segments kept no per-second histograms: those seconds show the worst segment's p50 and p99.");
   notes.push(...sorted.flatMap((p) => p.notes.map((n) => `segment ${segmentName(p.segment?.index ?? 0, merge.segments)}: ${n}`)));
   return {
     schema: first.schema,
@@ -269,7 +343,11 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
     status,
     seed: first.seed,
     startedAt: sorted.map((p) => p.startedAt).sort()[0] ?? first.startedAt,
-    finishedAt: sorted.map((p) => p.finishedAt).sort().at(-1) ?? first.finishedAt,
+    finishedAt:
+      sorted
+        .map((p) => p.finishedAt)
+        .sort()
+        .at(-1) ?? first.finishedAt,
     measuredMs,
     target: first.target,
     settings: first.settings,

@@ -10,7 +10,13 @@ export function targetLabel(target: RunReport['target']): string {
   return target.remote === true ? 'simulator (remote)' : 'simulator';
 }
 
-const KIND_LABEL: Record<ResourceCount['kind'], string> = { apis: 'APIs', keys: 'keys', identities: 'identities', overrides: 'overrides', namespaces: 'namespaces' };
+const KIND_LABEL: Record<ResourceCount['kind'], string> = {
+  apis: 'APIs',
+  keys: 'keys',
+  identities: 'identities',
+  overrides: 'overrides',
+  namespaces: 'namespaces',
+};
 
 export function kindLabel(kind: ResourceCount['kind']): string {
   return KIND_LABEL[kind];

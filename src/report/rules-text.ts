@@ -31,7 +31,12 @@ export function mergeRulesSections(sections: readonly RulesSection[]): RulesSect
   const first = sections[0];
   if (first === undefined) return undefined;
   const exercised = new Map(sections.flatMap((s) => s.exercised).map((r) => [r.id, r] as const));
-  const notJudged = new Map(sections.flatMap((s) => s.notJudged ?? []).filter((r) => !exercised.has(r.id)).map((r) => [r.id, r] as const));
+  const notJudged = new Map(
+    sections
+      .flatMap((s) => s.notJudged ?? [])
+      .filter((r) => !exercised.has(r.id))
+      .map((r) => [r.id, r] as const),
+  );
   const touched = (id: string) => exercised.has(id) || notJudged.has(id);
   // Keep the order of the segments' lists (RULES order), whatever segment a rule came from.
   const all = [...first.exercised, ...(first.notJudged ?? []), ...first.untouched];

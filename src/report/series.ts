@@ -87,7 +87,10 @@ export function seriesLines(report: RunReport, run: string): SeriesLine[] {
         const histograms = point.operations.map((o) => tryDecode(o.histogram));
         if (histograms.every((h) => h !== undefined)) line.latencyMs = fromPercentiles(percentilesMs(mergeHistograms(histograms as Histogram[])));
         line.operations = Object.fromEntries(
-          point.operations.map((o) => [o.operation, { requests: o.requests, ratePerSec: round2(o.requests / span), errors: o.errors, latencyMs: fromPercentiles(o.latency) }]),
+          point.operations.map((o) => [
+            o.operation,
+            { requests: o.requests, ratePerSec: round2(o.requests / span), errors: o.errors, latencyMs: fromPercentiles(o.latency) },
+          ]),
         );
       }
       return line;

@@ -14,7 +14,8 @@ export const TARGET_STOPPED_CHECK = 'target answering';
  * What decided a run's verdict, the worst first; each is the name of its exit code in the CLI's
  * `EXIT` table (src/cli/exit-codes.ts), which holds the numbers.
  */
-export type VerdictCause = 'interrupted' | 'targetStopped' | 'resourcesLeft' | 'invariantViolated' | 'checkFailed' | 'thresholdFailed' | 'generatorLimited' | 'ok';
+export type VerdictCause =
+  'interrupted' | 'targetStopped' | 'resourcesLeft' | 'invariantViolated' | 'checkFailed' | 'thresholdFailed' | 'generatorLimited' | 'ok';
 
 export type Headline = 'PASS' | 'FAIL' | 'INCONCLUSIVE';
 export type ThresholdState = 'passed' | 'failed' | 'inconclusive';
@@ -88,10 +89,17 @@ function measured(actual: number | null, expression: string): string {
 
 /** What a passing run held, e.g. `2 thresholds and 3 checks passed, invariants clean, oracle agrees`. */
 function passReason(report: RunReport): string {
-  const judged = [report.thresholds.length > 0 ? plural(report.thresholds.length, 'threshold') : '', report.checks.length > 0 ? plural(report.checks.length, 'check') : ''].filter((x) => x !== '');
+  const judged = [
+    report.thresholds.length > 0 ? plural(report.thresholds.length, 'threshold') : '',
+    report.checks.length > 0 ? plural(report.checks.length, 'check') : '',
+  ].filter((x) => x !== '');
   const held = judged.length === 0 ? 'nothing failed' : `${judged.join(' and ')} passed`;
   const inv = report.invariants;
-  return held + (inv?.verdict === 'clean' ? ', invariants clean' : inv?.verdict === 'not-checked' ? ', invariants not checked' : '') + (inv?.oracle?.verdict === 'agrees' ? ', oracle agrees' : '');
+  return (
+    held +
+    (inv?.verdict === 'clean' ? ', invariants clean' : inv?.verdict === 'not-checked' ? ', invariants not checked' : '') +
+    (inv?.oracle?.verdict === 'agrees' ? ', oracle agrees' : '')
+  );
 }
 
 /**
@@ -109,18 +117,24 @@ function causeOf(report: RunReport): { cause: VerdictCause; reason: string } {
   const stopped = report.checks.find((c) => c.name === TARGET_STOPPED_CHECK && !c.passed);
   if (stopped !== undefined) return { cause: 'targetStopped', reason: `the target stopped answering: ${stopped.detail}` };
   const left = report.resources?.unexpectedlyLeft ?? 0;
-  if (left > 0) return { cause: 'resourcesLeft', reason: `${plural(left, 'resource')} left on the target (keysim cleanup --tag ${report.resources?.tag ?? '<tag>'})` };
+  if (left > 0)
+    return { cause: 'resourcesLeft', reason: `${plural(left, 'resource')} left on the target (keysim cleanup --tag ${report.resources?.tag ?? '<tag>'})` };
   const inv = report.invariants;
   if (inv?.verdict === 'violated') {
     const broken = inv.invariants.filter((i) => !i.passed);
     const first = inv.violations[0];
-    return { cause: 'invariantViolated', reason: `invariant ${broken.map((i) => i.id).join(', ')} violated${first === undefined ? '' : ` (${first.subject}: ${first.message})`}` };
+    return {
+      cause: 'invariantViolated',
+      reason: `invariant ${broken.map((i) => i.id).join(', ')} violated${first === undefined ? '' : ` (${first.subject}: ${first.message})`}`,
+    };
   }
-  if (inv?.oracle?.verdict === 'differs') return { cause: 'invariantViolated', reason: `the oracle differs: ${plural(inv.oracle.differences, 'answer')} not what a fresh engine gives` };
+  if (inv?.oracle?.verdict === 'differs')
+    return { cause: 'invariantViolated', reason: `the oracle differs: ${plural(inv.oracle.differences, 'answer')} not what a fresh engine gives` };
   const check = report.checks.find((c) => !c.passed);
   if (check !== undefined) return { cause: 'checkFailed', reason: `check ${check.name} failed: ${check.detail}` };
   const threshold = report.thresholds.find((t) => thresholdVerdict(t) === 'failed');
-  if (threshold !== undefined) return { cause: 'thresholdFailed', reason: `threshold ${threshold.expression} failed (measured ${measured(threshold.actual, threshold.expression)})` };
+  if (threshold !== undefined)
+    return { cause: 'thresholdFailed', reason: `threshold ${threshold.expression} failed (measured ${measured(threshold.actual, threshold.expression)})` };
   // Inconclusive only when something could not be judged: a run whose generator lagged but whose
   // every threshold was judged anyway exits on those verdicts (its report keeps the banner).
   const inconclusive = report.thresholds.filter((t) => thresholdVerdict(t) === 'inconclusive').length;
@@ -129,8 +143,10 @@ function causeOf(report: RunReport): { cause: VerdictCause; reason: string } {
   }
   // A check or the oracle that judged nothing is not a pass either (exit 97, named after its first cause).
   const unjudged = report.checks.find((c) => checkStateOf(c) === 'inconclusive');
-  if (unjudged !== undefined) return { cause: 'generatorLimited', reason: `check ${unjudged.name} not judged: ${unjudged.detail.replace(/^(not judged|inconclusive)\b:?\s*/i, '')}` };
-  if (oracleNotJudged(inv)) return { cause: 'generatorLimited', reason: `the oracle judged nothing: ${inv?.oracle?.note ?? 'no recorded answer could be compared'}` };
+  if (unjudged !== undefined)
+    return { cause: 'generatorLimited', reason: `check ${unjudged.name} not judged: ${unjudged.detail.replace(/^(not judged|inconclusive)\b:?\s*/i, '')}` };
+  if (oracleNotJudged(inv))
+    return { cause: 'generatorLimited', reason: `the oracle judged nothing: ${inv?.oracle?.note ?? 'no recorded answer could be compared'}` };
   if (report.status === 'failed') return { cause: 'ok', reason: 'nothing failed, but the run ended before its planned end (see its notes)' };
   return { cause: 'ok', reason: passReason(report) };
 }
@@ -152,7 +168,10 @@ export function runVerdict(report: RunReport): RunVerdict {
   const invariants =
     inv === undefined
       ? undefined
-      : { state: inv.verdict, each: inv.invariants.map((i) => ({ id: i.id, state: (!i.passed ? 'failed' : i.checked === 0 ? 'unexercised' : 'passed') as InvariantState })) };
+      : {
+          state: inv.verdict,
+          each: inv.invariants.map((i) => ({ id: i.id, state: (!i.passed ? 'failed' : i.checked === 0 ? 'unexercised' : 'passed') as InvariantState })),
+        };
   const invariantsHeadline = inv === undefined ? undefined : invariantsHeadlineOf(inv);
   return {
     headline: cause === 'ok' ? 'PASS' : cause === 'generatorLimited' ? 'INCONCLUSIVE' : 'FAIL',

@@ -28,7 +28,9 @@ describe('wrk summary', () => {
   });
 
   test('a summary without errors has none; one without the totals is refused by name', () => {
-    const clean = WRK_SAMPLE.split('\n').filter((l) => !l.includes('Non-2xx') && !l.includes('Socket errors')).join('\n');
+    const clean = WRK_SAMPLE.split('\n')
+      .filter((l) => !l.includes('Non-2xx') && !l.includes('Socket errors'))
+      .join('\n');
     expect(parseWrkOutput(clean)).toMatchObject({ non2xx: 0, errors: 0, timeouts: 0 });
     expect(() => parseWrkOutput('wrk: connection refused')).toThrow(/wrk printed no summary/);
   });

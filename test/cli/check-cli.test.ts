@@ -126,7 +126,9 @@ describe('keysim check', () => {
     expect(result.stdout).toMatch(/ratelimit\.no-over-admission\s+passed/);
     expect(result.stdout).toMatch(/key_cli: VALID #4 \(cost 1\) was granted although at most 0 credits could be left/);
     // Witness lines: the creation and the over-granted verification, with wall and service times.
-    expect(result.stdout).toMatch(/#0 keys\.createKey credits 3 → key_cli\s+\[sent 2027-01-15T12:00:00\.000Z, answered \+2\.0 ms; service clock 2027-01-15T12:00:00\.000Z … /);
+    expect(result.stdout).toMatch(
+      /#0 keys\.createKey credits 3 → key_cli\s+\[sent 2027-01-15T12:00:00\.000Z, answered \+2\.0 ms; service clock 2027-01-15T12:00:00\.000Z … /,
+    );
     expect(result.stdout).toMatch(/#4 keys\.verifyKey key_cli cost 1 → VALID credits 0\s+\[sent 2027-01-15T12:00:00\.040Z, answered \+3\.0 ms/);
     expect(result.stdout).toMatch(/FAIL \(exit 100\): \d+ violations?/);
     expect(result.stdout + result.stderr).not.toContain(PLAINTEXT);
@@ -135,7 +137,11 @@ describe('keysim check', () => {
   test('--json prints the same verdict as JSON', async () => {
     const result = await keysim(['check', violatingFile, '--json']);
     expect(result.code).toBe(EXIT.invariantViolated);
-    const parsed = JSON.parse(result.stdout) as { passed: boolean; operations: number; violations: Array<{ invariant: string; witness: Array<{ seq: number }> }> };
+    const parsed = JSON.parse(result.stdout) as {
+      passed: boolean;
+      operations: number;
+      violations: Array<{ invariant: string; witness: Array<{ seq: number }> }>;
+    };
     expect(parsed.passed).toBe(false);
     expect(parsed.operations).toBe(8);
     expect(parsed.violations.some((v) => v.invariant === 'credits.no-over-spend' && v.witness.some((e) => e.seq === 4))).toBe(true);
@@ -183,7 +189,9 @@ describe('keysim check', () => {
     await writer.close();
     const [recorded, given] = await Promise.all([keysim(['check', live]), keysim(['check', live, '--skew', '5'])]);
     expect(recorded.code).toBe(EXIT.ok);
-    expect(recorded.stdout).toContain("note: Operations without service-clock times were placed at their wall times ± 63 ms of clock skew, the history's (measured or given when it was recorded).");
+    expect(recorded.stdout).toContain(
+      "note: Operations without service-clock times were placed at their wall times ± 63 ms of clock skew, the history's (measured or given when it was recorded).",
+    );
     expect(given.code).toBe(EXIT.ok);
     expect(given.stdout).toContain('note: Operations without service-clock times were placed at their wall times ± 5 ms of clock skew, given (--skew).');
   });

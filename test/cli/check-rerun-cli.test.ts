@@ -37,7 +37,9 @@ describe('keysim check reaches the run verdict', () => {
     expect(run.report.invariants?.oracle?.verdict).toBe('agrees');
     const check = await cli(['check', run.folder]);
     expect(check.code, check.stdout + check.stderr).toBe(EXIT.ok);
-    expect(check.stdout).toMatch(new RegExp(`oracle {2}agrees: ${run.report.invariants?.oracle?.compared} answers compared with a replay of the saved journal`));
+    expect(check.stdout).toMatch(
+      new RegExp(`oracle {2}agrees: ${run.report.invariants?.oracle?.compared} answers compared with a replay of the saved journal`),
+    );
     expect(check.stdout).toMatch(/per-response checks are not re-checked \(they need the live answers\)/);
 
     // Altered after the run: one verification journaled as free. The replay then keeps a credit the
@@ -54,7 +56,9 @@ describe('keysim check reaches the run verdict', () => {
     expect(altered.code, altered.stdout + altered.stderr).toBe(EXIT.invariantViolated);
     expect(altered.stdout).toMatch(/oracle {2}DIFFERS: \d+ of \d+ answers compared/);
     expect(altered.stdout).toMatch(/every invariant holds/);
-    expect(altered.stdout).toMatch(/FAIL \(exit 100\): the run's verdict: the oracle differs: \d+ answers not what a fresh engine gives; every invariant holds/);
+    expect(altered.stdout).toMatch(
+      /FAIL \(exit 100\): the run's verdict: the oracle differs: \d+ answers not what a fresh engine gives; every invariant holds/,
+    );
   });
 
   test('a run whose oracle differs (an injected fault): run exits 100 and check exits 100 with the same differences', async () => {

@@ -120,7 +120,16 @@ test('--baseline a b c --candidate d e f: compared run by run (Mann–Whitney U)
 
 test('run --baseline: a worse comparison (93) ranks below every verdict of the run itself, above ok', () => {
   expect(worseExitCode(EXIT.ok, EXIT.compareWorse)).toBe(EXIT.compareWorse);
-  for (const code of [EXIT.generatorLimited, EXIT.thresholdFailed, EXIT.checkFailed, EXIT.invariantViolated, EXIT.resourcesLeft, EXIT.targetStopped, EXIT.usage, EXIT.interrupted]) {
+  for (const code of [
+    EXIT.generatorLimited,
+    EXIT.thresholdFailed,
+    EXIT.checkFailed,
+    EXIT.invariantViolated,
+    EXIT.resourcesLeft,
+    EXIT.targetStopped,
+    EXIT.usage,
+    EXIT.interrupted,
+  ]) {
     expect(worseExitCode(EXIT.compareWorse, code)).toBe(code);
     expect(worseExitCode(code, EXIT.compareWorse)).toBe(code);
   }

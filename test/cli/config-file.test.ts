@@ -61,10 +61,28 @@ describe('checkConfig: a wrong key or type names the file, the key and what is e
 
   test('a good configuration: stages as text or objects, everything else as the flags take it', () => {
     const c = checkConfig(
-      { target: 'sim', thresholds: ['errors == 0'], scenarios: ['smoke'], stages: ['30s:100', { duration: '1m', target: 200 }], startRate: 5, warmup: '0', connections: 8, model: 'open', seed: 0, history: true },
+      {
+        target: 'sim',
+        thresholds: ['errors == 0'],
+        scenarios: ['smoke'],
+        stages: ['30s:100', { duration: '1m', target: 200 }],
+        startRate: 5,
+        warmup: '0',
+        connections: 8,
+        model: 'open',
+        seed: 0,
+        history: true,
+      },
       'keysim.config.json',
     );
-    expect(c.shape).toEqual({ warmupMs: 0, startRate: 5, stages: [{ durationMs: 30_000, target: 100 }, { durationMs: 60_000, target: 200 }] });
+    expect(c.shape).toEqual({
+      warmupMs: 0,
+      startRate: 5,
+      stages: [
+        { durationMs: 30_000, target: 100 },
+        { durationMs: 60_000, target: 200 },
+      ],
+    });
     expect(c).toMatchObject({ target: 'sim', thresholds: ['errors == 0'], scenarios: ['smoke'], connections: 8, model: 'open', seed: 0, history: true });
   });
 });
@@ -85,7 +103,10 @@ describe('finding and loading the file', () => {
   test('a .ts config typed with defineConfig from keysim', async () => {
     const dir = tempDir();
     const file = join(dir, 'keysim.config.ts');
-    writeFileSync(file, `import { defineConfig } from ${JSON.stringify(INDEX)};\nconst rate: number = 40;\nexport default defineConfig({ rate, duration: '3s', thresholds: ['errors == 0'] });\n`);
+    writeFileSync(
+      file,
+      `import { defineConfig } from ${JSON.stringify(INDEX)};\nconst rate: number = 40;\nexport default defineConfig({ rate, duration: '3s', thresholds: ['errors == 0'] });\n`,
+    );
     const config = await loadRunConfig(undefined, dir);
     expect(config?.shape).toEqual({ rate: 40, durationMs: 3_000 });
     expect(config?.thresholds).toEqual(['errors == 0']);
@@ -105,16 +126,37 @@ describe('precedence: flags, then the file, then the scenario, then keysim', () 
   const base = { scenario: [] as string[], threshold: [] as string[] };
   const file = (value: unknown) => checkConfig(value, 'keysim.config.json');
 
-  test('flags win, the file fills the rest, thresholds add (the file\'s first)', () => {
-    const c = file({ target: 'http://127.0.0.1:9', seed: 4, out: 'r', history: true, timeout: '2s', pipelining: 2, connections: 3, model: 'closed', scenarios: ['smoke'], thresholds: ['errors == 0'] });
+  test("flags win, the file fills the rest, thresholds add (the file's first)", () => {
+    const c = file({
+      target: 'http://127.0.0.1:9',
+      seed: 4,
+      out: 'r',
+      history: true,
+      timeout: '2s',
+      pipelining: 2,
+      connections: 3,
+      model: 'closed',
+      scenarios: ['smoke'],
+      thresholds: ['errors == 0'],
+    });
     const merged = withConfig({ ...base, seed: 9, threshold: ['requests > 0'], connections: 5 }, c, {});
-    expect(merged).toMatchObject({ target: 'http://127.0.0.1:9', seed: 9, out: 'r', history: true, timeout: '2s', pipelining: 2, connections: 5, model: 'closed', scenario: ['smoke'] });
+    expect(merged).toMatchObject({
+      target: 'http://127.0.0.1:9',
+      seed: 9,
+      out: 'r',
+      history: true,
+      timeout: '2s',
+      pipelining: 2,
+      connections: 5,
+      model: 'closed',
+      scenario: ['smoke'],
+    });
     expect(merged.threshold).toEqual(['errors == 0', 'requests > 0']);
     expect(withConfig({ ...base, scenario: ['mixed'] }, c, {}).scenario).toEqual(['mixed']);
     expect(withConfig(base, undefined, {})).toMatchObject({ target: 'sim', seed: 1, out: 'reports', history: false, timeout: '10s', pipelining: 1 });
   });
 
-  test('the root key: --root-key, then KEYSIM_ROOT_KEY, then the file\'s variable; a literal key warns', () => {
+  test("the root key: --root-key, then KEYSIM_ROOT_KEY, then the file's variable; a literal key warns", () => {
     const c = file({ rootKeyEnv: 'STAGING_KEY' });
     expect(withConfig(base, c, { STAGING_KEY: 'from-variable' }).rootKey).toBe('from-variable');
     expect(withConfig(base, c, { STAGING_KEY: 'from-variable', KEYSIM_ROOT_KEY: 'k' }).rootKey).toBeUndefined();
@@ -127,27 +169,45 @@ describe('precedence: flags, then the file, then the scenario, then keysim', () 
     expect(warnings.join('\n')).not.toContain('unkey_secret');
   });
 
-  const scenario = defineScenario({ name: 's', description: '', defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 }, setup: async () => ({}), mix: [] });
+  const scenario = defineScenario({
+    name: 's',
+    description: '',
+    defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 },
+    setup: async () => ({}),
+    mix: [],
+  });
   const flags = { pipelining: 1, timeout: '10s', deadAfter: '5s' };
 
-  test('the file\'s stages override the scenario\'s rate, and reset its warm-up to none', () => {
+  test("the file's stages override the scenario's rate, and reset its warm-up to none", () => {
     const s = settingsFor(scenario, flags, file({ stages: ['10s:100', '20s:100'] }).shape);
-    expect(s).toMatchObject({ durationMs: 30_000, warmupMs: 0, startRate: 0, rate: 100, stages: [{ durationMs: 10_000, target: 100 }, { durationMs: 20_000, target: 100 }] });
+    expect(s).toMatchObject({
+      durationMs: 30_000,
+      warmupMs: 0,
+      startRate: 0,
+      rate: 100,
+      stages: [
+        { durationMs: 10_000, target: 100 },
+        { durationMs: 20_000, target: 100 },
+      ],
+    });
     // A warm-up beside the stages or above them keeps.
     expect(settingsFor(scenario, { ...flags, warmup: '3s' }, file({ stages: ['10s:100'] }).shape).warmupMs).toBe(3_000);
     expect(settingsFor(scenario, flags, file({ stages: ['10s:100'], warmup: '1s', startRate: 20 }).shape)).toMatchObject({ warmupMs: 1_000, rate: 20 });
   });
 
-  test('a --rate or --duration flag overrides the file\'s stages; --stage overrides the file\'s rate', () => {
+  test("a --rate or --duration flag overrides the file's stages; --stage overrides the file's rate", () => {
     const staged = file({ stages: ['10s:100'] }).shape;
     const s = settingsFor(scenario, { ...flags, rate: 50 }, staged);
     expect(s.stages).toBeUndefined();
     expect(s).toMatchObject({ rate: 50, durationMs: 12_000, warmupMs: 0 });
-    expect(settingsFor(scenario, { ...flags, stage: ['5s:10'] }, file({ rate: 70, duration: '1m' }).shape)).toMatchObject({ durationMs: 5_000, stages: [{ durationMs: 5_000, target: 10 }] });
+    expect(settingsFor(scenario, { ...flags, stage: ['5s:10'] }, file({ rate: 70, duration: '1m' }).shape)).toMatchObject({
+      durationMs: 5_000,
+      stages: [{ durationMs: 5_000, target: 10 }],
+    });
     expect(settingsFor(scenario, flags, file({ rate: 70 }).shape)).toMatchObject({ rate: 70, durationMs: 12_000, warmupMs: 2_000 });
   });
 
-  test('a scenario\'s own stages, overridden by the flags', () => {
+  test("a scenario's own stages, overridden by the flags", () => {
     const ramped = defineScenario({ name: 'r', description: '', defaults: { stages: [{ durationMs: 4_000, target: 40 }] }, setup: async () => ({}), mix: [] });
     expect(settingsFor(ramped, flags)).toMatchObject({ durationMs: 4_000, warmupMs: 0, stages: [{ durationMs: 4_000, target: 40 }] });
     expect(settingsFor(ramped, { ...flags, duration: '2s' })).toMatchObject({ durationMs: 2_000, rate: 100 });
@@ -155,7 +215,7 @@ describe('precedence: flags, then the file, then the scenario, then keysim', () 
 });
 
 describe('keysim run --config', () => {
-  test('the file\'s stages, seed and thresholds drive the run; --threshold adds to them', async () => {
+  test("the file's stages, seed and thresholds drive the run; --threshold adds to them", async () => {
     const dir = tempDir();
     const out = join(dir, 'reports');
     const file = join(dir, 'ci.json');

@@ -16,11 +16,21 @@ import type { GeneratorPhase, RunReport } from '../../src/report/model.js';
 import { minimalReport } from '../helpers/report-fixture.js';
 
 const repeat = (n: number, ms: number) => Array.from({ length: n }, () => ms);
-const phase: GeneratorPhase = { name: 'load', scheduledSends: 150, lateSends: 2, loopDelayMs: { p50: 1, p99: 4, max: 20 }, processCpuCores: 0.8, mainThreadBusy: 0.7 };
+const phase: GeneratorPhase = {
+  name: 'load',
+  scheduledSends: 150,
+  lateSends: 2,
+  loopDelayMs: { p50: 1, p99: 4, max: 20 },
+  processCpuCores: 0.8,
+  mainThreadBusy: 0.7,
+};
 
 /** A lagged run (2 of 150 sends late, over the 1 % limit): 148 on-time answers in `onTimeMs`, 2 late ones in 300 ms. */
 function laggedRun(onTimeMs: number, thresholds: string[], extra: Partial<RunReport> = {}): RunReport {
-  const base = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: repeat(148, onTimeMs), lateLatenciesMs: repeat(2, 300) }], totals: { late: 2 } });
+  const base = minimalReport({
+    operations: [{ operation: 'keys.verifyKey', latenciesMs: repeat(148, onTimeMs), lateLatenciesMs: repeat(2, 300) }],
+    totals: { late: 2 },
+  });
   const report = { ...base, generator: judgeGenerator([phase], { lateShare: 0.01, loopDelayP99Ms: 50 }, 2.4), ...extra };
   return { ...report, thresholds: evaluateThresholds(thresholds.map(parsed), report) };
 }

@@ -43,9 +43,18 @@ test('the files keysim init writes type-check (strict, keysim resolved to its so
     // The written files live in a temporary folder: its imports are resolved to this checkout.
     paths: { keysim: [join(REPO, 'src/index.ts')], vitest: [join(REPO, 'node_modules/vitest')] },
   };
-  const program = ts.createProgram(INIT_FILES.map((f) => join(dir, f.path)), options);
-  const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n') + (d.file === undefined ? '' : ` (${d.file.fileName})`));
+  const program = ts.createProgram(
+    INIT_FILES.map((f) => join(dir, f.path)),
+    options,
+  );
+  const problems = ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n') + (d.file === undefined ? '' : ` (${d.file.fileName})`));
   expect(problems).toEqual([]);
   // The files were checked, not skipped.
-  for (const { path } of INIT_FILES) expect(program.getSourceFiles().some((f) => f.fileName === join(dir, path)), path).toBe(true);
+  for (const { path } of INIT_FILES)
+    expect(
+      program.getSourceFiles().some((f) => f.fileName === join(dir, path)),
+      path,
+    ).toBe(true);
 }, 120_000);

@@ -35,7 +35,7 @@ describe('runs that die', () => {
     expect(path.startsWith(out)).toBe(true);
     expect(path.endsWith(`/${HISTORY_FILE}`)).toBe(true);
     let events = 0;
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
       events = await eventsSoFar(path);
       if (events >= 100) break;
       if (running.child.exitCode !== null) throw new Error(`the run ended before it was killed:\n${running.stderr()}`);
@@ -75,7 +75,10 @@ describe('runs that die', () => {
     await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
     const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
     const out = join(tempDir(), 'reports');
-    const running = startCli(['run', 'verify-hot-keys', '--target', url, '--duration', '300s', '--warmup', '0', '--rate', '20', '--dead-after', '1s', '--timeout', '2s', '--out', out], env);
+    const running = startCli(
+      ['run', 'verify-hot-keys', '--target', url, '--duration', '300s', '--warmup', '0', '--rate', '20', '--dead-after', '1s', '--timeout', '2s', '--out', out],
+      env,
+    );
     await waitUntil(() => /phase "[^"]+": \d+ requests/.test(running.stderr()), 'the load phase to start', running);
     server.child.kill('SIGKILL');
     await server.exited;

@@ -70,9 +70,26 @@ describe('outputs of real runs', () => {
     const out = tempDir();
     const junitFile = join(out, 'junit.xml');
     const seriesFile = join(out, 'series.ndjson');
-    const result = await cli(['run', 'smoke', 'mixed', '--duration', '2s', ...CALM, '--threshold', 'p50 < 0.001ms', '--out', out, '--junit', junitFile, '--series', seriesFile]);
+    const result = await cli([
+      'run',
+      'smoke',
+      'mixed',
+      '--duration',
+      '2s',
+      ...CALM,
+      '--threshold',
+      'p50 < 0.001ms',
+      '--out',
+      out,
+      '--junit',
+      junitFile,
+      '--series',
+      seriesFile,
+    ]);
     expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.thresholdFailed);
-    const folders = runFolders(out).filter((f) => !f.endsWith('.xml') && !f.endsWith('.ndjson')).sort();
+    const folders = runFolders(out)
+      .filter((f) => !f.endsWith('.xml') && !f.endsWith('.ndjson'))
+      .sort();
     expect(folders).toHaveLength(2);
     const reports = folders.map((f) => JSON.parse(readFileSync(join(f, 'report.json'), 'utf8')) as RunReport);
 
@@ -89,7 +106,10 @@ describe('outputs of real runs', () => {
     }
     expect(Number(root.attributes.failures)).toBeGreaterThanOrEqual(2);
 
-    const lines = readFileSync(seriesFile, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as SeriesLine);
+    const lines = readFileSync(seriesFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SeriesLine);
     for (const [i, folder] of folders.entries()) {
       const report = reports[i] as RunReport;
       const mine = lines.filter((l) => l.run === folder.slice(out.length + 1));

@@ -15,12 +15,19 @@ import { startStubServer } from '../helpers/load.js';
 afterAll(cleanUpCli);
 
 test('a URL missing its base path (a proxy\'s HTML 404) exits 3 before any load: "does not answer like the service … check the URL and its base path"', async () => {
-  const proxy = await startStubServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>404 Not Found</h1><hr>nginx</body></html>'));
+  const proxy = await startStubServer((_req, res) =>
+    res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>404 Not Found</h1><hr>nginx</body></html>'),
+  );
   const out = tempDir();
   try {
-    const run = await cli(['run', 'ratelimit-live-edges', '--target', proxy.url, '--yes', '--out', out, '--no-config'], cleanEnv({ KEYSIM_ROOT_KEY: 'root_proxy_cli_0123456789' }));
+    const run = await cli(
+      ['run', 'ratelimit-live-edges', '--target', proxy.url, '--yes', '--out', out, '--no-config'],
+      cleanEnv({ KEYSIM_ROOT_KEY: 'root_proxy_cli_0123456789' }),
+    );
     expect(run.code).toBe(3);
-    expect(run.stderr).toMatch(new RegExp(`the target at ${proxy.url} does not answer like the service \\(404 text/html, .*\\): check the URL and its base path`, 'i'));
+    expect(run.stderr).toMatch(
+      new RegExp(`the target at ${proxy.url} does not answer like the service \\(404 text/html, .*\\): check the URL and its base path`, 'i'),
+    );
     expect(run.stderr).not.toMatch(/namespace/i);
     // The pre-flight probe (and target detection) only: nothing was created, no load was sent.
     expect(proxy.paths.filter((p) => !p.startsWith('/_sim/') && p !== '/v2/identities.listIdentities')).toEqual([]);

@@ -27,7 +27,13 @@ async function journalStart(): Promise<JournalStart> {
     await sim.close();
   }
 }
-const DIFFERS: OracleSection = { verdict: 'differs', compared: 10, skipped: 0, differences: 2, examples: [{ seq: 3, op: 'keys.verifyKey', field: 'credits', expected: '4', received: '5' }] };
+const DIFFERS: OracleSection = {
+  verdict: 'differs',
+  compared: 10,
+  skipped: 0,
+  differences: 2,
+  examples: [{ seq: 3, op: 'keys.verifyKey', field: 'credits', expected: '4', received: '5' }],
+};
 
 /** A run folder whose report says the oracle differs, and whose saved journal ended mid-run (a reset): its re-check cannot judge. */
 async function folderWithUnjudgeableJournal(report: RunReport): Promise<string> {
@@ -60,7 +66,7 @@ describe('keysim check on a run folder', () => {
     expect(oracleVerdictOf(notRun, undefined)).toEqual({ section: notRun, fromReport: false });
   });
 
-  test('rejudgeThresholds silently drops a threshold expression it cannot parse: it keeps the report\'s result and says it was not re-judged', () => {
+  test("rejudgeThresholds silently drops a threshold expression it cannot parse: it keeps the report's result and says it was not re-judged", () => {
     const report = completedReport();
     report.thresholds = [
       { expression: 'p99(keys.verifyKey) < 1000ms', passed: true, actual: 5, detail: 'measured 5 ms' },

@@ -41,14 +41,20 @@ test('refill-month-end against a running-clock keysim serve exits 2 before setup
   const served = await serveCli(rootKey);
   try {
     const clockOf = async () => {
-      const res = await fetch(`${served.url}/_sim/clock.get`, { method: 'POST', headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${served.url}/_sim/clock.get`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       return ((await res.json()) as { data: { nowMs: number; mode: string } }).data;
     };
     const before = await clockOf();
     const out = join(tempDir('keysim-refusals-'), 'reports');
     const ran = await cli(['run', 'refill-month-end', '--target', served.url, '--yes', ...QUICK, '--out', out], served.env);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/refill-month-end" was refused at its start: it moves the service clock, which needs a frozen \(manual\) clock.*nothing was sent.*--clock manual/);
+    expect(ran.stderr).toMatch(
+      /refill-month-end" was refused at its start: it moves the service clock, which needs a frozen \(manual\) clock.*nothing was sent.*--clock manual/,
+    );
     const after = await clockOf();
     expect(after.mode).toBe('system');
     // Real time only: the scenario would have set it to 2027 or later, years from now.

@@ -69,7 +69,10 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 
   test('an unreachable target → exit 3 and no report folder', async () => {
     const out = join(tempDir(), 'reports');
-    const result = await cli(['run', 'smoke', '--target', 'http://127.0.0.1:1', '--out', out, ...SHORT], cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }));
+    const result = await cli(
+      ['run', 'smoke', '--target', 'http://127.0.0.1:1', '--out', out, ...SHORT],
+      cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }),
+    );
     expect(result.code, result.stderr).toBe(EXIT.targetUnreachable);
     expect(result.stderr).toContain('http://127.0.0.1:1');
     expect(result.stderr).toMatch(/not reachable/);
@@ -92,7 +95,10 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
   test('a non-loopback target without --yes and no TTY → exit 2 with a message about --yes', async () => {
     const out = tempDir();
     // 192.0.2.0/24 is TEST-NET-1: nothing is ever sent there, the CLI refuses first.
-    const result = await cli(['run', 'smoke', '--target', 'http://192.0.2.10:8080', '--out', out, ...SHORT], cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }));
+    const result = await cli(
+      ['run', 'smoke', '--target', 'http://192.0.2.10:8080', '--out', out, ...SHORT],
+      cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }),
+    );
     expect(result.code, result.stderr).toBe(EXIT.usage);
     expect(result.stderr).toContain('--yes');
     expect(result.stderr).toContain('192.0.2.10');
@@ -163,7 +169,21 @@ describe('runs against the embedded simulator', () => {
     // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
     // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
     // whatever the machine's pace (a latency one could be failed over the sends made on time).
-    const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'rps > 1000000', '--threshold', 'errors == 0', '--threshold', 'p99 < 3600s', '--max-loop-delay', '0ms', '--out', out]);
+    const result = await cli([
+      'run',
+      'smoke',
+      ...SHORT,
+      '--threshold',
+      'rps > 1000000',
+      '--threshold',
+      'errors == 0',
+      '--threshold',
+      'p99 < 3600s',
+      '--max-loop-delay',
+      '0ms',
+      '--out',
+      out,
+    ]);
     expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
     expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
     expect(result.stdout).toContain('INCONCLUSIVE  threshold rps > 1000000');
@@ -212,18 +232,32 @@ describe('exitCodeOf: the worst outcome wins', () => {
   const base = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }] });
   const failedCheck: RunReport['checks'] = [{ name: 'c', passed: false, detail: '' }];
   const failedThreshold: RunReport['thresholds'] = [{ expression: 'p99 < 1ms', passed: false, actual: 2, detail: '' }];
-  const leftBehind: NonNullable<RunReport['resources']> = { tag: 'keysim-t-1', disposal: 'cleaned', kinds: [{ kind: 'keys', created: 2, deleted: 0, left: 2, leftExpected: 0 }], unexpectedlyLeft: 2, notes: [] };
+  const leftBehind: NonNullable<RunReport['resources']> = {
+    tag: 'keysim-t-1',
+    disposal: 'cleaned',
+    kinds: [{ kind: 'keys', created: 2, deleted: 0, left: 2, leftExpected: 0 }],
+    unexpectedlyLeft: 2,
+    notes: [],
+  };
   const violated = { verdict: 'violated', invariants: [], violations: [] } as unknown as NonNullable<RunReport['invariants']>;
 
   test.each<[string, RunReport, number]>([
-    ['all passed', { ...base, checks: [{ name: 'c', passed: true, detail: '' }], thresholds: [{ expression: 'errors == 0', passed: true, actual: 0, detail: '' }] }, EXIT.ok],
+    [
+      'all passed',
+      { ...base, checks: [{ name: 'c', passed: true, detail: '' }], thresholds: [{ expression: 'errors == 0', passed: true, actual: 0, detail: '' }] },
+      EXIT.ok,
+    ],
     ['a threshold failed', { ...base, thresholds: failedThreshold }, EXIT.thresholdFailed],
     ['a check failed', { ...base, checks: failedCheck }, EXIT.checkFailed],
     ['a check and a threshold failed', { ...base, checks: failedCheck, thresholds: failedThreshold }, EXIT.checkFailed],
     ['interrupted, with failures', { ...base, status: 'interrupted', checks: failedCheck, thresholds: failedThreshold }, EXIT.interrupted],
     ['resources left and an invariant violated', { ...base, resources: leftBehind, invariants: violated }, EXIT.resourcesLeft],
     // A dead target left its resources behind as a consequence: the outage is the finding.
-    ['the target stopped answering and left resources behind', { ...base, checks: [{ name: TARGET_STOPPED_CHECK, passed: false, detail: '' }], resources: leftBehind }, EXIT.targetStopped],
+    [
+      'the target stopped answering and left resources behind',
+      { ...base, checks: [{ name: TARGET_STOPPED_CHECK, passed: false, detail: '' }], resources: leftBehind },
+      EXIT.targetStopped,
+    ],
   ])('%s', (_name, report, code) => {
     expect(exitCodeOf(report)).toBe(code);
   });

@@ -108,7 +108,10 @@ describe('what the target says', () => {
 
   test('every requested scenario skipped → no report and a non-zero exit (a QA gate must not go green having tested nothing)', async () => {
     const out = join(tempDir(), 'reports');
-    const result = await cli(['run', 'refill-month-end', '--target', 'http://127.0.0.1:1', '--out', out, ...SHORT], cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }));
+    const result = await cli(
+      ['run', 'refill-month-end', '--target', 'http://127.0.0.1:1', '--out', out, ...SHORT],
+      cleanEnv({ KEYSIM_ROOT_KEY: 'root_cli_test_0123456789' }),
+    );
     expect(result.code, result.stderr).toBe(EXIT.usage);
     expect(result.stderr).toMatch(/skipping "refill-month-end"/);
     expect(result.stderr).toMatch(/nothing was tested: every requested scenario was skipped/);

@@ -59,13 +59,21 @@ describe('what a file exports', () => {
   test('scenarioProblems names each missing or wrong field', () => {
     expect(scenarioProblems(42)[0]).toContain('is not a scenario object');
     expect(scenarioProblems({ name: 'x', setup: async () => ({}), mix: [] })).toEqual(['has an empty mix: give it at least one { weight, build } entry']);
-    expect(scenarioProblems({ name: 'x', mix: [{ weight: 0 }] })).toEqual(['has no setup function (async setup(ctx) { … return fixtures; })', 'mix[0].weight must be a number > 0', 'mix[0] has no build function']);
-    expect(scenarioProblems({ name: 'x', setup: async () => ({}), mix: [{ weight: 1, build: () => ({}) }], thresholds: ['p99 <'], clock: { startAt: 'soon' } })).toHaveLength(2);
+    expect(scenarioProblems({ name: 'x', mix: [{ weight: 0 }] })).toEqual([
+      'has no setup function (async setup(ctx) { … return fixtures; })',
+      'mix[0].weight must be a number > 0',
+      'mix[0] has no build function',
+    ]);
+    expect(
+      scenarioProblems({ name: 'x', setup: async () => ({}), mix: [{ weight: 1, build: () => ({}) }], thresholds: ['p99 <'], clock: { startAt: 'soon' } }),
+    ).toHaveLength(2);
     expect(scenarioProblems({ name: 'x', description: 'd', setup: async () => ({}), mix: [{ weight: 1, build: () => ({}) }] })).toEqual([]);
   });
 
   test('requireAdmin on a live target says why and what to declare', () => {
-    expect(() => requireAdmin({ admin: undefined }, 'leap-refill')).toThrow(/leap-refill moves the service clock, which only the simulator allows.*requires: \['clock'\]/);
+    expect(() => requireAdmin({ admin: undefined }, 'leap-refill')).toThrow(
+      /leap-refill moves the service clock, which only the simulator allows.*requires: \['clock'\]/,
+    );
   });
 
   test('two scenarios of one name in one run exit 2 before any load, naming both files', async () => {
@@ -80,7 +88,12 @@ describe('what a file exports', () => {
 
   test('a folder runs every scenario file in it, named exports included, and keysim list lists them', async () => {
     const named = verifyScenario('named-one').replace('export default defineScenario', 'export const one = defineScenario');
-    const dir = project({ 'checks/a.ts': verifyScenario('from-default'), 'checks/b.ts': named, 'checks/b.test.ts': 'throw new Error("not a scenario")', 'checks/lib/x.ts': 'export const x = 1;' });
+    const dir = project({
+      'checks/a.ts': verifyScenario('from-default'),
+      'checks/b.ts': named,
+      'checks/b.test.ts': 'throw new Error("not a scenario")',
+      'checks/lib/x.ts': 'export const x = 1;',
+    });
     const listed = await cli(['list', join(dir, 'checks')]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/^from-default\s+verifies one key/m);

@@ -20,11 +20,14 @@ afterAll(cleanUpCli);
 const readReport = (folder: string) => JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
 const judged: number[] = [EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed];
 
-
 /** Key ids granted (VALID) in a history. */
 async function grantedKeys(file: string): Promise<Set<string>> {
   const { events } = await readHistory(file);
-  return new Set(events.flatMap((e) => (e.op === 'keys.verifyKey' && e.outcome !== 'unknown' && e.outcome.code === 'VALID' && e.outcome.keyId !== undefined ? [e.outcome.keyId] : [])));
+  return new Set(
+    events.flatMap((e) =>
+      e.op === 'keys.verifyKey' && e.outcome !== 'unknown' && e.outcome.code === 'VALID' && e.outcome.keyId !== undefined ? [e.outcome.keyId] : [],
+    ),
+  );
 }
 
 describe('keysim check across segments', () => {
@@ -33,9 +36,31 @@ describe('keysim check across segments', () => {
     const { url, env, stop } = await serveCli(rootKey);
     const dir = tempDir();
     const fixtures = join(dir, 'fixtures.json');
-    const setup = await cli(['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', fixtures, '--history', '--quiet', '--out', join(dir, 'setup')], env);
+    const setup = await cli(
+      ['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', fixtures, '--history', '--quiet', '--out', join(dir, 'setup')],
+      env,
+    );
     expect(setup.code, setup.stderr).toBe(EXIT.ok);
-    const common = ['run', 'verify-hot-keys', '--target', url, '--fixtures', fixtures, '--history', '--no-oracle', '--rate', '40', '--duration', '2s', '--warmup', '0', '--quiet', '--yes', '--out', join(dir, 'parts')];
+    const common = [
+      'run',
+      'verify-hot-keys',
+      '--target',
+      url,
+      '--fixtures',
+      fixtures,
+      '--history',
+      '--no-oracle',
+      '--rate',
+      '40',
+      '--duration',
+      '2s',
+      '--warmup',
+      '0',
+      '--quiet',
+      '--yes',
+      '--out',
+      join(dir, 'parts'),
+    ];
     const results = await Promise.all([0, 1].map((i) => cli([...common, '--segment', `${i}/2`], env)));
     for (const r of results) expect(judged, r.stdout + r.stderr).toContain(r.code);
     const [setupFolder] = runFolders(join(dir, 'setup'));
@@ -72,7 +97,10 @@ describe('keysim check across segments', () => {
     expect((JSON.parse(again.stdout) as { header: HistoryHeader; operations: number }).header.combined).toEqual(['set-up', 'segment 0/2', 'segment 1/2']);
 
     // Another set-up of the same scenario: its tag is not the segments', so not one run.
-    const other = await cli(['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', join(dir, 'other.json'), '--history', '--quiet', '--out', join(dir, 'other')], env);
+    const other = await cli(
+      ['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', join(dir, 'other.json'), '--history', '--quiet', '--out', join(dir, 'other')],
+      env,
+    );
     expect(other.code, other.stderr).toBe(EXIT.ok);
     const refused = await cli(['check', runFolders(join(dir, 'other'))[0] as string, ...parts], env);
     expect(refused.code).toBe(EXIT.usage);
@@ -88,7 +116,14 @@ describe('keysim check across segments', () => {
     const T0 = Date.UTC(2027, 0, 15, 12);
     const tag = 'keysim-20270115T120000-1';
     const run = (extra: Partial<NonNullable<HistoryHeader['run']>>) => ({ scenario: 'drain', seed: 1, target: 'simulator' as const, tag, ...extra });
-    const valid = (seq: number, at: number): HistoryEvent => ({ seq, op: 'keys.verifyKey', invokeMs: T0 + at, completeMs: T0 + at + 1, request: { keyId: 'key_shared' }, outcome: { status: 200, code: 'VALID', valid: true, keyId: 'key_shared' } });
+    const valid = (seq: number, at: number): HistoryEvent => ({
+      seq,
+      op: 'keys.verifyKey',
+      invokeMs: T0 + at,
+      completeMs: T0 + at + 1,
+      request: { keyId: 'key_shared' },
+      outcome: { status: 200, code: 'VALID', valid: true, keyId: 'key_shared' },
+    });
     const write = async (name: string, r: NonNullable<HistoryHeader['run']>, events: HistoryEvent[]) => {
       const path = join(dir, `${name}.jsonl.gz`);
       const writer = await HistoryWriter.create(path, { run: r, host: 'loadbox' });
@@ -96,7 +131,9 @@ describe('keysim check across segments', () => {
       await writer.close();
       return path;
     };
-    const setUp = await write('setup', run({ setUp: 'setup-only' }), [{ seq: 0, op: 'keys.createKey', invokeMs: T0, completeMs: T0 + 1, request: { credits: { remaining: 3 } }, outcome: { status: 200, keyId: 'key_shared' } }]);
+    const setUp = await write('setup', run({ setUp: 'setup-only' }), [
+      { seq: 0, op: 'keys.createKey', invokeMs: T0, completeMs: T0 + 1, request: { credits: { remaining: 3 } }, outcome: { status: 200, keyId: 'key_shared' } },
+    ]);
     const seg0 = await write('seg0', run({ setUp: 'shared', segment: { index: 0, count: 2 } }), [valid(0, 10), valid(1, 30)]);
     const seg1 = await write('seg1', run({ setUp: 'shared', segment: { index: 1, count: 2 } }), [valid(0, 20), valid(1, 40)]);
     const result = await cli(['check', setUp, seg0, seg1]);
@@ -110,7 +147,28 @@ describe('keysim check across segments', () => {
     const { url, env, stop } = await serveCli(rootKey);
     expect(await keysOn(url, rootKey)).toBe(0);
     const out = tempDir();
-    const result = await cli(['run', 'verify-hot-keys', '--workers', '2', '--target', url, '--history', '--rate', '20', '--duration', '1s', '--warmup', '0', '--quiet', '--yes', '--out', out], env);
+    const result = await cli(
+      [
+        'run',
+        'verify-hot-keys',
+        '--workers',
+        '2',
+        '--target',
+        url,
+        '--history',
+        '--rate',
+        '20',
+        '--duration',
+        '1s',
+        '--warmup',
+        '0',
+        '--quiet',
+        '--yes',
+        '--out',
+        out,
+      ],
+      env,
+    );
     expect(judged, result.stdout + result.stderr).toContain(result.code);
     const [folder] = runFolders(out);
     const setUp = readReport(join(folder as string, 'setup'));

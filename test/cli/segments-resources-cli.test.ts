@@ -43,7 +43,6 @@ export default defineScenario({
   return file;
 }
 
-
 const readResources = (folder: string) => JSON.parse(readFileSync(join(folder, RESOURCES_FILE), 'utf8')) as ResourcesFile;
 
 describe("what the segments' load creates", () => {
@@ -84,7 +83,11 @@ describe("what the segments' load creates", () => {
     expect(setup.code, setup.stderr).toBe(EXIT.ok);
     const tag = (JSON.parse(readFileSync(fixtures, 'utf8')) as { tag: string }).tag;
     // Each segment its own reports folder, as on two machines: no ledger in common.
-    const results = await Promise.all([0, 1].map((i) => cli(['run', scenario, '--target', url, '--fixtures', fixtures, ...QUICK, '--segment', `${i}/2`, '--out', join(dir, `machine${i}`)], env)));
+    const results = await Promise.all(
+      [0, 1].map((i) =>
+        cli(['run', scenario, '--target', url, '--fixtures', fixtures, ...QUICK, '--segment', `${i}/2`, '--out', join(dir, `machine${i}`)], env),
+      ),
+    );
     for (const r of results) expect(judged, r.stdout + r.stderr).toContain(r.code);
     const parts = [0, 1].flatMap((i) => runFolders(join(dir, `machine${i}`)));
     expect(parts).toHaveLength(2);

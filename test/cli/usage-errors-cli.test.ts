@@ -75,7 +75,10 @@ describe('a numeric flag given something else', () => {
 function exampleLines(help: string): string[] {
   const start = help.indexOf('\nExamples:\n');
   expect(start, help).toBeGreaterThan(-1);
-  return help.slice(start + '\nExamples:\n'.length).split('\n').filter((l) => l.trim() !== '');
+  return help
+    .slice(start + '\nExamples:\n'.length)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 }
 
 /** An example as printed: a `# description` line, or a whole command (keysim first, perhaps after a variable). */
@@ -86,18 +89,27 @@ describe('help examples can be pasted', () => {
     const result = await cli(['run', '--help'], widthEnv(80));
     expect(result.code, result.stderr).toBe(0);
     const lines = exampleLines(result.stdout);
-    expect(lines.filter((l) => !EXAMPLE_LINE.test(l)), result.stdout).toEqual([]);
+    expect(
+      lines.filter((l) => !EXAMPLE_LINE.test(l)),
+      result.stdout,
+    ).toEqual([]);
     expect(lines.filter((l) => l.startsWith('  #'))).toHaveLength(lines.length / 2);
     expect(lines).toContain('  keysim run credits-drain verify-hot-keys --rate 500 --duration 20s');
     // The options are still wrapped to the width.
     expect(result.stdout.split('\n').filter((l) => l.length > 80)).toEqual([]);
   });
 
-  test.each(['run', 'list', 'check', 'cleanup', 'compare', 'merge', 'serve'])('help examples are not wrapped when the help goes to a pipe: keysim %s --help', async (command) => {
-    const result = await cli([command, '--help'], widthEnv(undefined));
-    expect(result.code, result.stderr).toBe(0);
-    expect(exampleLines(result.stdout).filter((l) => !EXAMPLE_LINE.test(l)), result.stdout).toEqual([]);
-  });
+  test.each(['run', 'list', 'check', 'cleanup', 'compare', 'merge', 'serve'])(
+    'help examples are not wrapped when the help goes to a pipe: keysim %s --help',
+    async (command) => {
+      const result = await cli([command, '--help'], widthEnv(undefined));
+      expect(result.code, result.stderr).toBe(0);
+      expect(
+        exampleLines(result.stdout).filter((l) => !EXAMPLE_LINE.test(l)),
+        result.stdout,
+      ).toEqual([]);
+    },
+  );
 });
 
 test('did-you-mean distances: a transposition is one edit, a prefix of a long flag matches it, far names do not', () => {

@@ -46,7 +46,9 @@ test('after several scenarios the final line gives the reason of the run that de
   failing.thresholds[0] = { expression: 'p99(keys.verifyKey) < 50ms', passed: false, actual: 67, detail: '' };
   expect(reasons.report(passing, 'first')).toBe(EXIT.ok);
   expect(reasons.report(failing, 'second')).toBe(EXIT.thresholdFailed);
-  expect(reasons.line(EXIT.thresholdFailed, { marks: false, color: false })).toBe('FAIL (exit 99): second: threshold p99(keys.verifyKey) < 50ms failed (measured 67 ms)');
+  expect(reasons.line(EXIT.thresholdFailed, { marks: false, color: false })).toBe(
+    'FAIL (exit 99): second: threshold p99(keys.verifyKey) < 50ms failed (measured 67 ms)',
+  );
 });
 
 test('no history: line is printed for a run that wrote no history file', () => {

@@ -3,7 +3,24 @@ import { expect, test } from 'vitest';
 import { childArguments } from '../../src/cli/workers.js';
 
 test('childArguments drops --workers, --out, --target, --fault and the parent-only outputs, in both flag forms, and keeps the rest', () => {
-  const argv = ['run', 'mixed', '--workers', '4', '--rate', '400', '--out=reports', '--target', 'sim', '--fault', 'latencyMs=5', '--junit', 'j.xml', '--history', '--threshold', 'errors == 0'];
+  const argv = [
+    'run',
+    'mixed',
+    '--workers',
+    '4',
+    '--rate',
+    '400',
+    '--out=reports',
+    '--target',
+    'sim',
+    '--fault',
+    'latencyMs=5',
+    '--junit',
+    'j.xml',
+    '--history',
+    '--threshold',
+    'errors == 0',
+  ];
   expect(childArguments(argv)).toEqual(['run', 'mixed', '--rate', '400', '--history', '--threshold', 'errors == 0']);
 });
 

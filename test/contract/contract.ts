@@ -27,7 +27,8 @@ const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 
 /** The value of a success; throws (failing the test) with the error otherwise. */
 function okData<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw new Error(`expected success, got ${outcome.code}${outcome.status === undefined ? '' : ` (HTTP ${outcome.status})`}: ${outcome.detail}`);
+  if (!outcome.ok)
+    throw new Error(`expected success, got ${outcome.code}${outcome.status === undefined ? '' : ` (HTTP ${outcome.status})`}: ${outcome.detail}`);
   return outcome.data;
 }
 
@@ -224,7 +225,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
           meta: { a: 1 },
           permissions: ['p.read'],
           roles: ['r'],
-          ratelimits: [{ name: 'keep', limit: 5, duration: MINUTE }, { name: 'drop', limit: 5, duration: MINUTE }],
+          ratelimits: [
+            { name: 'keep', limit: 5, duration: MINUTE },
+            { name: 'drop', limit: 5, duration: MINUTE },
+          ],
         });
         const before = okData(await c.keys.getKey(c.rootKey, { keyId }));
         const keptId = before.ratelimits?.find((r) => r.name === 'keep')?.id;
@@ -238,7 +242,15 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         expect(after.permissions).toEqual(['p.read']);
 
         expect(
-          okData(await c.keys.updateKey(c.rootKey, { keyId, ratelimits: [{ name: 'keep', limit: 9, duration: MINUTE }, { name: 'new', limit: 1, duration: MINUTE }] })),
+          okData(
+            await c.keys.updateKey(c.rootKey, {
+              keyId,
+              ratelimits: [
+                { name: 'keep', limit: 9, duration: MINUTE },
+                { name: 'new', limit: 1, duration: MINUTE },
+              ],
+            }),
+          ),
         ).toEqual({});
         const limits = okData(await c.keys.getKey(c.rootKey, { keyId })).ratelimits ?? [];
         expect(limits.map((r) => r.name).sort()).toEqual(['keep', 'new']);
@@ -361,7 +373,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
           await c.identities.createIdentity(c.rootKey, {
             externalId: 'acme',
             meta: { a: 1, b: 2 },
-            ratelimits: [{ name: 'keep', limit: 1, duration: MINUTE }, { name: 'drop', limit: 1, duration: MINUTE }],
+            ratelimits: [
+              { name: 'keep', limit: 1, duration: MINUTE },
+              { name: 'drop', limit: 1, duration: MINUTE },
+            ],
           }),
         );
         const keptId = okData(await c.identities.getIdentity(c.rootKey, { identity: identityId })).ratelimits?.find((r) => r.name === 'keep')?.id;
@@ -369,7 +384,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
           await c.identities.updateIdentity(c.rootKey, {
             identity: 'acme',
             meta: { c: 3 },
-            ratelimits: [{ name: 'keep', limit: 7, duration: HOUR, autoApply: true }, { name: 'fresh', limit: 2, duration: SECOND }],
+            ratelimits: [
+              { name: 'keep', limit: 7, duration: HOUR, autoApply: true },
+              { name: 'fresh', limit: 2, duration: SECOND },
+            ],
           }),
         );
         expect(updated).toEqual({
@@ -436,7 +454,12 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, cost: 0 }))).toMatchObject({ success: true, remaining: 0 });
         expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'user_2' }))).toMatchObject({ success: true, remaining: 2 });
         // Counters are per (namespace, identifier, duration): another duration counts apart.
-        expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, duration: HOUR }))).toEqual({ limit: 3, remaining: 2, reset: CONTRACT_START_MS + HOUR, success: true });
+        expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, duration: HOUR }))).toEqual({
+          limit: 3,
+          remaining: 2,
+          reset: CONTRACT_START_MS + HOUR,
+          success: true,
+        });
         // Two windows on, nothing of the past counts.
         await c.advanceClock(2 * MINUTE);
         expect(okData(await c.ratelimit.limit(c.rootKey, req))).toEqual({ limit: 3, remaining: 2, reset: reset + 2 * MINUTE, success: true });
@@ -497,7 +520,9 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         const listed = await c.ratelimit.listOverrides(c.rootKey, { namespaceName: 'api' });
         expect(okData(listed)).toEqual([{ overrideId, identifier: 'vip', limit: 70, duration: HOUR }]);
         expect(listed.ok && listed.pagination).toEqual({ hasMore: false });
-        expect(okData(await c.ratelimit.listOverrides(c.rootKey, { namespace: 'api' }))).toEqual([{ overrideId, identifier: 'vip', limit: 70, duration: HOUR }]);
+        expect(okData(await c.ratelimit.listOverrides(c.rootKey, { namespace: 'api' }))).toEqual([
+          { overrideId, identifier: 'vip', limit: 70, duration: HOUR },
+        ]);
         expect(okData(await c.ratelimit.deleteOverride(c.rootKey, { namespace: 'api', identifier: 'vip' }))).toEqual({});
         expectError(await c.ratelimit.getOverride(c.rootKey, { namespace: 'api', identifier: 'vip' }), 'err:service:data:ratelimit_override_not_found');
         expect(okData(await c.ratelimit.listOverrides(c.rootKey, { namespaceName: 'api' }))).toEqual([]);
@@ -579,7 +604,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         expectError(
           await c.identities.createIdentity(c.rootKey, {
             externalId: 'dup',
-            ratelimits: [{ name: 'x', limit: 1, duration: MINUTE }, { name: 'x', limit: 2, duration: MINUTE }],
+            ratelimits: [
+              { name: 'x', limit: 1, duration: MINUTE },
+              { name: 'x', limit: 2, duration: MINUTE },
+            ],
           }),
           INVALID,
         );
@@ -587,7 +615,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         expectError(
           await c.identities.updateIdentity(c.rootKey, {
             identity: 'dup',
-            ratelimits: [{ name: 'x', limit: 1, duration: MINUTE }, { name: 'x', limit: 2, duration: MINUTE }],
+            ratelimits: [
+              { name: 'x', limit: 1, duration: MINUTE },
+              { name: 'x', limit: 2, duration: MINUTE },
+            ],
           }),
           INVALID,
         );
@@ -692,11 +723,15 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         // 2. recoverable while the vault is not set up (the API supports encryption).
         const encrypted = await newApi();
         await c.configureApi({ apiId: encrypted, encryption: true });
-        expect(expectError(await c.keys.createKey(c.rootKey, { apiId: encrypted, recoverable: true }), PRECONDITION).detail).toContain("Vault hasn't been set up.");
+        expect(expectError(await c.keys.createKey(c.rootKey, { apiId: encrypted, recoverable: true }), PRECONDITION).detail).toContain(
+          "Vault hasn't been set up.",
+        );
         // 3. recoverable on an API without key encryption (the vault is set up).
         await c.configureVault(true);
         const plain = await newApi();
-        expect(expectError(await c.keys.createKey(c.rootKey, { apiId: plain, recoverable: true }), PRECONDITION).detail).toContain('does not support key encryption');
+        expect(expectError(await c.keys.createKey(c.rootKey, { apiId: plain, recoverable: true }), PRECONDITION).detail).toContain(
+          'does not support key encryption',
+        );
         // Everything set up: a recoverable key is created and works.
         const recoverable = okData(await c.keys.createKey(c.rootKey, { apiId: encrypted, recoverable: true }));
         expect((await verify(recoverable.key)).code).toBe('VALID');
@@ -714,7 +749,10 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
       it('precondition_failed: verifying with a named rate limit that exists neither on the key nor on its identity', async () => {
         const apiId = await newApi();
         const { keyId, key } = await newKey(apiId, { credits: { remaining: 3 }, externalId: 'owner' });
-        const failed = expectError(await c.keys.verifyKey(undefined, { key, ratelimits: [{ name: 'nowhere' }] }), 'err:service:application:precondition_failed');
+        const failed = expectError(
+          await c.keys.verifyKey(undefined, { key, ratelimits: [{ name: 'nowhere' }] }),
+          'err:service:application:precondition_failed',
+        );
         expect(failed.detail).toContain('nowhere');
         expect(await balance(keyId)).toBe(3);
         // With an inline limit and duration, the same name is fine.
@@ -752,7 +790,16 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         const limited = await verify(key);
         expect(limited).toMatchObject({ valid: false, code: 'RATE_LIMITED', credits: 0 });
         expect(limited.ratelimits).toEqual([
-          { id: expect.stringMatching(/^rl_/), name: 'rl', limit: 1, duration: MINUTE, reset: expect.any(Number), remaining: 0, exceeded: true, autoApply: true },
+          {
+            id: expect.stringMatching(/^rl_/),
+            name: 'rl',
+            limit: 1,
+            duration: MINUTE,
+            reset: expect.any(Number),
+            remaining: 0,
+            exceeded: true,
+            autoApply: true,
+          },
         ]);
       });
 
@@ -788,11 +835,23 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
 
       it('RATE_LIMITED consumes no credits', async () => {
         const apiId = await newApi();
-        const { keyId, key } = await newKey(apiId, { credits: { remaining: 10 }, ratelimits: [{ name: 'per-key', limit: 2, duration: MINUTE, autoApply: true }] });
+        const { keyId, key } = await newKey(apiId, {
+          credits: { remaining: 10 },
+          ratelimits: [{ name: 'per-key', limit: 2, duration: MINUTE, autoApply: true }],
+        });
         const first = await verify(key);
         expect(first).toMatchObject({ valid: true, code: 'VALID', credits: 9 });
         expect(first.ratelimits).toEqual([
-          { id: expect.stringMatching(/^rl_/), name: 'per-key', limit: 2, duration: MINUTE, reset: CONTRACT_START_MS + MINUTE, remaining: 1, exceeded: false, autoApply: true },
+          {
+            id: expect.stringMatching(/^rl_/),
+            name: 'per-key',
+            limit: 2,
+            duration: MINUTE,
+            reset: CONTRACT_START_MS + MINUTE,
+            remaining: 1,
+            exceeded: false,
+            autoApply: true,
+          },
         ]);
         expect(await verify(key)).toMatchObject({ valid: true, code: 'VALID', credits: 8 });
         expect(await verify(key)).toMatchObject({ valid: false, code: 'RATE_LIMITED', credits: 8 });
@@ -815,7 +874,11 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         const apiId = await newApi();
         const { key } = await newKey(apiId, { ratelimits: [{ name: 'tokens', limit: 10, duration: MINUTE }] });
         expect(await verify(key)).not.toHaveProperty('ratelimits');
-        expect((await verify(key, { ratelimits: [{ name: 'tokens', cost: 7 }] })).ratelimits?.[0]).toMatchObject({ name: 'tokens', remaining: 3, exceeded: false });
+        expect((await verify(key, { ratelimits: [{ name: 'tokens', cost: 7 }] })).ratelimits?.[0]).toMatchObject({
+          name: 'tokens',
+          remaining: 3,
+          exceeded: false,
+        });
         expect((await verify(key, { ratelimits: [{ name: 'tokens', cost: 4 }] })).code).toBe('RATE_LIMITED');
         expect((await verify(key, { ratelimits: [{ name: 'tokens', cost: 3 }] })).code).toBe('VALID');
       });
@@ -863,14 +926,21 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         expect((await verify(key)).code).toBe('VALID');
         expect((await verify(key)).code).toBe('RATE_LIMITED');
         expect((await verify(key)).code).toBe('RATE_LIMITED');
-        const peek = await verify(key, { ratelimits: [{ name: 'tight', cost: 0 }, { name: 'loose', cost: 0 }] });
+        const peek = await verify(key, {
+          ratelimits: [
+            { name: 'tight', cost: 0 },
+            { name: 'loose', cost: 0 },
+          ],
+        });
         expect(peek.code).toBe('VALID');
         expect(peek.ratelimits?.find((r) => r.name === 'loose')?.remaining).toBe(4);
       });
 
       it('a deleted identity: its keys verify without the identity and without its limits', async () => {
         const apiId = await newApi();
-        okData(await c.identities.createIdentity(c.rootKey, { externalId: 'gone', ratelimits: [{ name: 'one', limit: 1, duration: MINUTE, autoApply: true }] }));
+        okData(
+          await c.identities.createIdentity(c.rootKey, { externalId: 'gone', ratelimits: [{ name: 'one', limit: 1, duration: MINUTE, autoApply: true }] }),
+        );
         const { keyId, key } = await newKey(apiId, { externalId: 'gone' });
         expect((await verify(key)).code).toBe('VALID');
         expect((await verify(key)).code).toBe('RATE_LIMITED');
@@ -934,9 +1004,30 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
           expect(await verify(key)).toMatchObject({ code: 'VALID', credits: 99 });
         });
       const END = (y: number, m: number, d: number) => Date.UTC(y, m - 1, d, 23, 59, 59, 999);
-      refillDay31('in February of a leap year: Feb 29, then Mar 31', Date.UTC(2028, 1, 1), END(2028, 2, 28), Date.UTC(2028, 1, 29), END(2028, 3, 30), Date.UTC(2028, 2, 31));
-      refillDay31('in February of a common year: Feb 28, then Mar 31', Date.UTC(2027, 1, 1), END(2027, 2, 27), Date.UTC(2027, 1, 28), END(2027, 3, 30), Date.UTC(2027, 2, 31));
-      refillDay31('in a 30-day month: Apr 30, then May 31', Date.UTC(2027, 3, 1), END(2027, 4, 29), Date.UTC(2027, 3, 30), END(2027, 5, 30), Date.UTC(2027, 4, 31));
+      refillDay31(
+        'in February of a leap year: Feb 29, then Mar 31',
+        Date.UTC(2028, 1, 1),
+        END(2028, 2, 28),
+        Date.UTC(2028, 1, 29),
+        END(2028, 3, 30),
+        Date.UTC(2028, 2, 31),
+      );
+      refillDay31(
+        'in February of a common year: Feb 28, then Mar 31',
+        Date.UTC(2027, 1, 1),
+        END(2027, 2, 27),
+        Date.UTC(2027, 1, 28),
+        END(2027, 3, 30),
+        Date.UTC(2027, 2, 31),
+      );
+      refillDay31(
+        'in a 30-day month: Apr 30, then May 31',
+        Date.UTC(2027, 3, 1),
+        END(2027, 4, 29),
+        Date.UTC(2027, 3, 30),
+        END(2027, 5, 30),
+        Date.UTC(2027, 4, 31),
+      );
 
       it('a monthly refill without refillDay happens on the 1st', async () => {
         const apiId = await newApi();
@@ -1048,13 +1139,18 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         await c.createNamespace('api');
         const created: string[] = [];
         for (let i = 0; i < 5; i++) {
-          created.push(okData(await c.ratelimit.setOverride(c.rootKey, { namespace: 'api', identifier: `tenant-${i}`, limit: i, duration: MINUTE })).overrideId);
+          created.push(
+            okData(await c.ratelimit.setOverride(c.rootKey, { namespace: 'api', identifier: `tenant-${i}`, limit: i, duration: MINUTE })).overrideId,
+          );
         }
         const seen: string[] = [];
         let pages = 0;
         let cursor: string | undefined;
         do {
-          const page = await c.ratelimit.listOverrides(c.rootKey, cursor === undefined ? { namespaceName: 'api', limit: 2 } : { namespaceName: 'api', limit: 2, cursor });
+          const page = await c.ratelimit.listOverrides(
+            c.rootKey,
+            cursor === undefined ? { namespaceName: 'api', limit: 2 } : { namespaceName: 'api', limit: 2, cursor },
+          );
           seen.push(...okData(page).map((o) => o.overrideId));
           cursor = page.ok ? page.pagination?.cursor : undefined;
           pages++;
@@ -1082,7 +1178,12 @@ export function describeContract(name: string, makeTarget: () => Promise<Service
         });
         expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'user_1' }))).toMatchObject({ success: false, limit: 1, overrideId: wildcard });
         expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'user_' }))).toMatchObject({ limit: 1, overrideId: wildcard });
-        expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'user_vip' }))).toMatchObject({ success: true, limit: 5, remaining: 4, overrideId: exact });
+        expect(okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'user_vip' }))).toMatchObject({
+          success: true,
+          limit: 5,
+          remaining: 4,
+          overrideId: exact,
+        });
         const none = okData(await c.ratelimit.limit(c.rootKey, { ...req, identifier: 'xuser_1' }));
         expect(none).toEqual({ limit: 100, remaining: 99, reset: CONTRACT_START_MS + MINUTE, success: true });
       });

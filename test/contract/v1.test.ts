@@ -33,7 +33,12 @@ interface V1Answer {
 }
 
 /** One v1 call: POST with a JSON body, or GET with query parameters. Checks it is JSON without a v2 envelope. */
-async function v1(method: 'GET' | 'POST', op: string, input: Record<string, string | number | unknown>, rootKey: string | null = sim.rootKey): Promise<V1Answer> {
+async function v1(
+  method: 'GET' | 'POST',
+  op: string,
+  input: Record<string, string | number | unknown>,
+  rootKey: string | null = sim.rootKey,
+): Promise<V1Answer> {
   const headers: Record<string, string> = {};
   if (rootKey !== null) headers.authorization = `Bearer ${rootKey}`;
   let url = `${sim.url}/v1/identities.${op}`;
@@ -74,12 +79,16 @@ function expectV1Error(answer: V1Answer, status: number, code: string): void {
 
 describe('version 1 identity endpoints', () => {
   it('createIdentity answers { identityId } at the top level', async () => {
-    const body = ok(await v1('POST', 'createIdentity', { externalId: 'v1-user', meta: { plan: 'pro' }, ratelimits: [{ name: 'req', limit: 10, duration: MINUTE }] }));
+    const body = ok(
+      await v1('POST', 'createIdentity', { externalId: 'v1-user', meta: { plan: 'pro' }, ratelimits: [{ name: 'req', limit: 10, duration: MINUTE }] }),
+    );
     expect(body).toEqual({ identityId: expect.stringMatching(/^id_/) });
   });
 
   it('getIdentity is a GET by ?identityId= or ?externalId=, answering the identity directly, rate limits without ids', async () => {
-    const { identityId } = ok(await v1('POST', 'createIdentity', { externalId: 'v1-user', meta: { plan: 'pro' }, ratelimits: [{ name: 'req', limit: 10, duration: MINUTE }] })) as {
+    const { identityId } = ok(
+      await v1('POST', 'createIdentity', { externalId: 'v1-user', meta: { plan: 'pro' }, ratelimits: [{ name: 'req', limit: 10, duration: MINUTE }] }),
+    ) as {
       identityId: string;
     };
     const expected = { id: identityId, externalId: 'v1-user', meta: { plan: 'pro' }, ratelimits: [{ name: 'req', limit: 10, duration: MINUTE }] };
@@ -117,7 +126,12 @@ describe('version 1 identity endpoints', () => {
 
   it('updateIdentity by identityId or by externalId answers the identity', async () => {
     const { identityId } = ok(await v1('POST', 'createIdentity', { externalId: 'changing', meta: { a: 1 } })) as { identityId: string };
-    expect(ok(await v1('POST', 'updateIdentity', { identityId, meta: { b: 2 } }))).toEqual({ id: identityId, externalId: 'changing', meta: { b: 2 }, ratelimits: [] });
+    expect(ok(await v1('POST', 'updateIdentity', { identityId, meta: { b: 2 } }))).toEqual({
+      id: identityId,
+      externalId: 'changing',
+      meta: { b: 2 },
+      ratelimits: [],
+    });
     expect(ok(await v1('POST', 'updateIdentity', { externalId: 'changing', ratelimits: [{ name: 'r', limit: 3, duration: MINUTE }] }))).toEqual({
       id: identityId,
       externalId: 'changing',
@@ -155,7 +169,9 @@ describe('version 1 identity endpoints', () => {
   });
 
   it('shares state with version 2: v1 → v2', async () => {
-    const { identityId } = ok(await v1('POST', 'createIdentity', { externalId: 'from-v1', meta: { v: 1 }, ratelimits: [{ name: 'req', limit: 5, duration: MINUTE }] })) as {
+    const { identityId } = ok(
+      await v1('POST', 'createIdentity', { externalId: 'from-v1', meta: { v: 1 }, ratelimits: [{ name: 'req', limit: 5, duration: MINUTE }] }),
+    ) as {
       identityId: string;
     };
     const seen = await v2.identities.getIdentity(v2.rootKey, { identity: 'from-v1' });
@@ -188,7 +204,10 @@ describe('version 1 identity endpoints', () => {
     });
     expectV1Error(await v1('POST', 'createIdentity', { externalId: 'from-v2' }), 409, 'CONFLICT');
     const listed = ok(await v1('GET', 'listIdentities', {}));
-    expect(listed).toEqual({ identities: [{ id: identityId, externalId: 'from-v2', meta: {}, ratelimits: [{ name: 'req', limit: 5, duration: MINUTE }] }], total: 1 });
+    expect(listed).toEqual({
+      identities: [{ id: identityId, externalId: 'from-v2', meta: {}, ratelimits: [{ name: 'req', limit: 5, duration: MINUTE }] }],
+      total: 1,
+    });
     const updated = await v2.identities.updateIdentity(v2.rootKey, { identity: identityId, meta: { from: 'v2' } });
     expect(updated.ok).toBe(true);
     expect(ok(await v1('GET', 'getIdentity', { externalId: 'from-v2' })).meta).toEqual({ from: 'v2' });

@@ -20,14 +20,28 @@ import { keysOn } from '../helpers/serve-cli.js';
 afterAll(cleanUpCli);
 
 const render = (overrides: Partial<Parameters<typeof renderManifests>[0]> = {}) =>
-  renderManifests({ segments: 4, target: 'http://keysim-target:8080', scenario: 'mixed', rate: 400, duration: '60s', image: 'keysim:1', startAt: new Date('2030-01-01T00:01:00Z'), ...overrides });
+  renderManifests({
+    segments: 4,
+    target: 'http://keysim-target:8080',
+    scenario: 'mixed',
+    rate: 400,
+    duration: '60s',
+    image: 'keysim:1',
+    startAt: new Date('2030-01-01T00:01:00Z'),
+    ...overrides,
+  });
 
 const documents = (text: string) => parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
 
 describe('deploy/kubernetes', () => {
   test('every rendered object validates against the Kubernetes API schemas', () => {
     const docs = documents(render());
-    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['PersistentVolumeClaim/keysim-reports', 'Job/keysim-setup', 'Job/keysim-segments', 'Job/keysim-merge']);
+    expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'PersistentVolumeClaim/keysim-reports',
+      'Job/keysim-setup',
+      'Job/keysim-segments',
+      'Job/keysim-merge',
+    ]);
     for (const doc of docs) {
       const model = doc.kind === 'Job' ? new Job(doc as never) : new PersistentVolumeClaim(doc as never);
       expect(() => model.validate()).not.toThrow();
@@ -42,7 +56,12 @@ describe('deploy/kubernetes', () => {
 
   test('the segments Job is Indexed, N pods at once, each its completion index as --segment, one start instant', () => {
     const job = documents(render({ segments: 6 })).find((d) => d.metadata.name === 'keysim-segments') as unknown as {
-      spec: { completionMode: string; completions: number; parallelism: number; template: { spec: { containers: Array<{ args: string[]; env: Array<{ name: string }> }> } } };
+      spec: {
+        completionMode: string;
+        completions: number;
+        parallelism: number;
+        template: { spec: { containers: Array<{ args: string[]; env: Array<{ name: string }> }> } };
+      };
     };
     expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: 6, parallelism: 6 });
     const container = job.spec.template.spec.containers[0];
@@ -55,38 +74,47 @@ describe('deploy/kubernetes', () => {
     expect(() => render({ duration: 'soon' })).toThrow(/not a duration/);
   });
 
-  test('the set-up runs once, and the merge Job judges across the set-up\'s and the segments\' histories, then cleans up once', () => {
-    const docs = documents(render()) as unknown as Array<{ metadata: { name: string }; spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>;
+  test("the set-up runs once, and the merge Job judges across the set-up's and the segments' histories, then cleans up once", () => {
+    const docs = documents(render()) as unknown as Array<{
+      metadata: { name: string };
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    }>;
     const args = (name: string) => (docs.find((d) => d.metadata.name === name)?.spec.template.spec.containers[0]?.args ?? []).join(' ');
     expect(args('keysim-setup')).toContain('--setup-only --fixtures /reports/fixtures.json --history');
     expect(args('keysim-merge')).toContain('keysim merge /reports/parts/* --history /reports/setup/*');
-    expect(args('keysim-merge')).toContain('keysim cleanup --target http://keysim-target:8080 --fixtures /reports/fixtures.json --out /reports/setup --resources /reports/parts/*');
+    expect(args('keysim-merge')).toContain(
+      'keysim cleanup --target http://keysim-target:8080 --fixtures /reports/fixtures.json --out /reports/setup --resources /reports/parts/*',
+    );
   });
 
-  test('local-run: the pods\' exact command lines as local processes give one merged report of the whole plan, and leave nothing on the target', { timeout: 180_000 }, async () => {
-    const env = cleanEnv({ KEYSIM_ROOT_KEY: 'root_deploy_local_run_0123456789' });
-    const server = startCli(['serve', '--port', '0'], env);
-    await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
-    const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
-    const reports = tempDir();
-    const manifests = render({ segments: 2, target: url, scenario: 'verify-hot-keys', rate: 20, duration: '2s', startAt: new Date(Date.now() + 30_000) });
-    const previous = process.env.KEYSIM_ROOT_KEY;
-    process.env.KEYSIM_ROOT_KEY = 'root_deploy_local_run_0123456789';
-    let code: number;
-    try {
-      code = await localRun(manifests, reports);
-    } finally {
-      if (previous === undefined) delete process.env.KEYSIM_ROOT_KEY;
-      else process.env.KEYSIM_ROOT_KEY = previous;
-    }
-    expect([EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed] as number[]).toContain(code);
-    const merged = JSON.parse(readFileSync(join(reports, 'merged', 'report.json'), 'utf8')) as RunReport;
-    expect(merged.totals.requests).toBe(40);
-    expect(merged.merge).toMatchObject({ segments: 2, partial: false });
-    // One set-up (its history judged with the segments'), one cleanup after the merge: no key left.
-    expect(merged.invariants?.notes.join(' ')).not.toMatch(/Not judged across segments/);
-    expect(await keysOn(url, 'root_deploy_local_run_0123456789')).toBe(0);
-    server.child.kill('SIGTERM');
-    await server.exited;
-  });
+  test(
+    "local-run: the pods' exact command lines as local processes give one merged report of the whole plan, and leave nothing on the target",
+    { timeout: 180_000 },
+    async () => {
+      const env = cleanEnv({ KEYSIM_ROOT_KEY: 'root_deploy_local_run_0123456789' });
+      const server = startCli(['serve', '--port', '0'], env);
+      await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
+      const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
+      const reports = tempDir();
+      const manifests = render({ segments: 2, target: url, scenario: 'verify-hot-keys', rate: 20, duration: '2s', startAt: new Date(Date.now() + 30_000) });
+      const previous = process.env.KEYSIM_ROOT_KEY;
+      process.env.KEYSIM_ROOT_KEY = 'root_deploy_local_run_0123456789';
+      let code: number;
+      try {
+        code = await localRun(manifests, reports);
+      } finally {
+        if (previous === undefined) delete process.env.KEYSIM_ROOT_KEY;
+        else process.env.KEYSIM_ROOT_KEY = previous;
+      }
+      expect([EXIT.ok, EXIT.generatorLimited, EXIT.thresholdFailed] as number[]).toContain(code);
+      const merged = JSON.parse(readFileSync(join(reports, 'merged', 'report.json'), 'utf8')) as RunReport;
+      expect(merged.totals.requests).toBe(40);
+      expect(merged.merge).toMatchObject({ segments: 2, partial: false });
+      // One set-up (its history judged with the segments'), one cleanup after the merge: no key left.
+      expect(merged.invariants?.notes.join(' ')).not.toMatch(/Not judged across segments/);
+      expect(await keysOn(url, 'root_deploy_local_run_0123456789')).toBe(0);
+      server.child.kill('SIGTERM');
+      await server.exited;
+    },
+  );
 });

@@ -12,7 +12,12 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 test('every marker is followed by a code block, and the README marks its test and its scenario', () => {
   const examples = docExamples(repo);
-  expect(examples.filter((e) => e.doc === 'README.md').map((e) => e.path).sort()).toEqual(['checks/leap-refill.ts', 'test/leap-refill.test.ts']);
+  expect(
+    examples
+      .filter((e) => e.doc === 'README.md')
+      .map((e) => e.path)
+      .sort(),
+  ).toEqual(['checks/leap-refill.ts', 'test/leap-refill.test.ts']);
   expect(new Set(examples.map((e) => e.path)).size, 'two examples write the same file').toBe(examples.length);
 });
 

@@ -11,7 +11,12 @@ import { describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /**
  * Pages written on other branches at the same time as this test; until they are merged, a link to
@@ -71,7 +76,9 @@ describe.each(pages)('%s', (page) => {
   });
 
   test('no project-internal references and no paths outside the repository', () => {
-    const found = [...text.matchAll(/service-facts|service-interface|DESIGN(\.md| convention)|\bconvention \d|\bissue \d|§\s?\d|\.\.\/shared|\/work\//gi)].map((m) => m[0]);
+    const found = [...text.matchAll(/service-facts|service-interface|DESIGN(\.md| convention)|\bconvention \d|\bissue \d|§\s?\d|\.\.\/shared|\/work\//gi)].map(
+      (m) => m[0],
+    );
     expect(found).toEqual([]);
   });
 });
@@ -82,7 +89,7 @@ test('pages written elsewhere are listed only while they are missing', () => {
 });
 
 test('the anchor rules agree with GitHub on headings with punctuation', () => {
-  expect([...anchorsOf('## The journal\n## Limits, and what a restore checks\n## `keysim check`\n## The run\'s tag\n## Refill\n## Refill\n')]).toEqual([
+  expect([...anchorsOf("## The journal\n## Limits, and what a restore checks\n## `keysim check`\n## The run's tag\n## Refill\n## Refill\n")]).toEqual([
     'the-journal',
     'limits-and-what-a-restore-checks',
     'keysim-check',

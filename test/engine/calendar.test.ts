@@ -5,15 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  MS_PER_DAY,
-  civilFromDays,
-  daysFromCivil,
-  daysInMonth,
-  isLeapYear,
-  monthlyRefillInstant,
-  nextRefillBoundary,
-} from '../../src/engine/index.js';
+import { MS_PER_DAY, civilFromDays, daysFromCivil, daysInMonth, isLeapYear, monthlyRefillInstant, nextRefillBoundary } from '../../src/engine/index.js';
 import { assertProperty } from '../helpers/property.js';
 
 const FIRST_DAY = 0; // 1970-01-01
@@ -310,7 +302,15 @@ describe('refill counts over a clock interval', () => {
     assertProperty(
       fc.property(startArb, refillDayArb, (t0, refillDay) => {
         const start = new Date(t0);
-        const t1 = Date.UTC(start.getUTCFullYear() + 1, start.getUTCMonth(), start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds(), start.getUTCMilliseconds());
+        const t1 = Date.UTC(
+          start.getUTCFullYear() + 1,
+          start.getUTCMonth(),
+          start.getUTCDate(),
+          start.getUTCHours(),
+          start.getUTCMinutes(),
+          start.getUTCSeconds(),
+          start.getUTCMilliseconds(),
+        );
         // Feb 29 + 1 year normalises to Mar 1, which can add a month-end boundary: compare with the independent count.
         expect(walk(t0, t1, 'monthly', refillDay).length).toBe(countMonthlyInstants(t0, t1, refillDay));
         expect(walk(t0, t0 + 364 * MS_PER_DAY, 'monthly', refillDay).length).toBeLessThanOrEqual(12);

@@ -8,7 +8,8 @@ const HOUR = 3_600_000;
 function limitedKey(credits: CreditsInput | undefined, startMs?: number) {
   const fx = makeEngine(startMs === undefined ? {} : { startMs });
   const created = unwrap(fx.engine.keys.createKey(fx.rootKey, credits === undefined ? { apiId: fx.apiId } : { apiId: fx.apiId, credits }));
-  const verify = (cost?: number) => unwrap(fx.engine.keys.verifyKey(undefined, cost === undefined ? { key: created.key } : { key: created.key, credits: { cost } }));
+  const verify = (cost?: number) =>
+    unwrap(fx.engine.keys.verifyKey(undefined, cost === undefined ? { key: created.key } : { key: created.key, credits: { cost } }));
   const remaining = () => unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: created.keyId })).credits?.remaining;
   return { ...fx, ...created, verify, remaining };
 }
@@ -230,9 +231,7 @@ describe('keys.updateCredits', () => {
     expect(k.remaining()).toBe(10);
     const unlimited = unwrap(k.engine.keys.createKey(k.rootKey, { apiId: k.apiId }));
     for (const operation of ['increment', 'decrement'] as const) {
-      expect(errorCode(k.engine.keys.updateCredits(k.rootKey, { keyId: unlimited.keyId, operation, value: 1 }))).toBe(
-        'err:service:application:invalid_input',
-      );
+      expect(errorCode(k.engine.keys.updateCredits(k.rootKey, { keyId: unlimited.keyId, operation, value: 1 }))).toBe('err:service:application:invalid_input');
     }
     expect(unwrap(k.engine.keys.updateCredits(k.rootKey, { keyId: unlimited.keyId, operation: 'set', value: 2 }))).toEqual({ remaining: 2 });
   });

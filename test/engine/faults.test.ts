@@ -50,7 +50,13 @@ describe('overAdmitRate', () => {
     const fx = withFaults({ overAdmitRate: 1 });
     const disabled = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, enabled: false, credits: { remaining: 0 } }));
     expect(unwrap(fx.engine.keys.verifyKey(undefined, { key: disabled.key }))).toMatchObject({ valid: false, code: 'DISABLED' });
-    const limited = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 0 }, ratelimits: [{ name: 'r', limit: 1, duration: 60_000, autoApply: true }] }));
+    const limited = unwrap(
+      fx.engine.keys.createKey(fx.rootKey, {
+        apiId: fx.apiId,
+        credits: { remaining: 0 },
+        ratelimits: [{ name: 'r', limit: 1, duration: 60_000, autoApply: true }],
+      }),
+    );
     expect(unwrap(fx.engine.keys.verifyKey(undefined, { key: limited.key }))).toMatchObject({ valid: true, code: 'VALID' });
     expect(unwrap(fx.engine.keys.verifyKey(undefined, { key: limited.key }))).toMatchObject({ valid: false, code: 'RATE_LIMITED' });
     expect(unwrap(fx.engine.keys.verifyKey(undefined, { key: 'sk_unknown' }))).toEqual({ valid: false, code: 'NOT_FOUND' });
@@ -75,7 +81,13 @@ describe('overAdmitRate on rate limits', () => {
     const fx = withFaults(faults);
     unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'api'));
     const limit = (identifier: string) => unwrap(fx.engine.ratelimit.limit(fx.rootKey, { namespace: 'api', identifier, limit: 2, duration: 60_000 }));
-    const multi = () => unwrap(fx.engine.ratelimit.multiLimit(fx.rootKey, [{ namespace: 'api', identifier: 'm', limit: 1, duration: 60_000 }, { namespace: 'api', identifier: 'n', limit: 5, duration: 60_000 }]));
+    const multi = () =>
+      unwrap(
+        fx.engine.ratelimit.multiLimit(fx.rootKey, [
+          { namespace: 'api', identifier: 'm', limit: 1, duration: 60_000 },
+          { namespace: 'api', identifier: 'n', limit: 5, duration: 60_000 },
+        ]),
+      );
     return { fx, limit, multi };
   }
 
@@ -205,7 +217,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 function run(faults: EngineFaults | null, steps: readonly Step[]) {
   const fx = withFaults(faults, { seed: 21 });
   unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 0 } }));
-  const keys: Array<{ keyId: string; key: string }> = [unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 2, refill: { interval: 'daily', amount: 3 } } }))];
+  const keys: Array<{ keyId: string; key: string }> = [
+    unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 2, refill: { interval: 'daily', amount: 3 } } })),
+  ];
   const answers: unknown[] = [];
   const ids: string[] = [];
   let n = 0;
@@ -213,7 +227,10 @@ function run(faults: EngineFaults | null, steps: readonly Step[]) {
     const k = keys[('key' in s ? s.key : 0) % keys.length] as { keyId: string; key: string };
     switch (s.kind) {
       case 'createKey': {
-        const created = fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: s.refill ? { remaining: s.remaining, refill: { interval: 'monthly', amount: 5, refillDay: 31 } } : { remaining: s.remaining } });
+        const created = fx.engine.keys.createKey(fx.rootKey, {
+          apiId: fx.apiId,
+          credits: s.refill ? { remaining: s.remaining, refill: { interval: 'monthly', amount: 5, refillDay: 31 } } : { remaining: s.remaining },
+        });
         answers.push(created);
         if (created.ok) {
           keys.push(created.value);
@@ -316,7 +333,13 @@ describe('configuration, snapshot and reset', () => {
   it('rejects rates outside 0..1 (and non-numbers) as values, and keeps the configuration it had', () => {
     const { engine } = makeEngine();
     unwrap(engine.setFaults({ lostDecrementRate: 1 }));
-    for (const bad of [{ overAdmitRate: 1.5 }, { skipRefillRate: -0.1 }, { lostDecrementRate: Number.NaN }, { overAdmitRate: Number.POSITIVE_INFINITY }, { overAdmitRate: '1' as unknown as number }]) {
+    for (const bad of [
+      { overAdmitRate: 1.5 },
+      { skipRefillRate: -0.1 },
+      { lostDecrementRate: Number.NaN },
+      { overAdmitRate: Number.POSITIVE_INFINITY },
+      { overAdmitRate: '1' as unknown as number },
+    ]) {
       const result = engine.setFaults(bad);
       expect(errorCode(result), JSON.stringify(bad)).toBe('err:service:application:invalid_input');
     }

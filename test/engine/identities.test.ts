@@ -5,17 +5,37 @@ describe('identities', () => {
   it('create, get by id or externalId, update (replace) and delete', () => {
     const fx = makeEngine();
     const { identityId } = unwrap(
-      fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'user_1', meta: { tier: 'gold' }, ratelimits: [{ name: 'req', limit: 10, duration: 60_000 }] }),
+      fx.engine.identities.createIdentity(fx.rootKey, {
+        externalId: 'user_1',
+        meta: { tier: 'gold' },
+        ratelimits: [{ name: 'req', limit: 10, duration: 60_000 }],
+      }),
     );
     expect(identityId).toMatch(/^id_/);
     const byId = unwrap(fx.engine.identities.getIdentity(fx.rootKey, { identity: identityId }));
     expect(byId).toEqual(unwrap(fx.engine.identities.getIdentity(fx.rootKey, { identity: 'user_1' })));
-    expect(byId).toMatchObject({ id: identityId, externalId: 'user_1', meta: { tier: 'gold' }, ratelimits: [{ name: 'req', limit: 10, duration: 60_000, autoApply: false }] });
+    expect(byId).toMatchObject({
+      id: identityId,
+      externalId: 'user_1',
+      meta: { tier: 'gold' },
+      ratelimits: [{ name: 'req', limit: 10, duration: 60_000, autoApply: false }],
+    });
     const rlId = byId.ratelimits?.[0]?.id;
     expect(rlId).toMatch(/^rl_/);
 
-    const updated = unwrap(fx.engine.identities.updateIdentity(fx.rootKey, { identity: 'user_1', meta: { tier: 'silver' }, ratelimits: [{ name: 'req', limit: 20, duration: 60_000 }] }));
-    expect(updated).toEqual({ id: identityId, externalId: 'user_1', meta: { tier: 'silver' }, ratelimits: [{ id: rlId, name: 'req', limit: 20, duration: 60_000, autoApply: false }] });
+    const updated = unwrap(
+      fx.engine.identities.updateIdentity(fx.rootKey, {
+        identity: 'user_1',
+        meta: { tier: 'silver' },
+        ratelimits: [{ name: 'req', limit: 20, duration: 60_000 }],
+      }),
+    );
+    expect(updated).toEqual({
+      id: identityId,
+      externalId: 'user_1',
+      meta: { tier: 'silver' },
+      ratelimits: [{ id: rlId, name: 'req', limit: 20, duration: 60_000, autoApply: false }],
+    });
     const cleared = unwrap(fx.engine.identities.updateIdentity(fx.rootKey, { identity: identityId, ratelimits: [] }));
     expect(cleared).not.toHaveProperty('ratelimits');
     expect(cleared.meta).toEqual({ tier: 'silver' });

@@ -17,7 +17,15 @@ import { unwrap } from '../helpers/engine.js';
 const START_MS = Date.UTC(2027, 0, 15, 12);
 
 function context(): { ctx: EngineContext; rootKey: string; apiId: string } {
-  const ctx: EngineContext = { state: emptyState(), clock: new ManualClock(START_MS), random: new Random(5), compat: 'interface', sha256: sha256Base64Url, keyDigest: sha256Digest, faults: null };
+  const ctx: EngineContext = {
+    state: emptyState(),
+    clock: new ManualClock(START_MS),
+    random: new Random(5),
+    compat: 'interface',
+    sha256: sha256Base64Url,
+    keyDigest: sha256Digest,
+    faults: null,
+  };
   const { rootKey } = unwrap(createWorkspace(ctx, { name: 'mem' }));
   const { apiId } = unwrap(createApi(ctx, rootKey, { name: 'mem-api' }));
   return { ctx, rootKey, apiId };
@@ -52,7 +60,18 @@ describe('StoredKey: the compact in-memory key', () => {
   it('keeps nextRefillAtMs exact: whole days as day numbers, any other instant as is', () => {
     const key = new StoredKey('key_x', newKeyOwner('api_x', 'ws_x'), 'hash', 'abcd', START_MS);
     // Beyond 2^30 days (past the largest instant) a day is no small integer: it must still come back exact.
-    for (const value of [null, 0, 86_400_000, Date.UTC(2027, 1, 28), Date.UTC(9999, 11, 31), 1, START_MS, 8_640_000_000_000_000, 2 ** 30 * 86_400_000, 2 ** 31 * 86_400_000]) {
+    for (const value of [
+      null,
+      0,
+      86_400_000,
+      Date.UTC(2027, 1, 28),
+      Date.UTC(9999, 11, 31),
+      1,
+      START_MS,
+      8_640_000_000_000_000,
+      2 ** 30 * 86_400_000,
+      2 ** 31 * 86_400_000,
+    ]) {
       key.nextRefillAtMs = value;
       expect(key.nextRefillAtMs).toBe(value);
     }
@@ -83,15 +102,41 @@ describe('StoredKey: the compact in-memory key', () => {
   it('keyToJson writes every field of a key and shares nothing with it', () => {
     const { ctx, rootKey, apiId } = context();
     const { keyId } = unwrap(
-      createKey(ctx, rootKey, { apiId, meta: { a: { b: 1 } }, ratelimits: [{ name: 'r', limit: 1, duration: 1000 }], credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } } }),
+      createKey(ctx, rootKey, {
+        apiId,
+        meta: { a: { b: 1 } },
+        ratelimits: [{ name: 'r', limit: 1, duration: 1000 }],
+        credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } },
+      }),
     );
     const key = storedKey(ctx, keyId);
     const json = keyToJson(key);
     expect(Object.keys(json)).toEqual([
-      'id', 'apiId', 'workspaceId', 'hash', 'start', 'name', 'meta', 'permissions', 'roles', 'expiresAtMs', 'enabled', 'createdAt',
-      'identityId', 'remaining', 'refill', 'nextRefillAtMs', 'ratelimits', 'recoverablePlaintext',
+      'id',
+      'apiId',
+      'workspaceId',
+      'hash',
+      'start',
+      'name',
+      'meta',
+      'permissions',
+      'roles',
+      'expiresAtMs',
+      'enabled',
+      'createdAt',
+      'identityId',
+      'remaining',
+      'refill',
+      'nextRefillAtMs',
+      'ratelimits',
+      'recoverablePlaintext',
     ]);
-    expect(json).toMatchObject({ meta: { a: { b: 1 } }, remaining: 3, refill: { interval: 'daily', amount: 3, refillDay: null }, nextRefillAtMs: Date.UTC(2027, 0, 16) });
+    expect(json).toMatchObject({
+      meta: { a: { b: 1 } },
+      remaining: 3,
+      refill: { interval: 'daily', amount: 3, refillDay: null },
+      nextRefillAtMs: Date.UTC(2027, 0, 16),
+    });
     expect(json.meta).not.toBe(key.meta);
     expect(json.permissions).not.toBe(key.permissions);
     expect(json.ratelimits[0]).not.toBe(key.ratelimits[0]);
@@ -174,7 +219,9 @@ describe('keys of one API and refill share one owner (ids and refill settings)',
   it('a key changing its refill moves to the shared owner of its API for that refill, and back', () => {
     const { ctx, rootKey, apiId } = context();
     const monthly = { remaining: 10, refill: { interval: 'monthly' as const, amount: 10 } };
-    const [a, b, c] = [monthly, monthly, undefined].map((credits) => storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId, ...(credits === undefined ? {} : { credits }) })).keyId));
+    const [a, b, c] = [monthly, monthly, undefined].map((credits) =>
+      storedKey(ctx, unwrap(createKey(ctx, rootKey, { apiId, ...(credits === undefined ? {} : { credits }) })).keyId),
+    );
     expect(a!.owner).toBe(b!.owner);
     expect(a!.owner).not.toBe(c!.owner);
     expect(Object.hasOwn(a!, 'refill')).toBe(false);

@@ -130,7 +130,9 @@ describe('keys.getKey', () => {
 describe('keys.updateKey', () => {
   it('omitted = unchanged, null = cleared, value = set', () => {
     const fx = makeEngine();
-    const { keyId } = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, name: 'a', meta: { x: 1 }, expires: Date.UTC(2031, 0, 1), permissions: ['p'] }));
+    const { keyId } = unwrap(
+      fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, name: 'a', meta: { x: 1 }, expires: Date.UTC(2031, 0, 1), permissions: ['p'] }),
+    );
     unwrap(fx.engine.keys.updateKey(fx.rootKey, { keyId, meta: { y: 2 } }));
     expect(unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId }))).toMatchObject({ name: 'a', meta: { y: 2 }, permissions: ['p'] });
     unwrap(fx.engine.keys.updateKey(fx.rootKey, { keyId, name: null, expires: null, permissions: null, enabled: false }));
@@ -153,13 +155,29 @@ describe('keys.updateKey', () => {
       }),
     );
     const before = unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId })).ratelimits ?? [];
-    unwrap(fx.engine.keys.updateKey(fx.rootKey, { keyId, ratelimits: [{ name: 'a', limit: 9, duration: 2000 }, { name: 'c', limit: 1, duration: 1000 }] }));
+    unwrap(
+      fx.engine.keys.updateKey(fx.rootKey, {
+        keyId,
+        ratelimits: [
+          { name: 'a', limit: 9, duration: 2000 },
+          { name: 'c', limit: 1, duration: 1000 },
+        ],
+      }),
+    );
     const after = unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId })).ratelimits ?? [];
     expect(after.find((r) => r.name === 'a')).toEqual({ ...before.find((r) => r.name === 'a'), limit: 9, duration: 2000 });
     expect(after.map((r) => r.name)).toEqual(['a', 'c']);
-    expect(errorCode(fx.engine.keys.updateKey(fx.rootKey, { keyId, ratelimits: [{ name: 'a', limit: 1, duration: 1000 }, { name: 'a', limit: 2, duration: 1000 }] }))).toBe(
-      'err:service:application:invalid_input',
-    );
+    expect(
+      errorCode(
+        fx.engine.keys.updateKey(fx.rootKey, {
+          keyId,
+          ratelimits: [
+            { name: 'a', limit: 1, duration: 1000 },
+            { name: 'a', limit: 2, duration: 1000 },
+          ],
+        }),
+      ),
+    ).toBe('err:service:application:invalid_input');
   });
 
   it('a rejected update changes nothing', () => {

@@ -25,21 +25,31 @@ describe('metadata bounds', () => {
       expect(big.error.detail.length).toBeLessThan(300);
     }
     unwrap(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'at-limit', meta: metaOfSize(MAX_META_BYTES) }));
-    expect(errorCode(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'over', meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe('err:service:application:invalid_input');
+    expect(errorCode(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'over', meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe(
+      'err:service:application:invalid_input',
+    );
     // Keys too, on create and on update; a refused update keeps the old metadata.
     const key = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: { plan: 'pro' } }));
-    expect(errorCode(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe('err:service:application:invalid_input');
-    expect(errorCode(fx.engine.keys.updateKey(fx.rootKey, { keyId: key.keyId, meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe('err:service:application:invalid_input');
+    expect(errorCode(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe(
+      'err:service:application:invalid_input',
+    );
+    expect(errorCode(fx.engine.keys.updateKey(fx.rootKey, { keyId: key.keyId, meta: metaOfSize(MAX_META_BYTES + 1) }))).toBe(
+      'err:service:application:invalid_input',
+    );
     expect(unwrap(fx.engine.keys.getKey(fx.rootKey, { keyId: key.keyId })).meta).toEqual({ plan: 'pro' });
   });
 
   it('depth and top-level properties are bounded alike', () => {
     const fx = makeEngine();
     unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: nested(MAX_META_DEPTH) }));
-    expect(errorCode(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: nested(MAX_META_DEPTH + 1) }))).toBe('err:service:application:invalid_input');
+    expect(errorCode(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, meta: nested(MAX_META_DEPTH + 1) }))).toBe(
+      'err:service:application:invalid_input',
+    );
     const wide = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, i]));
     unwrap(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'wide', meta: wide(MAX_META_PROPERTIES) }));
-    expect(errorCode(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'wider', meta: wide(MAX_META_PROPERTIES + 1) }))).toBe('err:service:application:invalid_input');
+    expect(errorCode(fx.engine.identities.createIdentity(fx.rootKey, { externalId: 'wider', meta: wide(MAX_META_PROPERTIES + 1) }))).toBe(
+      'err:service:application:invalid_input',
+    );
   });
 
   it('the simulator holds a bounded amount of metadata in all; deleting and replacing frees it', () => {

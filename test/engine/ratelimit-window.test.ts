@@ -3,14 +3,7 @@
  * `used = current + floor(previous · (1 − elapsed))`, deny when `used + cost > limit`.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type WindowCheck,
-  commitWindow,
-  decideWindows,
-  fitsWindow,
-  readWindow,
-  windowCounterKey,
-} from '../../src/engine/ratelimit-window.js';
+import { type WindowCheck, commitWindow, decideWindows, fitsWindow, readWindow, windowCounterKey } from '../../src/engine/ratelimit-window.js';
 import type { WindowCounter } from '../../src/engine/state.js';
 
 const MINUTE = 60_000;

@@ -254,7 +254,10 @@ describe('overrides', () => {
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {
       const result = unwrap(
-        fx.engine.ratelimit.listOverrides(fx.rootKey, cursor === undefined ? { namespace: 'api-calls', limit: 2 } : { namespace: 'api-calls', limit: 2, cursor }),
+        fx.engine.ratelimit.listOverrides(
+          fx.rootKey,
+          cursor === undefined ? { namespace: 'api-calls', limit: 2 } : { namespace: 'api-calls', limit: 2, cursor },
+        ),
       );
       sizes.push(result.overrides.length);
       seen.push(...result.overrides.map((o) => o.overrideId));
@@ -447,9 +450,9 @@ describe('permissions', () => {
     const fx = setup();
     const rk = unwrap(fx.engine.admin.createRootKey(fx.workspaceId, ['ratelimit.*.read_override', 'api.*.verify_key'])).rootKey;
     expect(errorCode(fx.limit({}, rk))).toBe('err:service:authorization:insufficient_permissions');
-    expect(
-      errorCode(fx.engine.ratelimit.multiLimit(rk, [{ namespace: 'api-calls', identifier: 'user_1', limit: 3, duration: MINUTE }])),
-    ).toBe('err:service:authorization:insufficient_permissions');
+    expect(errorCode(fx.engine.ratelimit.multiLimit(rk, [{ namespace: 'api-calls', identifier: 'user_1', limit: 3, duration: MINUTE }]))).toBe(
+      'err:service:authorization:insufficient_permissions',
+    );
     expect(unwrap(fx.limit({ cost: 0 })).remaining).toBe(3);
   });
 
@@ -467,7 +470,9 @@ describe('permissions', () => {
     const ref = { namespace: 'api-calls', identifier: 'x' };
     const only = (p: string) => unwrap(fx.engine.admin.createRootKey(fx.workspaceId, [p])).rootKey;
     const limitOnly = only('ratelimit.*.limit');
-    expect(errorCode(fx.engine.ratelimit.setOverride(limitOnly, { ...ref, limit: 1, duration: MINUTE }))).toBe('err:service:authorization:insufficient_permissions');
+    expect(errorCode(fx.engine.ratelimit.setOverride(limitOnly, { ...ref, limit: 1, duration: MINUTE }))).toBe(
+      'err:service:authorization:insufficient_permissions',
+    );
     const setter = only('ratelimit.*.set_override');
     unwrap(fx.engine.ratelimit.setOverride(setter, { ...ref, limit: 1, duration: MINUTE }));
     expect(errorCode(fx.engine.ratelimit.getOverride(setter, ref))).toBe('err:service:authorization:insufficient_permissions');

@@ -32,7 +32,11 @@ describe('snapshots written byte for byte as before the key digest', () => {
   });
 
   it('the earlier snapshot restores, is written back unchanged, and its keys verify by their plaintext', () => {
-    for (const engine of [restoredFixture(), restoredFixture({ sha256: nodeSha256, sha256Digest: nodeSha256Digest }), restoredFixture({ sha256: nodeSha256 })]) {
+    for (const engine of [
+      restoredFixture(),
+      restoredFixture({ sha256: nodeSha256, sha256Digest: nodeSha256Digest }),
+      restoredFixture({ sha256: nodeSha256 }),
+    ]) {
       expect(JSON.stringify(engine.snapshot())).toBe(JSON.stringify(fixture.snapshot));
       const codes = fixture.plaintexts.map((key) => unwrap(engine.keys.verifyKey(undefined, { key, credits: { cost: 0 } })).code);
       // The eighth key was deleted before the snapshot.

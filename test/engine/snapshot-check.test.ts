@@ -7,7 +7,13 @@ const DAY = 86_400_000;
 
 function populate() {
   const fx = makeEngine({ seed: 21 });
-  const first = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, externalId: 'acme', credits: { remaining: 5, refill: { interval: 'monthly', amount: 5, refillDay: 31 } } }));
+  const first = unwrap(
+    fx.engine.keys.createKey(fx.rootKey, {
+      apiId: fx.apiId,
+      externalId: 'acme',
+      credits: { remaining: 5, refill: { interval: 'monthly', amount: 5, refillDay: 31 } },
+    }),
+  );
   const second = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining: 3 } }));
   const other = unwrap(fx.engine.admin.createWorkspace({ name: 'other' }));
   unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'api'));
@@ -83,13 +89,33 @@ describe('restore refuses states the engine could not have produced', () => {
     };
     const at = `body.snapshot.keys[${index}].nextRefillAtMs`;
     // Never scheduled: the engine settles nothing without a next instant.
-    expect(refusedAt(fx.engine, withKey((k) => (k.nextRefillAtMs = null)))).toBe(at);
+    expect(
+      refusedAt(
+        fx.engine,
+        withKey((k) => (k.nextRefillAtMs = null)),
+      ),
+    ).toBe(at);
     // Scheduled a year late: every refill in between would be skipped.
-    expect(refusedAt(fx.engine, withKey((k) => (k.nextRefillAtMs = (k.nextRefillAtMs ?? 0) + 365 * DAY)))).toBe(at);
+    expect(
+      refusedAt(
+        fx.engine,
+        withKey((k) => (k.nextRefillAtMs = (k.nextRefillAtMs ?? 0) + 365 * DAY)),
+      ),
+    ).toBe(at);
     // Not an instant of its calendar (monthly on day 31 is never at noon).
-    expect(refusedAt(fx.engine, withKey((k) => (k.nextRefillAtMs = (k.nextRefillAtMs ?? 0) - DAY / 2)))).toBe(at);
+    expect(
+      refusedAt(
+        fx.engine,
+        withKey((k) => (k.nextRefillAtMs = (k.nextRefillAtMs ?? 0) - DAY / 2)),
+      ),
+    ).toBe(at);
     // A next instant without a refill.
-    expect(refusedAt(fx.engine, withKey((k) => (k.refill = null)))).toBe(at);
+    expect(
+      refusedAt(
+        fx.engine,
+        withKey((k) => (k.refill = null)),
+      ),
+    ).toBe(at);
   });
 
   it('refill settings a request could not have set', () => {

@@ -34,7 +34,10 @@ describe('a version-1 snapshot written before the compact key form', () => {
   it('its keys answer as they did: credits, refill, metadata, permissions, rate limits, identity, recovery', () => {
     const { engine, clock } = restored();
     const { rootKey, keyIds, plaintexts } = fixture;
-    expect(unwrap(engine.keys.getKey(rootKey, { keyId: keyIds.monthly })).credits).toEqual({ remaining: 993, refill: { interval: 'monthly', amount: 1000, refillDay: 31 } });
+    expect(unwrap(engine.keys.getKey(rootKey, { keyId: keyIds.monthly })).credits).toEqual({
+      remaining: 993,
+      refill: { interval: 'monthly', amount: 1000, refillDay: 31 },
+    });
     const full = unwrap(engine.keys.getKey(rootKey, { keyId: keyIds.full, decrypt: true }));
     expect(full).toMatchObject({
       name: 'full key',

@@ -13,12 +13,22 @@ const START_MS = Date.UTC(2028, 0, 30, 18);
 const DAY = 86_400_000;
 
 const tricky = fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', 'é', '😀', '{', ']', ',', ':', ' '), maxLength: 12 });
-const meta = fc.dictionary(tricky, fc.oneof(tricky, fc.integer(), fc.array(fc.oneof(tricky, fc.double({ noNaN: true, noDefaultInfinity: true })), { maxLength: 3 })), { maxKeys: 4 });
+const meta = fc.dictionary(
+  tricky,
+  fc.oneof(tricky, fc.integer(), fc.array(fc.oneof(tricky, fc.double({ noNaN: true, noDefaultInfinity: true })), { maxLength: 3 })),
+  { maxKeys: 4 },
+);
 const keyInput = fc.record(
   {
     meta,
     name: fc.string({ minLength: 1, maxLength: 8 }),
-    credits: fc.record({ remaining: fc.integer({ min: 0, max: 50 }), refill: fc.option(fc.constantFrom({ interval: 'monthly' as const, amount: 9 }, { interval: 'daily' as const, amount: 3 }), { nil: undefined }) }, { requiredKeys: ['remaining'] }),
+    credits: fc.record(
+      {
+        remaining: fc.integer({ min: 0, max: 50 }),
+        refill: fc.option(fc.constantFrom({ interval: 'monthly' as const, amount: 9 }, { interval: 'daily' as const, amount: 3 }), { nil: undefined }),
+      },
+      { requiredKeys: ['remaining'] },
+    ),
     ratelimits: fc.constantFrom([], [{ name: 'rl', limit: 3, duration: 60_000, autoApply: true }]),
     externalId: fc.constantFrom('acme', 'user_1'),
     roles: fc.constantFrom([], ['admin']),
@@ -26,7 +36,12 @@ const keyInput = fc.record(
   },
   { requiredKeys: [] },
 );
-const world = fc.record({ seed: fc.nat(1000), keys: fc.array(keyInput, { maxLength: 6 }), limits: fc.array(fc.constantFrom('u1', 'u2'), { maxLength: 3 }), namespace: fc.boolean() });
+const world = fc.record({
+  seed: fc.nat(1000),
+  keys: fc.array(keyInput, { maxLength: 6 }),
+  limits: fc.array(fc.constantFrom('u1', 'u2'), { maxLength: 3 }),
+  namespace: fc.boolean(),
+});
 
 function makeSnapshot(w: { seed: number; keys: Array<Record<string, unknown>>; limits: string[]; namespace: boolean }): EngineSnapshot {
   const clock = new ManualClock(START_MS);
@@ -120,36 +135,59 @@ describe('SnapshotReader: a snapshot read one record at a time', () => {
 
   test('a field of a record set to a wrong value is refused with the same problem, the state untouched', () =>
     assertProperty(
-      fc.property(world, fc.constantFrom('keys', 'rootKeys', 'apis', 'identities', 'windows', 'workspaces'), fc.nat(), fc.nat(), fc.jsonValue({ maxDepth: 2 }), sizes, (w, list, pick, fieldPick, wrong, cut) => {
-        const snapshot = JSON.parse(JSON.stringify(makeSnapshot(w))) as Record<string, unknown>;
-        const records = snapshot[list] as unknown[];
-        if (records.length === 0) return;
-        const index = pick % records.length;
-        const record = records[index];
-        if (Array.isArray(record)) record[1] = wrong;
-        else {
-          const fields = Object.keys(record as object);
-          (record as Record<string, unknown>)[fields[fieldPick % fields.length] as string] = wrong;
-        }
-        expectSame(JSON.stringify(snapshot), cut);
-      }),
+      fc.property(
+        world,
+        fc.constantFrom('keys', 'rootKeys', 'apis', 'identities', 'windows', 'workspaces'),
+        fc.nat(),
+        fc.nat(),
+        fc.jsonValue({ maxDepth: 2 }),
+        sizes,
+        (w, list, pick, fieldPick, wrong, cut) => {
+          const snapshot = JSON.parse(JSON.stringify(makeSnapshot(w))) as Record<string, unknown>;
+          const records = snapshot[list] as unknown[];
+          if (records.length === 0) return;
+          const index = pick % records.length;
+          const record = records[index];
+          if (Array.isArray(record)) record[1] = wrong;
+          else {
+            const fields = Object.keys(record as object);
+            (record as Record<string, unknown>)[fields[fieldPick % fields.length] as string] = wrong;
+          }
+          expectSame(JSON.stringify(snapshot), cut);
+        },
+      ),
       { numRuns: 150 },
     ));
 
   test('header fields and lists missing, repeated, or of the wrong type give the same answer', () =>
     assertProperty(
-      fc.property(world, fc.constantFrom('format', 'version', 'compat', 'seed', 'randomState', 'takenAtMs', 'keys', 'windows', 'rootKeys'), fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }), fc.boolean(), sizes, (w, field, value, repeat, cut) => {
-        const snapshot = makeSnapshot(w) as unknown as Record<string, unknown>;
-        const text = JSON.stringify({ ...snapshot, [field]: value });
-        // A repeated name: JSON.parse keeps the last value, and so must the reader.
-        const repeated = repeat ? `${text.slice(0, -1)},${JSON.stringify(field)}:${JSON.stringify(snapshot[field])}}` : text;
-        expectSame(repeated, cut);
-      }),
+      fc.property(
+        world,
+        fc.constantFrom('format', 'version', 'compat', 'seed', 'randomState', 'takenAtMs', 'keys', 'windows', 'rootKeys'),
+        fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }),
+        fc.boolean(),
+        sizes,
+        (w, field, value, repeat, cut) => {
+          const snapshot = makeSnapshot(w) as unknown as Record<string, unknown>;
+          const text = JSON.stringify({ ...snapshot, [field]: value });
+          // A repeated name: JSON.parse keeps the last value, and so must the reader.
+          const repeated = repeat ? `${text.slice(0, -1)},${JSON.stringify(field)}:${JSON.stringify(snapshot[field])}}` : text;
+          expectSame(repeated, cut);
+        },
+      ),
       { numRuns: 150 },
     ));
 
   test('cut short at every position: refused, the state untouched', () => {
-    const text = textOf(makeSnapshot({ seed: 3, keys: [{ meta: { 'q"\\': 'é😀' }, credits: { remaining: 2, refill: { interval: 'daily', amount: 3 } } }, {}], limits: ['u1'], namespace: true }), 'body');
+    const text = textOf(
+      makeSnapshot({
+        seed: 3,
+        keys: [{ meta: { 'q"\\': 'é😀' }, credits: { remaining: 2, refill: { interval: 'daily', amount: 3 } } }, {}],
+        limits: ['u1'],
+        namespace: true,
+      }),
+      'body',
+    );
     const untouched = fresh().snapshot();
     for (let end = 0; end < text.length; end++) {
       const cut = pieceRestore(text.slice(0, end), [37]);
@@ -161,7 +199,7 @@ describe('SnapshotReader: a snapshot read one record at a time', () => {
   test('damaged at every position: the same answer as the whole text', () => {
     const text = textOf(makeSnapshot({ seed: 4, keys: [{ meta: { a: 'b\\"' }, externalId: 'acme' }], limits: [], namespace: false }), 'bare');
     for (let at = 0; at < text.length; at++) {
-      for (const put of ['x', '"', '}', '1', '\\']) expectSame(`${text.slice(0, at)}${put}${text.slice(at + 1)}`, [at % 13 + 1]);
+      for (const put of ['x', '"', '}', '1', '\\']) expectSame(`${text.slice(0, at)}${put}${text.slice(at + 1)}`, [(at % 13) + 1]);
     }
   });
 });

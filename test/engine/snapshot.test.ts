@@ -4,7 +4,9 @@ import { errorCode, makeEngine, unwrap } from '../helpers/engine.js';
 
 function populate() {
   const fx = makeEngine({ seed: 9 });
-  const key = unwrap(fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, externalId: 'acme', credits: { remaining: 10, refill: { interval: 'daily', amount: 10 } } }));
+  const key = unwrap(
+    fx.engine.keys.createKey(fx.rootKey, { apiId: fx.apiId, externalId: 'acme', credits: { remaining: 10, refill: { interval: 'daily', amount: 10 } } }),
+  );
   unwrap(fx.engine.keys.verifyKey(undefined, { key: key.key, credits: { cost: 3 } }));
   unwrap(fx.engine.admin.createNamespace(fx.workspaceId, 'api'));
   unwrap(fx.engine.ratelimit.setOverride(fx.rootKey, { namespace: 'api', identifier: 'vip_*', limit: 100, duration: 60_000 }));
@@ -51,7 +53,17 @@ describe('snapshot / restore / reset', () => {
     // The last two pass every record's check and fail only the invariants across records (snapshot-check.ts).
     const key = before.keys[0];
     expect(key).toBeDefined();
-    for (const bad of [null, 42, {}, { ...before, version: 2 }, { ...before, keys: 'nope' }, { ...before, keys: [{}] }, { ...before, randomState: [1] }, { ...before, keys: [key, key] }, { ...before, rootKeys: [] }]) {
+    for (const bad of [
+      null,
+      42,
+      {},
+      { ...before, version: 2 },
+      { ...before, keys: 'nope' },
+      { ...before, keys: [{}] },
+      { ...before, randomState: [1] },
+      { ...before, keys: [key, key] },
+      { ...before, rootKeys: [] },
+    ]) {
       expect(errorCode(a.engine.restore(bad))).toBe('err:service:application:invalid_input');
     }
     expect(a.engine.snapshot()).toEqual(before);

@@ -3,13 +3,7 @@
  * limits of keys and identities during verification, authentication, and the permission query.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type CreateKeyInput,
-  type PermissionQuery,
-  type VerifyKeyInput,
-  parsePermissionQuery,
-  satisfiesPermissionQuery,
-} from '../../src/engine/index.js';
+import { type CreateKeyInput, type PermissionQuery, type VerifyKeyInput, parsePermissionQuery, satisfiesPermissionQuery } from '../../src/engine/index.js';
 import { errorCode, makeEngine, unwrap } from '../helpers/engine.js';
 
 const MINUTE = 60_000;

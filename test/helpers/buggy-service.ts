@@ -166,7 +166,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     return found;
   };
   const createIdentity = (externalId: string, meta: unknown, ratelimits: unknown): Identity => {
-    if ([...identities.values()].some((i) => i.externalId === externalId)) throw new HttpError(409, 'data/identity_already_exists', `identity ${externalId} exists`);
+    if ([...identities.values()].some((i) => i.externalId === externalId))
+      throw new HttpError(409, 'data/identity_already_exists', `identity ${externalId} exists`);
     const identity: Identity = { id: newId('id'), externalId, meta: (meta as Record<string, unknown>) ?? {}, ratelimits: limitsIn(ratelimits) };
     identities.set(identity.id, identity);
     return identity;
@@ -304,7 +305,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       const op = /^\/v2\/([a-zA-Z]+\.[a-zA-Z]+)$/.exec(req.url ?? '')?.[1];
       const handler = op === undefined ? undefined : handlers[op];
       if (req.method !== 'POST' || handler === undefined) throw new HttpError(404, 'data/not_found', `no route ${req.method} ${req.url}`);
-      if (op !== 'keys.verifyKey' && req.headers.authorization !== `Bearer ${rootKey}`) throw new HttpError(401, 'authentication/key_not_found', 'root key refused');
+      if (op !== 'keys.verifyKey' && req.headers.authorization !== `Bearer ${rootKey}`)
+        throw new HttpError(401, 'authentication/key_not_found', 'root key refused');
       let body: unknown;
       try {
         body = JSON.parse(text);
@@ -319,7 +321,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       const e = error instanceof HttpError ? error : new HttpError(500, 'application/unexpected_error', String(error));
       send(res, e.status, {
         meta: { requestId },
-        error: { title: TITLES[e.status] ?? 'Error', detail: e.message, status: e.status, type: `https://errors.test/service/${e.kind}`, ...(e.status === 400 ? { errors: [] } : {}) },
+        error: {
+          title: TITLES[e.status] ?? 'Error',
+          detail: e.message,
+          status: e.status,
+          type: `https://errors.test/service/${e.kind}`,
+          ...(e.status === 400 ? { errors: [] } : {}),
+        },
       });
     }
   };

@@ -86,12 +86,17 @@ export async function waitUntil(ready: () => boolean, what: string, running?: Ru
     if (running !== undefined && running.child.exitCode !== null) {
       throw new Error(`the CLI exited (${running.child.exitCode}) before ${what}.\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`);
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}.${running === undefined ? '' : `\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}.${running === undefined ? '' : `\nstdout: ${running.stdout()}\nstderr: ${running.stderr()}`}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
 /** The run folders under `out` (one per scenario run; not the hidden `.resources` ledgers). */
 export function runFolders(out: string): string[] {
-  return existsSync(out) ? readdirSync(out).filter((name) => !name.startsWith('.')).map((name) => join(out, name)) : [];
+  return existsSync(out)
+    ? readdirSync(out)
+        .filter((name) => !name.startsWith('.'))
+        .map((name) => join(out, name))
+    : [];
 }

@@ -45,7 +45,17 @@ export async function startLiveProxy(upstream: string): Promise<LiveProxy> {
       req.resume();
       const hidden = path.startsWith('/_sim/');
       res.writeHead(hidden ? 404 : 500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ meta: { requestId: 'req_proxy' }, error: { title: hidden ? 'Not Found' : 'Internal', detail: hidden ? 'no such route' : 'injected by the test proxy', status: hidden ? 404 : 500, type: hidden ? 'https://x/not_found' : 'https://x/internal' } }));
+      res.end(
+        JSON.stringify({
+          meta: { requestId: 'req_proxy' },
+          error: {
+            title: hidden ? 'Not Found' : 'Internal',
+            detail: hidden ? 'no such route' : 'injected by the test proxy',
+            status: hidden ? 404 : 500,
+            type: hidden ? 'https://x/not_found' : 'https://x/internal',
+          },
+        }),
+      );
       return;
     }
     const upstreamReq = request(

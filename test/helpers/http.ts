@@ -126,7 +126,8 @@ export function expectV2Error(answer: Answer, status: number, typeSuffix?: strin
   expect(typeof error.detail, context).toBe('string');
   expect((error.detail as string).length, context).toBeGreaterThan(0);
   expect(error.type, context).toMatch(/^https?:\/\/.+\/service\/[a-z_]+\/[a-z_]+$/);
-  if (typeSuffix !== undefined) expect((error.type as string).endsWith(`/${typeSuffix}`), `type ${String(error.type)} should end with /${typeSuffix}`).toBe(true);
+  if (typeSuffix !== undefined)
+    expect((error.type as string).endsWith(`/${typeSuffix}`), `type ${String(error.type)} should end with /${typeSuffix}`).toBe(true);
   if (status === 400) {
     expect(Array.isArray(error.errors), `400 without errors[]: ${context}`).toBe(true);
   }

@@ -48,7 +48,9 @@ export const LAYER_RULES: readonly Rule[] = [
 
 /** Every edge that breaks a layer rule. */
 export function layerViolations(edges: readonly ImportEdge[]): LayerViolation[] {
-  return LAYER_RULES.flatMap((rule) => edges.filter((edge) => edge.from.startsWith(rule.folder) && rule.breaks(edge)).map((edge) => ({ rule: rule.name, edge })));
+  return LAYER_RULES.flatMap((rule) =>
+    edges.filter((edge) => edge.from.startsWith(rule.folder) && rule.breaks(edge)).map((edge) => ({ rule: rule.name, edge })),
+  );
 }
 
 /** A violation as one line: where, what, and the rule it breaks. */

@@ -70,7 +70,13 @@ function listen(port: number, dir: string, tls = false): string {
 }
 
 /** One public server: admin hidden, the verifications' location, everything else forwarded. */
-function server(port: number, dir: string, upstream: string, admin: boolean, options: { verifications?: string; routes?: string; server?: string; tls?: boolean } = {}): string {
+function server(
+  port: number,
+  dir: string,
+  upstream: string,
+  admin: boolean,
+  options: { verifications?: string; routes?: string; server?: string; tls?: boolean } = {},
+): string {
   return `
   server {
     ${listen(port, dir, options.tls)}
@@ -97,11 +103,12 @@ export const MODES: readonly ProxyMode[] = [
     name: 'drop-before',
     does: "closes the connection without an answer (444) for ~10 % of verifications and of the scenarios' own reads, before forwarding them (not executed)",
     shared: () => share('$keysim_drop', 10),
-    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { routes: OWN_CALLS, verifications: '\n      if ($keysim_drop) { return 444; }' }),
+    server: (upstream, port, dir, admin) =>
+      server(port, dir, upstream, admin, { routes: OWN_CALLS, verifications: '\n      if ($keysim_drop) { return 444; }' }),
   },
   {
     name: 'timeout-after',
-    does: "answers 504 after a short proxy_read_timeout for the slow verifications and own reads of the scenarios, which the service executes anyway",
+    does: 'answers 504 after a short proxy_read_timeout for the slow verifications and own reads of the scenarios, which the service executes anyway',
     // Normal latency, mean 100 ms, sd 320 ms: about 10 % take over 500 ms (z = 1.25).
     simulatorFaults: { latencyMs: { mean: 100, stddev: 320 }, operations: [...OWN_CALL_OPERATIONS] },
     server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { routes: OWN_CALLS, verifications: '\n      proxy_read_timeout 500ms;' }),
@@ -110,7 +117,8 @@ export const MODES: readonly ProxyMode[] = [
     name: 'shed',
     does: 'answers 503 (~6 %) and 429 (~6 %) to verifications with its own HTML pages, before forwarding them',
     shared: () => '\n  split_clients "$request_id" $keysim_shed { 6% 503; 6% 429; * 0; }',
-    server: (upstream, port, dir, admin) => server(port, dir, upstream, admin, { verifications: '\n      if ($keysim_shed = 503) { return 503; }\n      if ($keysim_shed = 429) { return 429; }' }),
+    server: (upstream, port, dir, admin) =>
+      server(port, dir, upstream, admin, { verifications: '\n      if ($keysim_shed = 503) { return 503; }\n      if ($keysim_shed = 429) { return 429; }' }),
   },
   {
     name: 'gzip',
@@ -138,7 +146,10 @@ export const MODES: readonly ProxyMode[] = [
     does: 'answers ~10 % of verifications 200 with an HTML page, before forwarding them',
     shared: () => share('$keysim_html', 10),
     server: (upstream, port, dir, admin) =>
-      server(port, dir, upstream, admin, { verifications: "\n      default_type text/html;\n      if ($keysim_html) { return 200 '<!doctype html><html><body><h1>Please wait</h1></body></html>'; }" }),
+      server(port, dir, upstream, admin, {
+        verifications:
+          "\n      default_type text/html;\n      if ($keysim_html) { return 200 '<!doctype html><html><body><h1>Please wait</h1></body></html>'; }",
+      }),
   },
   {
     name: 'idle-timeout',

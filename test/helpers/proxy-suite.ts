@@ -83,7 +83,10 @@ function readRun(out: string, finished: Finished): ScenarioRun {
       report = undefined;
     }
     try {
-      const lines = gunzipSync(readFileSync(join(folder, 'history.jsonl.gz'))).toString('utf8').split('\n').filter((l) => l !== '');
+      const lines = gunzipSync(readFileSync(join(folder, 'history.jsonl.gz')))
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
       historyCounts = {};
       for (const line of lines) {
         const op = (JSON.parse(line) as { op?: unknown }).op;
@@ -119,47 +122,55 @@ const VERDICTS: number[] = [EXIT.ok, EXIT.thresholdFailed, EXIT.generatorLimited
 
 /** A mode's simulators and nginx, then its three runs at once; what it started goes to `closers`. */
 async function runMode(mode: ProxyMode, closers: Array<() => Promise<void>>, keep: (state: ModeState) => void): Promise<void> {
-    const faults = mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults };
-    const sim = await startCountingSimulator({ clock: 'system', ...faults });
-    closers.push(() => sim.close());
-    const midnightSim = await startCountingSimulator({ clock: 'system', ...faults });
-    closers.push(() => midnightSim.close());
-    // refill-midnight waits for the target's next UTC midnight: its simulator's is put 40 s
-    // away as the run is started. The simulator's Date header is this machine's time, so the clock is read
-    // on the admin surface, which that port forwards (keysim sees a remote simulator whose
-    // clock runs, and waits for the midnight).
-    const nearMidnight = () => {
+  const faults = mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults };
+  const sim = await startCountingSimulator({ clock: 'system', ...faults });
+  closers.push(() => sim.close());
+  const midnightSim = await startCountingSimulator({ clock: 'system', ...faults });
+  closers.push(() => midnightSim.close());
+  // refill-midnight waits for the target's next UTC midnight: its simulator's is put 40 s
+  // away as the run is started. The simulator's Date header is this machine's time, so the clock is read
+  // on the admin surface, which that port forwards (keysim sees a remote simulator whose
+  // clock runs, and waits for the midnight).
+  const nearMidnight = () => {
+    const now = midnightSim.clock.now();
+    // The first midnight at least BEFORE_MIDNIGHT_MS away, so the move is always forward (set throws otherwise).
+    midnightSim.clock.set((Math.floor((now + BEFORE_MIDNIGHT_MS) / DAY_MS) + 1) * DAY_MS - BEFORE_MIDNIGHT_MS);
+  };
+  // The lead is kept until the run's first request reaches the proxy: the CLI's start (tens of
+  // seconds on a busy machine) once used it all up, the midnight passed before the scenario read
+  // the clock, and it refused to wait a day (a test that depended on the machine's pace). Until
+  // then nothing is on the simulator, so moving its clock a day on changes nothing.
+  const holdBeforeMidnight = (): (() => void) => {
+    const midnightPort = nginx.ports[LIVE_SAFE.indexOf('refill-midnight')] ?? 0;
+    nearMidnight();
+    const timer = setInterval(() => {
+      if (nginx.accessLog(midnightPort).length > 0) return clearInterval(timer);
       const now = midnightSim.clock.now();
-      // The first midnight at least BEFORE_MIDNIGHT_MS away, so the move is always forward (set throws otherwise).
-      midnightSim.clock.set((Math.floor((now + BEFORE_MIDNIGHT_MS) / DAY_MS) + 1) * DAY_MS - BEFORE_MIDNIGHT_MS);
-    };
-    // The lead is kept until the run's first request reaches the proxy: the CLI's start (tens of
-    // seconds on a busy machine) once used it all up, the midnight passed before the scenario read
-    // the clock, and it refused to wait a day (a test that depended on the machine's pace). Until
-    // then nothing is on the simulator, so moving its clock a day on changes nothing.
-    const holdBeforeMidnight = (): (() => void) => {
-      const midnightPort = nginx.ports[LIVE_SAFE.indexOf('refill-midnight')] ?? 0;
-      nearMidnight();
-      const timer = setInterval(() => {
-        if (nginx.accessLog(midnightPort).length > 0) return clearInterval(timer);
-        const now = midnightSim.clock.now();
-        if ((Math.floor(now / DAY_MS) + 1) * DAY_MS - now < BEFORE_MIDNIGHT_MS - 5_000) nearMidnight();
-      }, 250);
-      return () => clearInterval(timer);
-    };
-    const dead = mode.unreachable === true ? `http://127.0.0.1:${await freePort()}` : undefined;
-    const targets = [
-      { upstream: dead ?? sim.url, admin: false },
-      { upstream: dead ?? sim.url, admin: false },
-      { upstream: dead ?? midnightSim.url, admin: true },
-    ];
-    // One public port per scenario, each with its own access log.
-    const nginx = await startNginx(modeBlocks(mode, targets), { ports: LIVE_SAFE.length, tls: mode.tls === true, ...(mode.tls === true ? { prepare: makeCertificates } : {}) });
-    closers.unshift(() => nginx.stop());
-    const state: ModeState = { sim, midnightSim, nginx, runs: {} as Record<LiveSafe, ScenarioRun> };
-    keep(state);
-    const [a, b, c] = await Promise.all([runScenario(sim, nginx, 'limited-keys', mode), runScenario(sim, nginx, 'ratelimit-live-edges', mode), runScenario(midnightSim, nginx, 'refill-midnight', mode, holdBeforeMidnight)]);
-    state.runs = { 'limited-keys': a, 'ratelimit-live-edges': b, 'refill-midnight': c };
+      if ((Math.floor(now / DAY_MS) + 1) * DAY_MS - now < BEFORE_MIDNIGHT_MS - 5_000) nearMidnight();
+    }, 250);
+    return () => clearInterval(timer);
+  };
+  const dead = mode.unreachable === true ? `http://127.0.0.1:${await freePort()}` : undefined;
+  const targets = [
+    { upstream: dead ?? sim.url, admin: false },
+    { upstream: dead ?? sim.url, admin: false },
+    { upstream: dead ?? midnightSim.url, admin: true },
+  ];
+  // One public port per scenario, each with its own access log.
+  const nginx = await startNginx(modeBlocks(mode, targets), {
+    ports: LIVE_SAFE.length,
+    tls: mode.tls === true,
+    ...(mode.tls === true ? { prepare: makeCertificates } : {}),
+  });
+  closers.unshift(() => nginx.stop());
+  const state: ModeState = { sim, midnightSim, nginx, runs: {} as Record<LiveSafe, ScenarioRun> };
+  keep(state);
+  const [a, b, c] = await Promise.all([
+    runScenario(sim, nginx, 'limited-keys', mode),
+    runScenario(sim, nginx, 'ratelimit-live-edges', mode),
+    runScenario(midnightSim, nginx, 'refill-midnight', mode, holdBeforeMidnight),
+  ]);
+  state.runs = { 'limited-keys': a, 'ratelimit-live-edges': b, 'refill-midnight': c };
 }
 
 /**
@@ -173,7 +184,9 @@ export function describeProxyModes(modes: readonly ProxyMode[]): void {
     const closers: Array<() => Promise<void>> = [];
 
     beforeAll(async () => {
-      await Promise.all(modes.map((mode) => runMode(mode, closers, (state) => states.set(mode.name, state)).catch((error: unknown) => failures.set(mode.name, error))));
+      await Promise.all(
+        modes.map((mode) => runMode(mode, closers, (state) => states.set(mode.name, state)).catch((error: unknown) => failures.set(mode.name, error))),
+      );
     }, 300_000);
 
     afterAll(async () => {
@@ -181,7 +194,12 @@ export function describeProxyModes(modes: readonly ProxyMode[]): void {
       for (const close of closers) await close();
     });
 
-    for (const mode of modes) describeMode(mode, () => states.get(mode.name), () => failures.get(mode.name));
+    for (const mode of modes)
+      describeMode(
+        mode,
+        () => states.get(mode.name),
+        () => failures.get(mode.name),
+      );
   });
 }
 
@@ -199,7 +217,10 @@ function describeMode(mode: ProxyMode, stateOf: () => ModeState | undefined, fai
         test(`${scenario}: a dead upstream ends the run as unreachable (exit 3 or 96) with a one-line message, nothing left`, () => {
           const run = started().runs[scenario];
           expect([EXIT.targetUnreachable, EXIT.targetStopped], shown(run)).toContain(run.finished.code);
-          const lines = run.finished.stderr.trim().split('\n').filter((l) => l.trim() !== '');
+          const lines = run.finished.stderr
+            .trim()
+            .split('\n')
+            .filter((l) => l.trim() !== '');
           expect(lines.length, shown(run)).toBe(1);
         });
         continue;

@@ -59,7 +59,10 @@ function overallOf(fixtures: readonly OperationFixture[], measuredMs: number): O
       operation: 'all',
       latenciesMs: allLatencies,
       lateLatenciesMs: fixtures.flatMap((f) => f.lateLatenciesMs ?? []),
-      statuses: sum((f) => f.statuses ?? (f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) > 0 ? { '200': f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) } : {})),
+      statuses: sum(
+        (f) =>
+          f.statuses ?? (f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) > 0 ? { '200': f.latenciesMs.length + (f.lateLatenciesMs?.length ?? 0) } : {}),
+      ),
       codes: sum((f) => f.codes),
       ratelimit: {
         allowed: fixtures.reduce((n, f) => n + (f.ratelimit?.allowed ?? 0), 0),
@@ -86,7 +89,10 @@ export function minimalReport(fixture: ReportFixture): RunReport {
   const operations = fixture.operations.map((f) => operationStats(f, measuredMs));
   const overall = overallOf(fixture.operations, measuredMs);
   const errors =
-    Object.values(overall.transportErrors).reduce((a, b) => a + b, 0) + Object.entries(overall.statuses).filter(([s]) => Number(s) >= 500).reduce((a, [, n]) => a + n, 0);
+    Object.values(overall.transportErrors).reduce((a, b) => a + b, 0) +
+    Object.entries(overall.statuses)
+      .filter(([s]) => Number(s) >= 500)
+      .reduce((a, [, n]) => a + n, 0);
   return {
     schema: REPORT_SCHEMA,
     version: REPORT_VERSION,
@@ -98,7 +104,15 @@ export function minimalReport(fixture: ReportFixture): RunReport {
     measuredMs,
     target: { kind: 'simulator', url: 'http://127.0.0.1:1' },
     settings: { model: 'open', rate: 100, connections: 4, pipelining: 1, durationMs: measuredMs, warmupMs: 0, timeoutMs: 10_000 },
-    environment: { keysimVersion: '0.0.0-test', node: process.version, platform: process.platform, arch: process.arch, cpus: 2, cpuModel: 'test', totalMemoryBytes: 1 },
+    environment: {
+      keysimVersion: '0.0.0-test',
+      node: process.version,
+      platform: process.platform,
+      arch: process.arch,
+      cpus: 2,
+      cpuModel: 'test',
+      totalMemoryBytes: 1,
+    },
     phases: [{ name: 'load', startMs: 0, durationMs: measuredMs, rate: 100, warmup: false }],
     totals: { requests: overall.requests, errors, ratePerSec: overall.ratePerSec, late: 0, lateThresholdMs: 10, dropped: 0, ...fixture.totals },
     overall,

@@ -28,7 +28,11 @@ export async function serveCli(rootKey: string): Promise<ServedSimulator> {
 
 /** The keys the simulator holds now (its snapshot). */
 export async function keysOn(url: string, rootKey: string): Promise<number> {
-  const res = await fetch(`${url}/_sim/snapshot`, { method: 'POST', headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${url}/_sim/snapshot`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   const body = (await res.json()) as { data: { keys: unknown[] } };
   return body.data.keys.length;
 }

@@ -305,7 +305,7 @@ function successOf<T>(op: string, body: Record<string, unknown>, text: string): 
   if ('cursor' in pagination && (typeof pagination.cursor !== 'string' || pagination.cursor === '')) {
     fail(op, 'pagination.cursor is a non-empty string or absent', text);
   }
-  if (pagination.hasMore !== ('cursor' in pagination)) fail(op, 'pagination.hasMore must be true exactly when a cursor is given', text);
+  if (pagination.hasMore !== 'cursor' in pagination) fail(op, 'pagination.hasMore must be true exactly when a cursor is given', text);
   return {
     ok: true,
     data: body.data as T,
@@ -351,7 +351,12 @@ export interface HttpTarget {
 
 /** Real fetches to a running simulator; every answer's envelope is checked on the way. */
 export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { errorsUrl: 'https://unkey.com/docs/errors' }): ServiceClient {
-  async function request(op: string, path: string, rootKey: string | undefined, input: unknown): Promise<{ status: number; body: Record<string, unknown>; text: string; requestIdHeader: string | null }> {
+  async function request(
+    op: string,
+    path: string,
+    rootKey: string | undefined,
+    input: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown>; text: string; requestIdHeader: string | null }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (rootKey !== undefined) headers.authorization = `Bearer ${rootKey}`;
     const res = await fetch(`${sim.url}${path}`, { method: 'POST', headers, body: JSON.stringify(input) });

@@ -10,7 +10,8 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import * as net from 'node:net';
 
 /** What a refused call says: what happened and how to fix it. */
-export const REFUSAL = 'is refused in the unit tier (no server, no process, no socket): move this file out of UNIT_TESTS in test/tiers.ts, or keep the test away from live resources';
+export const REFUSAL =
+  'is refused in the unit tier (no server, no process, no socket): move this file out of UNIT_TESTS in test/tiers.ts, or keep the test away from live resources';
 
 const require = createRequire(import.meta.url);
 

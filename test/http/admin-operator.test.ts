@@ -6,7 +6,16 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { JournalReplayer, type JournalStart, type JournalTake, ROUTES, type Simulator, createSimulator, exposureWarning, nodeSha256 } from '../../src/http/index.js';
+import {
+  JournalReplayer,
+  type JournalStart,
+  type JournalTake,
+  ROUTES,
+  type Simulator,
+  createSimulator,
+  exposureWarning,
+  nodeSha256,
+} from '../../src/http/index.js';
 import { type Answer, call, expectV2Error, locationsOf, postJson } from '../helpers/http.js';
 
 const START_MS = Date.parse('2028-03-01T08:00:00.000Z');
@@ -103,9 +112,14 @@ describe('only the operator runs /_sim/*', () => {
     const other = await call<{ workspaceId: string; rootKey: string }>(sim, '/_sim/workspaces.create', { name: 'tenant' });
     await call(sim, '/_sim/namespaces.create', { name: 'tenant-ns', workspaceId: other.workspaceId });
     // The namespace is the other workspace's: its root key limits in it, the operator's workspace has none of that name.
-    expect(await call(sim, '/v2/ratelimit.limit', { namespace: 'tenant-ns', identifier: 'u', limit: 1, duration: 1000 }, other.rootKey)).toMatchObject({ success: true });
+    expect(await call(sim, '/v2/ratelimit.limit', { namespace: 'tenant-ns', identifier: 'u', limit: 1, duration: 1000 }, other.rootKey)).toMatchObject({
+      success: true,
+    });
     expectV2Error(await postJson(sim.url, '/v2/ratelimit.limit', { namespace: 'tenant-ns', identifier: 'u', limit: 1, duration: 1000 }, OPERATOR), 404);
-    const minted = await call<{ rootKey: string; workspaceId: string }>(sim, '/_sim/rootKeys.create', { permissions: ['api.*.create_api'], workspaceId: other.workspaceId });
+    const minted = await call<{ rootKey: string; workspaceId: string }>(sim, '/_sim/rootKeys.create', {
+      permissions: ['api.*.create_api'],
+      workspaceId: other.workspaceId,
+    });
     expect(minted.workspaceId).toBe(other.workspaceId);
     const { apiId } = await call<{ apiId: string }>(sim, '/v2/apis.createApi', { name: 'tenant api' }, minted.rootKey);
     expect(await call(sim, '/_sim/apis.configure', { apiId, encryption: true, workspaceId: other.workspaceId })).toMatchObject({ apiId, encryption: true });
@@ -178,7 +192,10 @@ describe('a restore can lock everyone out', () => {
 
   test('createSimulator refuses a start snapshot without its root key (code KEYSIM_BAD_SNAPSHOT)', async () => {
     const saved = await call(sim, '/_sim/snapshot', {});
-    await expect(createSimulator({ rootKey: 'root_not_in_it_00000', snapshot: saved })).rejects.toMatchObject({ code: 'KEYSIM_BAD_SNAPSHOT', message: expect.stringMatching(/operator/) });
+    await expect(createSimulator({ rootKey: 'root_not_in_it_00000', snapshot: saved })).rejects.toMatchObject({
+      code: 'KEYSIM_BAD_SNAPSHOT',
+      message: expect.stringMatching(/operator/),
+    });
     const restored = await createSimulator({ startMs: START_MS, seed: 5, rootKey: OPERATOR, snapshot: saved });
     try {
       expect(await call(restored, '/_sim/snapshot', {})).toEqual(saved);
@@ -219,7 +236,12 @@ describe('DNS rebinding: a loopback server answers only its own names', () => {
     const port = new URL(sim.url).port;
     const before = snapshotText();
     for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, `localhost.evil.example:${port}`, `192.168.1.10:${port}`]) {
-      for (const [path, method] of [['/_sim/health', 'GET'], ['/_sim/snapshot', 'POST'], ['/v2/apis.createApi', 'POST'], ['/openapi.json', 'GET']] as const) {
+      for (const [path, method] of [
+        ['/_sim/health', 'GET'],
+        ['/_sim/snapshot', 'POST'],
+        ['/v2/apis.createApi', 'POST'],
+        ['/openapi.json', 'GET'],
+      ] as const) {
         const answer = await withHost(sim.url, path, host, method, method === 'POST' ? JSON.stringify({ name: 'rebound' }) : undefined);
         expect(answer.status, `${host} ${path}`).toBe(421);
         expect(answer.body).toMatchObject({ meta: { requestId: expect.stringMatching(/^req_/) }, error: { status: 421, title: 'Misdirected Request' } });

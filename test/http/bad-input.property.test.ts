@@ -73,7 +73,18 @@ async function populate(s: Simulator): Promise<Fixture> {
   const { rootKey: foreignRootKey } = await call<{ rootKey: string }>(s, '/_sim/workspaces.create', { name: 'other' });
   const { rootKey: starRootKey } = await call<{ rootKey: string }>(s, '/_sim/rootKeys.create', { permissions: ['*'] });
   const { rootKey: bareRootKey } = await call<{ rootKey: string }>(s, '/_sim/rootKeys.create', { permissions: [] });
-  return { apiId, keyLimited, keyUnlimited, identityId: identity.id, namespaceId, limitedRootKey, foreignRootKey, starRootKey, bareRootKey, baseline: s.engine.snapshot() };
+  return {
+    apiId,
+    keyLimited,
+    keyUnlimited,
+    identityId: identity.id,
+    namespaceId,
+    limitedRootKey,
+    foreignRootKey,
+    starRootKey,
+    bareRootKey,
+    baseline: s.engine.snapshot(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,7 +212,8 @@ const BODIES: Record<string, RouteBodies> = {
   },
   '/v2/keys.updateCredits': {
     required: ['keyId', 'operation'],
-    body: (f) => bodyOf({ keyId: keyIds(f), operation: fc.constantFrom('set', 'increment', 'decrement') }, { value: fc.constantFrom<unknown>(0, 5, null, MAX) }),
+    body: (f) =>
+      bodyOf({ keyId: keyIds(f), operation: fc.constantFrom('set', 'increment', 'decrement') }, { value: fc.constantFrom<unknown>(0, 5, null, MAX) }),
   },
   '/v2/identities.createIdentity': {
     required: ['externalId'],
@@ -221,7 +233,8 @@ const BODIES: Record<string, RouteBodies> = {
   '/v2/ratelimit.multiLimit': { required: ['namespace', 'identifier', 'limit', 'duration'], array: true, body: limitBody },
   '/v2/ratelimit.setOverride': {
     required: ['namespace', 'identifier', 'limit', 'duration'],
-    body: (f) => bodyOf({ namespace: namespaces(f), identifier: fc.constantFrom('alice', 'new_*', 'carol'), limit: fc.constantFrom(0, 5), duration: durations }),
+    body: (f) =>
+      bodyOf({ namespace: namespaces(f), identifier: fc.constantFrom('alice', 'new_*', 'carol'), limit: fc.constantFrom(0, 5), duration: durations }),
   },
   '/v2/ratelimit.getOverride': {
     required: ['namespace', 'identifier'],
@@ -259,7 +272,15 @@ const BODIES: Record<string, RouteBodies> = {
     body: () =>
       bodyOf({
         to: fc.oneof(
-          fc.constantFrom<unknown>('2028-03-01T00:00:00Z', '2020-01-01T00:00:00Z', START_MS + 5, START_MS - 5, 'not a date', '2028-13-45', '+275760-09-13T00:00:00.000Z'),
+          fc.constantFrom<unknown>(
+            '2028-03-01T00:00:00Z',
+            '2020-01-01T00:00:00Z',
+            START_MS + 5,
+            START_MS - 5,
+            'not a date',
+            '2028-13-45',
+            '+275760-09-13T00:00:00.000Z',
+          ),
           fc.constantFrom<unknown>(MAX, 8_640_000_000_000_000, 8_640_000_000_000_001, String(MAX)),
           fc.maxSafeNat(),
         ),
@@ -363,7 +384,9 @@ const bodyMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ pick: fc.nat(), value: wrongValue }).map<Mutation>((m) => ({ kind: 'wrongType', ...m })) },
   {
     weight: 3,
-    arbitrary: fc.record({ name: fc.string({ minLength: 1, maxLength: 12 }), value: fc.jsonValue({ maxDepth: 2 }) }).map<Mutation>((m) => ({ kind: 'extra', name: `zz_${m.name}`, value: m.value })),
+    arbitrary: fc
+      .record({ name: fc.string({ minLength: 1, maxLength: 12 }), value: fc.jsonValue({ maxDepth: 2 }) })
+      .map<Mutation>((m) => ({ kind: 'extra', name: `zz_${m.name}`, value: m.value })),
   },
   { weight: 1, arbitrary: fc.record({ pick: fc.nat(), size: fc.integer({ min: 1_000_000, max: 2_000_000 }) }).map<Mutation>((m) => ({ kind: 'huge', ...m })) },
   { weight: 1, arbitrary: fc.record({ depth: fc.constantFrom(100, 10_000), arrays: fc.boolean() }).map<Mutation>((m) => ({ kind: 'deep', ...m })) },
@@ -382,7 +405,12 @@ const queryMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<Mutation>({ kind: 'none' }) },
   { weight: 2, arbitrary: fc.nat().map<Mutation>((pick) => ({ kind: 'drop', pick })) },
   { weight: 2, arbitrary: fc.record({ pick: fc.nat(), value: fc.string({ maxLength: 20 }) }).map<Mutation>((m) => ({ kind: 'wrongType', ...m })) },
-  { weight: 2, arbitrary: fc.record({ name: fc.string({ minLength: 1, maxLength: 12 }), value: fc.string({ maxLength: 10 }) }).map<Mutation>((m) => ({ kind: 'extra', name: `zz_${m.name}`, value: m.value })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ name: fc.string({ minLength: 1, maxLength: 12 }), value: fc.string({ maxLength: 10 }) })
+      .map<Mutation>((m) => ({ kind: 'extra', name: `zz_${m.name}`, value: m.value })),
+  },
   // Kept below node's 16 KiB header limit: a longer request line is the transport's business (server.test.ts).
   { weight: 1, arbitrary: fc.record({ pick: fc.nat(), size: fc.integer({ min: 2000, max: 8000 }) }).map<Mutation>((m) => ({ kind: 'huge', ...m })) },
 );
@@ -680,7 +708,12 @@ afterAll(() => sim.close());
 describe('the request tables cover the routes', () => {
   test('every route in ROUTES has valid-ish bodies, and their required fields are those of the OpenAPI document', async () => {
     expect(Object.keys(BODIES).sort()).toEqual(ROUTES.map((r) => r.path).sort());
-    const doc = (await send(sim.url, '/openapi.json', { method: 'GET' })).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { required?: string[]; items?: { required?: string[] } } }> } }>> };
+    const doc = (await send(sim.url, '/openapi.json', { method: 'GET' })).body as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: { required?: string[]; items?: { required?: string[] } } }> } }>
+      >;
+    };
     for (const route of ROUTES.filter((r) => r.input === 'body')) {
       const schema = doc.paths[route.path]?.[route.method.toLowerCase()]?.requestBody?.content['application/json']?.schema;
       const spec = BODIES[route.path];
@@ -700,7 +733,11 @@ describe('the request tables cover the routes', () => {
         const answer =
           route.input === 'query'
             ? await send(sim.url, `${route.path}?${query}`, { method: 'GET', headers: { authorization: `Bearer ${sim.rootKey}` } })
-            : await send(sim.url, route.path, { method: 'POST', headers: { authorization: `Bearer ${sim.rootKey}`, 'content-type': 'application/json' }, body: built.payload });
+            : await send(sim.url, route.path, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${sim.rootKey}`, 'content-type': 'application/json' },
+                body: built.payload,
+              });
         expect(answer.status, `${route.path}: ${answer.text.slice(0, 300)}`).toBeLessThan(500);
         if (answer.status === 200) {
           accepted.set(route.path, sample);
@@ -713,13 +750,21 @@ describe('the request tables cover the routes', () => {
 
   test('a body known to be valid, sent with each transport fault, answers exactly what the pipeline order implies', async () => {
     const faults: Array<{ mutation: Mutation; contentType: ContentType; auth: Auth }> = [
-      { mutation: { kind: 'none' }, contentType: { header: 'application/json', json: true }, auth: { kind: 'unknown', header: 'Bearer root_unknown_0000000000' } },
+      {
+        mutation: { kind: 'none' },
+        contentType: { header: 'application/json', json: true },
+        auth: { kind: 'unknown', header: 'Bearer root_unknown_0000000000' },
+      },
       { mutation: { kind: 'none' }, contentType: { header: 'application/json', json: true }, auth: { kind: 'none' } },
       { mutation: { kind: 'none' }, contentType: { header: 'application/json', json: true }, auth: { kind: 'malformed', header: 'Basic x' } },
       { mutation: { kind: 'none' }, contentType: { header: 'text/plain', json: false }, auth: { kind: 'root' } },
       { mutation: { kind: 'none' }, contentType: { header: undefined, json: false }, auth: { kind: 'unknown', header: 'Bearer root_unknown_0000000000' } },
       { mutation: { kind: 'invalidJson', cut: 1, junk: '' }, contentType: { header: 'application/json', json: true }, auth: { kind: 'none' } },
-      { mutation: { kind: 'extra', name: 'zz_extra', value: 1 }, contentType: { header: 'application/json', json: true }, auth: { kind: 'unknown', header: 'Bearer root_unknown_0000000000' } },
+      {
+        mutation: { kind: 'extra', name: 'zz_extra', value: 1 },
+        contentType: { header: 'application/json', json: true },
+        auth: { kind: 'unknown', header: 'Bearer root_unknown_0000000000' },
+      },
       { mutation: { kind: 'deep', depth: 10_000, arrays: false }, contentType: { header: 'application/json', json: true }, auth: { kind: 'root' } },
       { mutation: { kind: 'huge', pick: 0, size: 1_500_000 }, contentType: { header: 'application/json', json: true }, auth: { kind: 'root' } },
     ];
@@ -779,7 +824,7 @@ describe('refusals by the engine (404, 403, 409, 410, 412, engine-level 400) lea
   }
 });
 
-describe('the admin surface under a workspace root key (no permission, one, every one, another workspace\'s): always 403 in the envelope, never 5xx, nothing changed', () => {
+describe("the admin surface under a workspace root key (no permission, one, every one, another workspace's): always 403 in the envelope, never 5xx, nothing changed", () => {
   const workspaceKeys = fc.constantFrom<Auth>({ kind: 'limited' }, { kind: 'foreign' }, { kind: 'star' }, { kind: 'bare' });
   for (const route of ROUTES.filter((r) => r.path.startsWith('/_sim/'))) {
     test(`${route.method} ${route.path}`, async () => {

@@ -47,7 +47,9 @@ function rawUpload(url: string): Promise<RawOutcome> {
       status = answers[0] ?? null;
       if (answers.length >= 2) done({ status, error: null, reused: answers[1] ?? null });
     });
-    socket.write(`POST /v2/apis.createApi HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\nauthorization: Bearer ${sim.rootKey}\r\ncontent-length: ${BODY.length}\r\n\r\n`);
+    socket.write(
+      `POST /v2/apis.createApi HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\nauthorization: Bearer ${sim.rootKey}\r\ncontent-length: ${BODY.length}\r\n\r\n`,
+    );
     socket.write(BODY);
     socket.write(`GET /_sim/health HTTP/1.1\r\nhost: ${hostname}:${port}\r\n\r\n`);
   });

@@ -74,7 +74,9 @@ function head(contentLength: number): string {
 
 describe('readLimited', () => {
   test('a body within the limit: every chunk in order, then end, and nothing else', async () => {
-    const settled = new Promise<Event[]>((resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(30), 'a'.repeat(10), 'b'.repeat(20)])));
+    const settled = new Promise<Event[]>(
+      (resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(30), 'a'.repeat(10), 'b'.repeat(20)])),
+    );
     const events = await settled;
     expect(events.at(-1)).toEqual({ kind: 'end' });
     expect(events.filter((e) => e.kind === 'refuse')).toEqual([]);
@@ -82,15 +84,20 @@ describe('readLimited', () => {
   });
 
   test('a declared Content-Length over the limit: refused as too_large before any chunk, once', async () => {
-    const settled = new Promise<Event[]>((resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(LIMIT + 1), 'x'.repeat(100)])));
+    const settled = new Promise<Event[]>(
+      (resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(LIMIT + 1), 'x'.repeat(100)])),
+    );
     expect(await settled).toEqual([{ kind: 'refuse', reason: 'too_large' }]);
   });
 
   test('a chunked body that grows past the limit: refused once as too_large, no chunk past the limit and no end', async () => {
     const chunked = (text: string) => `${text.length.toString(16)}\r\n${text}\r\n`;
     const start = 'POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n';
-    const settled = new Promise<Event[]>((resolve) =>
-      void recordingServer((events) => resolve(events)).then((port) => send(port, [start, chunked('a'.repeat(600)), chunked('b'.repeat(600)), chunked('c'.repeat(600)), '0\r\n\r\n'])),
+    const settled = new Promise<Event[]>(
+      (resolve) =>
+        void recordingServer((events) => resolve(events)).then((port) =>
+          send(port, [start, chunked('a'.repeat(600)), chunked('b'.repeat(600)), chunked('c'.repeat(600)), '0\r\n\r\n']),
+        ),
     );
     const events = await settled;
     expect(events.filter((e) => e.kind === 'refuse')).toEqual([{ kind: 'refuse', reason: 'too_large' }]);
@@ -100,7 +107,9 @@ describe('readLimited', () => {
   });
 
   test('a request cut short: refused once as aborted, never ended', async () => {
-    const settled = new Promise<Event[]>((resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(500), 'a'.repeat(100)], true)));
+    const settled = new Promise<Event[]>(
+      (resolve) => void recordingServer((events) => resolve(events)).then((port) => send(port, [head(500), 'a'.repeat(100)], true)),
+    );
     const events = await settled;
     expect(events.filter((e) => e.kind === 'refuse')).toEqual([{ kind: 'refuse', reason: 'aborted' }]);
     expect(events.some((e) => e.kind === 'end')).toBe(false);

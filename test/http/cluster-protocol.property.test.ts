@@ -6,7 +6,18 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { ANSWER_FAILED, ANSWER_VALUE, CALL_RUN, type RunCall, type WireAnswer, type WireCall, decodeAnswer, decodeRun, encodeOutcome, encodeRun } from '../../src/http/cluster-protocol.js';
+import {
+  ANSWER_FAILED,
+  ANSWER_VALUE,
+  CALL_RUN,
+  type RunCall,
+  type WireAnswer,
+  type WireCall,
+  decodeAnswer,
+  decodeRun,
+  encodeOutcome,
+  encodeRun,
+} from '../../src/http/cluster-protocol.js';
 import type { EngineOutcome } from '../../src/http/engine-backend.js';
 import type { Problem } from '../../src/http/envelope.js';
 import type { Reply } from '../../src/http/route.js';
@@ -19,12 +30,15 @@ function overIpc<T>(value: T): T {
 
 /** JSON values, once through JSON (-0 becomes 0 there: node's IPC channel never could keep it). */
 const json = fc.jsonValue({ maxDepth: 3 }).map((v) => overIpc(v));
-const problem: fc.Arbitrary<Problem> = fc.record({
-  status: fc.constantFrom(400, 401, 403, 404, 429, 500),
-  title: fc.string(),
-  identifier: fc.string(),
-  detail: fc.string(),
-}, { noNullPrototype: true });
+const problem: fc.Arbitrary<Problem> = fc.record(
+  {
+    status: fc.constantFrom(400, 401, 403, 404, 429, 500),
+    title: fc.string(),
+    identifier: fc.string(),
+    detail: fc.string(),
+  },
+  { noNullPrototype: true },
+);
 
 const runCall: fc.Arbitrary<RunCall> = fc
   .record(
@@ -61,7 +75,10 @@ describe('calls and answers between HTTP workers and the engine owner', () => {
   });
 
   test("a run's outcome reaches the worker as the owner computed it", async () => {
-    const reply = fc.record({ data: json, pagination: fc.record({ cursor: fc.string(), hasMore: fc.boolean() }, { noNullPrototype: true }) }, { requiredKeys: [], noNullPrototype: true });
+    const reply = fc.record(
+      { data: json, pagination: fc.record({ cursor: fc.string(), hasMore: fc.boolean() }, { noNullPrototype: true }) },
+      { requiredKeys: [], noNullPrototype: true },
+    );
     const outcome: fc.Arbitrary<EngineOutcome> = fc.oneof(
       reply.map((r) => ({ ok: true as const, reply: r as Reply })),
       problem.map((p) => ({ ok: false as const, problem: p })),
@@ -79,6 +96,8 @@ describe('calls and answers between HTTP workers and the engine owner', () => {
     for (const value of [null, 0, 1_700_000_000_000, { kind: 'latency', ms: 20 }]) {
       expect(decodeAnswer(overIpc([1, ANSWER_VALUE, value] as WireAnswer))).toStrictEqual(value);
     }
-    expect(() => decodeAnswer(overIpc([2, ANSWER_FAILED, 'TypeError: x is undefined'] as WireAnswer))).toThrow('the engine owner failed: TypeError: x is undefined');
+    expect(() => decodeAnswer(overIpc([2, ANSWER_FAILED, 'TypeError: x is undefined'] as WireAnswer))).toThrow(
+      'the engine owner failed: TypeError: x is undefined',
+    );
   });
 });

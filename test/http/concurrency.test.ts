@@ -133,7 +133,12 @@ describe('rate limits under concurrency', () => {
 
   test('an override under concurrency: limit 7 for "vip_*" → exactly 7 of 300 succeed although the request asks for 1000', async () => {
     await call(sim, '/_sim/namespaces.create', { name: 'api' });
-    const { overrideId } = await call<{ overrideId: string }>(sim, '/v2/ratelimit.setOverride', { namespace: 'api', identifier: 'vip_*', limit: 7, duration: 60_000 });
+    const { overrideId } = await call<{ overrideId: string }>(sim, '/v2/ratelimit.setOverride', {
+      namespace: 'api',
+      identifier: 'vip_*',
+      limit: 7,
+      duration: 60_000,
+    });
     const answers = await fire(300, '/v2/ratelimit.limit', () => ({ namespace: 'api', identifier: 'vip_42', limit: 1000, duration: 60_000 }));
     const data = answers.map((a) => (a.body as { data: { success: boolean; limit: number; overrideId?: string } }).data);
     expect(data.filter((d) => d.success)).toHaveLength(7);
@@ -148,7 +153,12 @@ describe('rate limits under concurrency', () => {
     ];
     const answers = await fire(200, '/v2/ratelimit.multiLimit', () => pair);
     expect(answers.filter((a) => (a.body as { data: { passed: boolean } }).data.passed)).toHaveLength(10);
-    const b = await call<{ success: boolean; remaining: number }>(sim, '/v2/ratelimit.limit', { namespace: 'api', identifier: 'b', limit: 20, duration: 60_000 });
+    const b = await call<{ success: boolean; remaining: number }>(sim, '/v2/ratelimit.limit', {
+      namespace: 'api',
+      identifier: 'b',
+      limit: 20,
+      duration: 60_000,
+    });
     expect(b).toMatchObject({ success: true, remaining: 9 });
   });
 });

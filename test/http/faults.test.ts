@@ -37,9 +37,15 @@ function setFaults(config: FaultsConfig): Promise<FaultsView> {
   return call<FaultsView>(sim, '/_sim/faults.set', config);
 }
 
-async function limitedKey(remaining: number, refill?: { interval: 'daily' | 'monthly'; amount: number }): Promise<{ apiId: string; keyId: string; key: string }> {
+async function limitedKey(
+  remaining: number,
+  refill?: { interval: 'daily' | 'monthly'; amount: number },
+): Promise<{ apiId: string; keyId: string; key: string }> {
   const { apiId } = await call<{ apiId: string }>(sim, '/v2/apis.createApi', { name: 'faults' });
-  const created = await call<{ keyId: string; key: string }>(sim, '/v2/keys.createKey', { apiId, credits: refill === undefined ? { remaining } : { remaining, refill } });
+  const created = await call<{ keyId: string; key: string }>(sim, '/v2/keys.createKey', {
+    apiId,
+    credits: refill === undefined ? { remaining } : { remaining, refill },
+  });
   return { apiId, ...created };
 }
 
@@ -73,10 +79,31 @@ async function socketError(request: Promise<Answer>): Promise<string> {
 describe('/_sim/faults.set, faults.get, faults.clear', () => {
   test('no faults by default; set answers the whole configuration, get reads it back, set replaces it, clear removes it', async () => {
     expect(await call(sim, '/_sim/faults.get', {})).toEqual(NO_FAULTS);
-    const full = await setFaults({ latencyMs: { min: 1, max: 3 }, errorRate: 0.25, dropRate: 0.125, overAdmitRate: 0.5, skipRefillRate: 0.75, lostDecrementRate: 1, operations: ['keys.verifyKey', 'v1.identities.getIdentity'] });
-    expect(full).toEqual({ latencyMs: { min: 1, max: 3 }, errorRate: 0.25, dropRate: 0.125, overAdmitRate: 0.5, skipRefillRate: 0.75, lostDecrementRate: 1, operations: ['keys.verifyKey', 'v1.identities.getIdentity'] });
+    const full = await setFaults({
+      latencyMs: { min: 1, max: 3 },
+      errorRate: 0.25,
+      dropRate: 0.125,
+      overAdmitRate: 0.5,
+      skipRefillRate: 0.75,
+      lostDecrementRate: 1,
+      operations: ['keys.verifyKey', 'v1.identities.getIdentity'],
+    });
+    expect(full).toEqual({
+      latencyMs: { min: 1, max: 3 },
+      errorRate: 0.25,
+      dropRate: 0.125,
+      overAdmitRate: 0.5,
+      skipRefillRate: 0.75,
+      lostDecrementRate: 1,
+      operations: ['keys.verifyKey', 'v1.identities.getIdentity'],
+    });
     expect(await call(sim, '/_sim/faults.get', {})).toEqual(full);
-    expect(sim.engine.faults).toEqual({ overAdmitRate: 0.5, skipRefillRate: 0.75, lostDecrementRate: 1, operations: ['keys.verifyKey', 'v1.identities.getIdentity'] });
+    expect(sim.engine.faults).toEqual({
+      overAdmitRate: 0.5,
+      skipRefillRate: 0.75,
+      lostDecrementRate: 1,
+      operations: ['keys.verifyKey', 'v1.identities.getIdentity'],
+    });
 
     expect(await setFaults({ latencyMs: { mean: 2, stddev: 1 } })).toEqual({ ...NO_FAULTS, latencyMs: { mean: 2, stddev: 1 } });
     expect(sim.engine.faults).toEqual({ overAdmitRate: 0, skipRefillRate: 0, lostDecrementRate: 0 });
@@ -337,7 +364,9 @@ describe('createSimulator({ faults }) and the decisions themselves', () => {
   });
 
   test('--fault flags parse into the configuration /_sim/faults.set takes', () => {
-    expect(parseFaultFlags(['errorRate=0.05', 'latencyMs=20', 'overAdmitRate=0.01', 'operations=keys.verifyKey', 'operations=keys.getKey,ratelimit.limit'])).toEqual({
+    expect(
+      parseFaultFlags(['errorRate=0.05', 'latencyMs=20', 'overAdmitRate=0.01', 'operations=keys.verifyKey', 'operations=keys.getKey,ratelimit.limit']),
+    ).toEqual({
       ok: true,
       config: { errorRate: 0.05, latencyMs: 20, overAdmitRate: 0.01, operations: ['keys.verifyKey', 'keys.getKey', 'ratelimit.limit'] },
     });
@@ -391,7 +420,8 @@ describe('keysim serve --fault', { timeout: 180_000 }, () => {
     for (;;) {
       const match = pattern.exec(run.stdout());
       if (match !== null) return match;
-      if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`stdout never matched ${String(pattern)}:\n${run.stdout()}\nstderr: ${run.stderr()}`);
+      if (run.child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`stdout never matched ${String(pattern)}:\n${run.stdout()}\nstderr: ${run.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -417,7 +447,11 @@ describe('keysim serve --fault', { timeout: 180_000 }, () => {
   });
 
   test('a bad --fault exits 2 and names the valid keys', async () => {
-    const cases = [['--fault', 'bogus=1'], ['--fault', 'errorRate=1.5'], ['--fault', 'latencyMs=fast']];
+    const cases = [
+      ['--fault', 'bogus=1'],
+      ['--fault', 'errorRate=1.5'],
+      ['--fault', 'latencyMs=fast'],
+    ];
     const results = await Promise.all(
       cases.map(async (args) => {
         const run = spawnCli(['serve', '--port', '0', ...args]);

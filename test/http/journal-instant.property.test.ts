@@ -64,7 +64,11 @@ const opArb = (durationMs: number): fc.Arbitrary<Op> =>
   });
 
 const caseArb = fc
-  .record({ durationMs: fc.integer({ min: 1_000, max: 5_000 }), limit: fc.integer({ min: 1, max: 12 }), tickMs: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 4 }), weight: 4 }, { arbitrary: fc.constant(0), weight: 1 }) })
+  .record({
+    durationMs: fc.integer({ min: 1_000, max: 5_000 }),
+    limit: fc.integer({ min: 1, max: 12 }),
+    tickMs: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 4 }), weight: 4 }, { arbitrary: fc.constant(0), weight: 1 }),
+  })
   .chain((c) => fc.record({ c: fc.constant(c), ops: fc.array(opArb(c.durationMs), { minLength: 1, maxLength: 60 }) }));
 
 describe('journal replay on a running clock', () => {
@@ -77,7 +81,10 @@ describe('journal replay on a running clock', () => {
         const started = sim.run('/_sim/journal.start', {});
         const start = started.body as JournalStart;
         sim.run('/_sim/namespaces.create', { name: 'ns' });
-        const created = sim.run('/v2/keys.createKey', { apiId: (sim.run('/v2/apis.createApi', { name: 'a' }).body as { apiId: string }).apiId, credits: { remaining: 1_000 } });
+        const created = sim.run('/v2/keys.createKey', {
+          apiId: (sim.run('/v2/apis.createApi', { name: 'a' }).body as { apiId: string }).apiId,
+          credits: { remaining: 1_000 },
+        });
         const { key } = created.body as { key: string };
         const limitOf = (who: number, cost: number) => ({ namespace: 'ns', identifier: `id-${who}`, limit: c.limit, duration: c.durationMs, cost });
         const received = new Map<number, unknown>();

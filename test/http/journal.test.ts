@@ -144,7 +144,11 @@ describe('replaying the journal through a fresh engine', () => {
     let valid = 0;
     for (const [seq, received] of answers) {
       const expected = replayed.get(seq);
-      expect({ seq, status: expected?.status, body: withoutRequestId(expected?.body) }).toEqual({ seq, status: received.status, body: withoutRequestId(received.body) });
+      expect({ seq, status: expected?.status, body: withoutRequestId(expected?.body) }).toEqual({
+        seq,
+        status: received.status,
+        body: withoutRequestId(received.body),
+      });
       if ((received.body as { data?: { code?: string } }).data?.code === 'VALID') valid++;
     }
     // The load really spent the credits and met the refill (else the comparison proves little).
@@ -157,7 +161,9 @@ describe('replaying the journal through a fresh engine', () => {
     const answers = await concurrentLoad();
     const { entries } = await takeAll();
     const replayed = replayAll(start, entries);
-    const differing = [...answers].filter(([seq, received]) => JSON.stringify(withoutRequestId(replayed.get(seq)?.body)) !== JSON.stringify(withoutRequestId(received.body)));
+    const differing = [...answers].filter(
+      ([seq, received]) => JSON.stringify(withoutRequestId(replayed.get(seq)?.body)) !== JSON.stringify(withoutRequestId(received.body)),
+    );
     expect(differing.length).toBeGreaterThan(0);
     const [, first] = differing[0] ?? [];
     expect((first?.body as { data?: { code?: string } }).data?.code).toBe('VALID');
@@ -165,6 +171,8 @@ describe('replaying the journal through a fresh engine', () => {
 
   test('refuses a start without a usable snapshot', () => {
     expect(() => JournalReplayer.create({ snapshot: { nope: true }, startedAtMs: START_MS, operatorRootKeyHash: 'h' })).toThrow(/no engine snapshot/);
-    expect(() => JournalReplayer.create({ snapshot: { seed: 1, compat: 'interface' }, startedAtMs: START_MS, operatorRootKeyHash: 'h' })).toThrow(/cannot be restored/);
+    expect(() => JournalReplayer.create({ snapshot: { seed: 1, compat: 'interface' }, startedAtMs: START_MS, operatorRootKeyHash: 'h' })).toThrow(
+      /cannot be restored/,
+    );
   });
 });

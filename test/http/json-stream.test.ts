@@ -34,7 +34,11 @@ describe('/_sim/snapshot of a state larger than one chunk', () => {
     const { apiId } = await call<{ apiId: string }>(sim, '/v2/apis.createApi', { name: 'big' });
     // About 3,000 keys with metadata: several MB of JSON, several chunks of about 1 MB.
     for (let i = 0; i < 3000; i++) {
-      const created = sim.engine.keys.createKey(sim.rootKey, { apiId, meta: { note: 'x'.repeat(600), i }, credits: { remaining: 5, refill: { interval: 'daily', amount: 5 } } });
+      const created = sim.engine.keys.createKey(sim.rootKey, {
+        apiId,
+        meta: { note: 'x'.repeat(600), i },
+        credits: { remaining: 5, refill: { interval: 'daily', amount: 5 } },
+      });
       if (!created.ok) throw new Error(created.error.detail);
     }
     const answer = await postJson(sim.url, '/_sim/snapshot', {}, sim.rootKey);

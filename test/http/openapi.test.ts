@@ -73,7 +73,10 @@ function schemaAt(pointer: string): JsonSchema {
 function keysNamed(value: unknown, key: string, at = ''): string[] {
   if (Array.isArray(value)) return value.flatMap((item, i) => keysNamed(item, key, `${at}/${i}`));
   if (!isRecord(value)) return [];
-  return Object.entries(value).flatMap(([name, inner]) => [...(name === key ? [`${at}/${segment(name)}`] : []), ...keysNamed(inner, key, `${at}/${segment(name)}`)]);
+  return Object.entries(value).flatMap(([name, inner]) => [
+    ...(name === key ? [`${at}/${segment(name)}`] : []),
+    ...keysNamed(inner, key, `${at}/${segment(name)}`),
+  ]);
 }
 
 beforeAll(async () => {
@@ -101,7 +104,10 @@ describe('the OpenAPI document is 3.1: null is a type', () => {
     for (const [path, operations] of Object.entries(paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const base = `#/paths/${segment(path)}/${method}`;
-        const pointers = [`${base}/responses/200/content/${segment('application/json')}/schema`, `${base}/responses/default/content/${segment('application/json')}/schema`];
+        const pointers = [
+          `${base}/responses/200/content/${segment('application/json')}/schema`,
+          `${base}/responses/default/content/${segment('application/json')}/schema`,
+        ];
         if (operation.requestBody !== undefined) pointers.push(`${base}/requestBody/content/${segment('application/json')}/schema`);
         for (const pointer of pointers) {
           expect(() => validatorAt(pointer), pointer).not.toThrow();

@@ -28,7 +28,10 @@ describe('a refused operator call among pipelined requests', () => {
     // Several connections: without the linger nearly every one lost answers (the tail reset it).
     for (let round = 0; round < 8; round++) {
       const out = await exchange(f.sim.url, [head, tail], 4, { spread: true });
-      expect(out.answers.map((x) => x.status), `round ${round}: ${out.error?.code ?? 'no error'}, ${out.bytes.length} bytes`).toEqual([200, 200, 200, 401]);
+      expect(
+        out.answers.map((x) => x.status),
+        `round ${round}: ${out.error?.code ?? 'no error'}, ${out.bytes.length} bytes`,
+      ).toEqual([200, 200, 200, 401]);
       expect(out.answers[0]?.body.equals(out.answers[1]?.body ?? Buffer.alloc(0))).toBe(true);
       expectVerifications(out.answers.slice(2, 3), [a]);
       expect(out.answers[3]?.headers.connection).toBe('close');

@@ -34,7 +34,12 @@ async function stateOf(bytes: number): Promise<EngineSnapshot> {
   await call(sim, '/v2/identities.createIdentity', { externalId: 'acme', meta: { plan: 'pro "gold" \\ é😀' } });
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    await call(sim, '/v2/keys.createKey', { apiId, externalId: 'acme', meta: { i, note: `key "${i}" \\ ✓` }, credits: { remaining: 100, refill: { interval: 'monthly', amount: 100 } } });
+    await call(sim, '/v2/keys.createKey', {
+      apiId,
+      externalId: 'acme',
+      meta: { i, note: `key "${i}" \\ ✓` },
+      credits: { remaining: 100, refill: { interval: 'monthly', amount: 100 } },
+    });
     if (i % 50 === 0) size = JSON.stringify(await snapshot()).length;
   }
   return snapshot();
@@ -137,7 +142,15 @@ describe('/_sim/restore reads its body as it arrives', () => {
     let meta: Record<string, unknown> = { leaf: 1 };
     for (let level = 1; level < MAX_META_DEPTH + 2; level++) meta = { n: meta };
     (deep.keys[0] as unknown as Record<string, unknown>).meta = meta;
-    const bodies: unknown[] = [[], 'x', {}, { snapshot: 3 }, { snapshot: good, extra: [1, 2] }, { other: { a: 1 }, snapshot: good, more: 1 }, { snapshot: deep }];
+    const bodies: unknown[] = [
+      [],
+      'x',
+      {},
+      { snapshot: 3 },
+      { snapshot: good, extra: [1, 2] },
+      { other: { a: 1 }, snapshot: good, more: 1 },
+      { snapshot: deep },
+    ];
     for (const value of bodies) {
       const expected = validate(restoreRequest, value, 'body');
       expect(expected.ok).toBe(false);

@@ -109,14 +109,20 @@ function baseArb(schema: JsonSchema, depth: number): Arb {
       const fields = Object.keys(properties);
       if (depth > 3) return fc.constant({});
       const entries = fields.map((key) =>
-        fc.option(arbitraryFor(properties[key] as JsonSchema, depth + 1).map((value) => [key, value] as const), {
-          // Required fields are there most of the time, optional ones half of it.
-          freq: required.has(key) ? 40 : 2,
-          nil: undefined,
-        }),
+        fc.option(
+          arbitraryFor(properties[key] as JsonSchema, depth + 1).map((value) => [key, value] as const),
+          {
+            // Required fields are there most of the time, optional ones half of it.
+            freq: required.has(key) ? 40 : 2,
+            nil: undefined,
+          },
+        ),
       );
       // An unknown field one time in twenty (fc.option's freq is the odds of its nil).
-      const extraName = fc.oneof({ weight: 19, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('unknownField', 'typo', '__proto__', 'constructor') });
+      const extraName = fc.oneof(
+        { weight: 19, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom('unknownField', 'typo', '__proto__', 'constructor') },
+      );
       return fc.tuple(fc.tuple(...entries), extraName, anyJson).map(([present, extra, extraValue]) => {
         const value: Record<string, unknown> = {};
         for (const entry of present) if (entry !== undefined) value[entry[0]] = entry[1];
@@ -193,7 +199,11 @@ describe('answer text', () => {
   test('ratelimit.limit: its data writer gives the bytes JSON.stringify gives, for every answer the engine can make', () => {
     const route = ROUTES.find((r) => r.path === '/v2/ratelimit.limit');
     if (route?.dataText === undefined) throw new Error('ratelimit.limit has no data writer');
-    const count = fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.constantFrom(0, 1, 2 ** 31, 2 ** 53 - 1, 1e21));
+    const count = fc.oneof(
+      fc.integer({ min: 0, max: 1_000_000 }),
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+      fc.constantFrom(0, 1, 2 ** 31, 2 ** 53 - 1, 1e21),
+    );
     const output = fc.record(
       {
         limit: count,

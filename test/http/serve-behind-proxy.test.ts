@@ -20,7 +20,15 @@ import { makeEngine } from '../helpers/engine.js';
 /** The state a server is built on, for asserting on the server object itself. */
 function routeContext(): RouteContext {
   const { engine, clock } = makeEngine();
-  return { engine, clock, apiRateLimit: new ApiRateLimiter(), faults: new FaultInjector(engine, 1, OPERATIONS), journal: new Journal(nodeSha256), reset: () => undefined, operatorRootKeyHash: 'x' };
+  return {
+    engine,
+    clock,
+    apiRateLimit: new ApiRateLimiter(),
+    faults: new FaultInjector(engine, 1, OPERATIONS),
+    journal: new Journal(nodeSha256),
+    reset: () => undefined,
+    operatorRootKeyHash: 'x',
+  };
 }
 
 interface Answer {
@@ -33,16 +41,23 @@ interface Answer {
 function health(url: string, host: string): Promise<Answer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port: Number(port), path: '/_sim/health', method: 'GET', headers: { host, connection: 'keep-alive' }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        // The connection was asked to stay open: closed here, so that nothing lingers.
-        req.destroy();
-        const keepAlive = res.headers['keep-alive'];
-        resolve({ status: res.statusCode ?? 0, keepAlive: typeof keepAlive === 'string' ? keepAlive : undefined, body: text === '' ? undefined : (JSON.parse(text) as unknown) });
-      });
-    });
+    const req = httpRequest(
+      { host: hostname, port: Number(port), path: '/_sim/health', method: 'GET', headers: { host, connection: 'keep-alive' }, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          // The connection was asked to stay open: closed here, so that nothing lingers.
+          req.destroy();
+          const keepAlive = res.headers['keep-alive'];
+          resolve({
+            status: res.statusCode ?? 0,
+            keepAlive: typeof keepAlive === 'string' ? keepAlive : undefined,
+            body: text === '' ? undefined : (JSON.parse(text) as unknown),
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -122,9 +137,16 @@ describe('behind a reverse proxy', () => {
   });
 
   test('keysim serve --keep-alive and --allow-host (with KEYSIM_ALLOWED_HOSTS) set both', async () => {
-    const server = startCli(['serve', '--port', '0', '--keep-alive', '90', '--allow-host', 'sim.internal'], cleanEnv({ KEYSIM_ROOT_KEY: 'root_proxy_test_123456', KEYSIM_ALLOWED_HOSTS: 'edge.test, other.test:8080' }));
+    const server = startCli(
+      ['serve', '--port', '0', '--keep-alive', '90', '--allow-host', 'sim.internal'],
+      cleanEnv({ KEYSIM_ROOT_KEY: 'root_proxy_test_123456', KEYSIM_ALLOWED_HOSTS: 'edge.test, other.test:8080' }),
+    );
     try {
-      await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()) && /Host names answered/.test(server.stdout()), 'the simulator to listen', server);
+      await waitUntil(
+        () => /listening on (http:\/\/\S+)/.test(server.stdout()) && /Host names answered/.test(server.stdout()),
+        'the simulator to listen',
+        server,
+      );
       const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
       expect(server.stdout()).toContain('idle keep-alive connections kept 90 s');
       const ok = await health(url, 'sim.internal');

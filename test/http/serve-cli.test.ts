@@ -121,9 +121,16 @@ describe('keysim serve', { timeout: 300_000 }, () => {
     expect(running.stdout()).not.toContain('generated');
     const target = { url: running.url, rootKey };
 
-    expect(await call(target, '/_sim/clock.get', {})).toEqual({ nowMs: Date.parse('2028-02-28T23:59:59.999Z'), iso: '2028-02-28T23:59:59.999Z', mode: 'manual' });
+    expect(await call(target, '/_sim/clock.get', {})).toEqual({
+      nowMs: Date.parse('2028-02-28T23:59:59.999Z'),
+      iso: '2028-02-28T23:59:59.999Z',
+      mode: 'manual',
+    });
     const { apiId } = await call<{ apiId: string }>(target, '/v2/apis.createApi', { name: 'cli' });
-    const { key } = await call<{ key: string }>(target, '/v2/keys.createKey', { apiId, credits: { remaining: 1, refill: { interval: 'monthly', amount: 10, refillDay: 31 } } });
+    const { key } = await call<{ key: string }>(target, '/v2/keys.createKey', {
+      apiId,
+      credits: { remaining: 1, refill: { interval: 'monthly', amount: 10, refillDay: 31 } },
+    });
     expect(await call(target, '/v2/keys.verifyKey', { key })).toMatchObject({ valid: true, credits: 0 });
     await call(target, '/_sim/clock.advance', { byMs: 1 });
     expect(await call(target, '/v2/keys.verifyKey', { key })).toMatchObject({ valid: true, credits: 9 });

@@ -104,7 +104,11 @@ describe('content types and bodies', () => {
 
   test('invalid JSON → 400 with errors[] naming the body; an empty body on a v2 route too', async () => {
     for (const body of ['{', '{"name":', 'nope', '']) {
-      const answer = await send(sim.url, '/v2/apis.createApi', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${sim.rootKey}` }, body });
+      const answer = await send(sim.url, '/v2/apis.createApi', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${sim.rootKey}` },
+        body,
+      });
       const error = expectV2Error(answer, 400, 'application/invalid_input');
       expect(error.errors?.map((e) => e.location)).toEqual(['body']);
     }
@@ -127,7 +131,10 @@ describe('request ids', () => {
       { answer: await postJson(sim.url, '/nowhere', {}, null), in: 'meta' },
       { answer: await send(sim.url, '/v2/keys.getKey', { method: 'GET' }), in: 'meta' },
       { answer: await postJson(sim.url, '/v2/apis.createApi', { name: 'x' }, 'Basic abc'), in: 'meta' },
-      { answer: await send(sim.url, '/v1/identities.getIdentity?externalId=nobody', { method: 'GET', headers: { authorization: `Bearer ${sim.rootKey}` } }), in: 'v1' },
+      {
+        answer: await send(sim.url, '/v1/identities.getIdentity?externalId=nobody', { method: 'GET', headers: { authorization: `Bearer ${sim.rootKey}` } }),
+        in: 'v1',
+      },
       { answer: await send(sim.url, '/_sim/health', { method: 'GET' }), in: 'none' },
       { answer: await send(sim.url, '/openapi.json', { method: 'GET' }), in: 'none' },
     ];
@@ -168,7 +175,8 @@ describe('the OpenAPI document', () => {
     const listed = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
     expect(listed.sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
     for (const route of ROUTES) {
-      const op = doc.paths[route.path]?.[route.method.toLowerCase()] as { responses?: Record<string, unknown>; requestBody?: unknown; parameters?: unknown } | undefined;
+      const op = doc.paths[route.path]?.[route.method.toLowerCase()] as
+        { responses?: Record<string, unknown>; requestBody?: unknown; parameters?: unknown } | undefined;
       expect(op?.responses?.['200'], route.path).toBeDefined();
       if (route.input === 'body') expect(op?.requestBody, route.path).toBeDefined();
       else expect(op?.parameters, route.path).toBeDefined();
@@ -189,9 +197,17 @@ describe('authentication (docs/service-model.md#authentication-and-permissions)'
     const { apiId, key } = await newKey();
     const before = JSON.stringify(sim.engine.snapshot());
     for (const header of ['Basic dXNlcjpwYXNz', 'Bearer', 'Token abc', 'Bearer a b', sim.rootKey]) {
-      const manage = await send(sim.url, '/v2/keys.createKey', { method: 'POST', headers: { authorization: header, 'content-type': 'application/json' }, body: JSON.stringify({ apiId }) });
+      const manage = await send(sim.url, '/v2/keys.createKey', {
+        method: 'POST',
+        headers: { authorization: header, 'content-type': 'application/json' },
+        body: JSON.stringify({ apiId }),
+      });
       expectV2Error(manage, 400, 'authentication/malformed');
-      const verify = await send(sim.url, '/v2/keys.verifyKey', { method: 'POST', headers: { authorization: header, 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+      const verify = await send(sim.url, '/v2/keys.verifyKey', {
+        method: 'POST',
+        headers: { authorization: header, 'content-type': 'application/json' },
+        body: JSON.stringify({ key }),
+      });
       expectV2Error(verify, 400, 'authentication/malformed');
     }
     expect(JSON.stringify(sim.engine.snapshot())).toBe(before);
@@ -222,16 +238,23 @@ describe('authentication (docs/service-model.md#authentication-and-permissions)'
 
     const { rootKey: foreign } = await call<{ rootKey: string }>(sim, '/_sim/workspaces.create', { name: 'other' });
     expectV2Error(await postJson(sim.url, '/v2/keys.getKey', { keyId }, foreign), 404, 'data/key_not_found');
-    expect((await postJson(sim.url, '/v2/keys.verifyKey', { key }, foreign)).body).toEqual(expect.objectContaining({ data: { valid: false, code: 'NOT_FOUND' } }));
+    expect((await postJson(sim.url, '/v2/keys.verifyKey', { key }, foreign)).body).toEqual(
+      expect.objectContaining({ data: { valid: false, code: 'NOT_FOUND' } }),
+    );
   });
 });
 
 describe('version 1 errors are unstructured', () => {
   test('{ error: { code, message, requestId } } with no meta, no title, no type', async () => {
-    const notFound = await send(sim.url, '/v1/identities.getIdentity?identityId=id_nope', { method: 'GET', headers: { authorization: `Bearer ${sim.rootKey}` } });
+    const notFound = await send(sim.url, '/v1/identities.getIdentity?identityId=id_nope', {
+      method: 'GET',
+      headers: { authorization: `Bearer ${sim.rootKey}` },
+    });
     expect(expectV1Error(notFound, 404).code).toBe('NOT_FOUND');
     expect(expectV1Error(await send(sim.url, '/v1/identities.getIdentity?externalId=x', { method: 'GET' }), 400).code).toBe('BAD_REQUEST');
-    expect(expectV1Error(await postJson(sim.url, '/v1/identities.createIdentity', { externalId: 'a' }, 'root_not_a_real_key_000'), 401).code).toBe('UNAUTHORIZED');
+    expect(expectV1Error(await postJson(sim.url, '/v1/identities.createIdentity', { externalId: 'a' }, 'root_not_a_real_key_000'), 401).code).toBe(
+      'UNAUTHORIZED',
+    );
     expect(expectV1Error(await postJson(sim.url, '/v1/identities.createIdentity', { externalId: 'a b' }, sim.rootKey), 400).code).toBe('BAD_REQUEST');
     await call(sim, '/v1/identities.createIdentity', { externalId: 'dup' });
     expect(expectV1Error(await postJson(sim.url, '/v1/identities.createIdentity', { externalId: 'dup' }, sim.rootKey), 409).code).toBe('CONFLICT');
@@ -243,7 +266,10 @@ describe('version 1 errors are unstructured', () => {
     const { identityId } = created.body as { identityId: string };
     expect(identityId).toMatch(/^id_/);
     expect(await call(sim, '/v2/identities.getIdentity', { identity: 'shared_1' })).toMatchObject({ id: identityId, meta: { a: 1 } });
-    const read = await send(sim.url, `/v1/identities.getIdentity?identityId=${identityId}`, { method: 'GET', headers: { authorization: `Bearer ${sim.rootKey}` } });
+    const read = await send(sim.url, `/v1/identities.getIdentity?identityId=${identityId}`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${sim.rootKey}` },
+    });
     expect(read.body).toEqual({ id: identityId, externalId: 'shared_1', meta: { a: 1 }, ratelimits: [] });
   });
 });

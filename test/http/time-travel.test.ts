@@ -57,7 +57,11 @@ async function drain(key: string, remaining: number): Promise<void> {
 
 describe('monthly refill on day 31 at the end of February', () => {
   test('2028 (leap year): drained at 2028-02-28T23:59:59.999Z, advanced 1 ms → refilled on 29 February', async () => {
-    expect(await clockSet('2028-02-28T23:59:59.999Z')).toMatchObject({ nowMs: Date.parse('2028-02-28T23:59:59.999Z'), iso: '2028-02-28T23:59:59.999Z', mode: 'manual' });
+    expect(await clockSet('2028-02-28T23:59:59.999Z')).toMatchObject({
+      nowMs: Date.parse('2028-02-28T23:59:59.999Z'),
+      iso: '2028-02-28T23:59:59.999Z',
+      mode: 'manual',
+    });
     const { keyId, key } = await day31Key(3);
     await drain(key, 3);
     expect(await remainingOf(keyId)).toBe(0);
@@ -147,7 +151,11 @@ describe('the clock only moves forward', () => {
       expectV2Error(await postJson(sim.url, '/_sim/clock.set', { to }, sim.rootKey), 400, 'application/invalid_input');
       expect(await clockGet()).toEqual(before);
     }
-    expectV2Error(await postJson(sim.url, '/_sim/clock.advance', { byMs: Number.MAX_SAFE_INTEGER - before.nowMs }, sim.rootKey), 400, 'application/invalid_input');
+    expectV2Error(
+      await postJson(sim.url, '/_sim/clock.advance', { byMs: Number.MAX_SAFE_INTEGER - before.nowMs }, sim.rootKey),
+      400,
+      'application/invalid_input',
+    );
     expect(await clockGet()).toEqual(before);
     // The clock still moves normally afterwards.
     expect(await clockAdvance(1)).toMatchObject({ nowMs: before.nowMs + 1 });
@@ -173,7 +181,11 @@ describe('/_sim/reset and snapshots over HTTP', () => {
     expect(reset).toMatchObject({ nowMs: START_MS, iso: new Date(START_MS).toISOString() });
     expect(await clockGet()).toMatchObject({ nowMs: START_MS });
 
-    const snapshot = await call<{ apis: unknown[]; keys: unknown[]; identities: unknown[]; workspaces: unknown[]; takenAtMs: number }>(sim, '/_sim/snapshot', {});
+    const snapshot = await call<{ apis: unknown[]; keys: unknown[]; identities: unknown[]; workspaces: unknown[]; takenAtMs: number }>(
+      sim,
+      '/_sim/snapshot',
+      {},
+    );
     expect(snapshot).toMatchObject({ apis: [], keys: [], identities: [], takenAtMs: START_MS });
     expect(snapshot.workspaces).toHaveLength(1);
 
@@ -204,7 +216,10 @@ describe('/_sim/reset and snapshots over HTTP', () => {
     expect(await remainingOf(keyId)).toBe(5);
     expectV2Error(await postJson(sim.url, '/v2/identities.getIdentity', { identity: 'made_later' }, sim.rootKey), 404, 'data/identity_not_found');
     expect(await call(sim, '/v2/identities.getIdentity', { identity: 'kept' })).toMatchObject({ externalId: 'kept', meta: { a: 1 } });
-    expect(await call(sim, '/v2/ratelimit.limit', { namespace: 'email', identifier: 'x', limit: 3, duration: 60_000 })).toMatchObject({ success: true, remaining: 1 });
+    expect(await call(sim, '/v2/ratelimit.limit', { namespace: 'email', identifier: 'x', limit: 3, duration: 60_000 })).toMatchObject({
+      success: true,
+      remaining: 1,
+    });
 
     // The refill calendar carries on from the restored state.
     await drain(key, 5);

@@ -144,7 +144,9 @@ describe('keys.verifyKey answer text', () => {
       ratelimits: [{ name: 'l1', limit: 1, duration: 60_000, autoApply: true }],
       externalId: 'ext-1',
     });
-    unwrap(fx.engine.identities.updateIdentity(fx.rootKey, { externalId: 'ext-1', meta: { tier: 'gold' }, ratelimits: [{ name: 'l2', limit: 5, duration: 1_000 }] }));
+    unwrap(
+      fx.engine.identities.updateIdentity(fx.rootKey, { externalId: 'ext-1', meta: { tier: 'gold' }, ratelimits: [{ name: 'l2', limit: 5, duration: 1_000 }] }),
+    );
     const outcomes = [
       verify(full, { ratelimits: [{ name: 'l2' }] }),
       verify(full, { credits: { cost: 0 }, ratelimits: [{ name: 'inline', limit: 1, duration: 1_000 }] }),
@@ -154,9 +156,14 @@ describe('keys.verifyKey answer text', () => {
       verify(create({ credits: { remaining: 0 } })),
     ];
     fx.clock.advance(61_000);
-    outcomes.push(verify(full), verify(create({ credits: { remaining: 5 }, ratelimits: [{ name: 'l1', limit: 1, duration: 60_000 }] }), { ratelimits: [{ name: 'l1', cost: 2 }] }));
+    outcomes.push(
+      verify(full),
+      verify(create({ credits: { remaining: 5 }, ratelimits: [{ name: 'l1', limit: 1, duration: 60_000 }] }), { ratelimits: [{ name: 'l1', cost: 2 }] }),
+    );
     for (const out of outcomes) expectSameText(out);
-    expect(new Set(outcomes.map((o) => o.code))).toEqual(new Set(['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED']));
+    expect(new Set(outcomes.map((o) => o.code))).toEqual(
+      new Set(['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED']),
+    );
   });
 
   test('numbers that are not finite (never in an answer) are left to JSON.stringify', () => {

@@ -79,7 +79,8 @@ describe('two HTTP workers, one engine', () => {
       Promise.all(
         Array.from({ length: 150 }, async (_, i) => {
           const seq = from + i;
-          const body = i % 3 === 0 ? { namespace: 'workers-ns', identifier: `user-${i % 2}`, limit: 7, duration: 60_000 } : { key, credits: { cost: 1 + (i % 2) } };
+          const body =
+            i % 3 === 0 ? { namespace: 'workers-ns', identifier: `user-${i % 2}`, limit: 7, duration: 60_000 } : { key, credits: { cost: 1 + (i % 2) } };
           answers.set(seq, await post(i % 3 === 0 ? '/v2/ratelimit.limit' : '/v2/keys.verifyKey', body, sim.rootKey, seq));
         }),
       );
@@ -159,7 +160,11 @@ describe('two HTTP workers, one engine', () => {
         const seen: string[] = [];
         for (let i = 0; i < 40; i++) {
           const headers = { 'content-type': 'application/json', connection: 'close' };
-          const answer = await send(target.url, '/v2/keys.verifyKey', { headers, body: JSON.stringify({ key: 'sk_unknown' }), ...(viaPool ? { dispatcher: pool } : {}) }).catch(() => undefined);
+          const answer = await send(target.url, '/v2/keys.verifyKey', {
+            headers,
+            body: JSON.stringify({ key: 'sk_unknown' }),
+            ...(viaPool ? { dispatcher: pool } : {}),
+          }).catch(() => undefined);
           seen.push(answer === undefined ? 'dropped' : String(answer.status));
         }
         return seen;

@@ -115,7 +115,10 @@ describe('coalesced and plain answers are the same bytes', () => {
             const out = await exchange(s.sim.url, pieces, requests.length, { spread });
             // Every request answered, the last one included (an unparsable one's 400 after the
             // answers owed before it: client-error.ts), and nothing else.
-            expect(out.answers.length, `coalesceWrites ${String(coalesceWrites)}, ${out.error?.code ?? "no error"}, ${out.bytes.length} bytes, statuses ${out.answers.map((a) => a.status).join(" ")}`).toBe(requests.length);
+            expect(
+              out.answers.length,
+              `coalesceWrites ${String(coalesceWrites)}, ${out.error?.code ?? 'no error'}, ${out.bytes.length} bytes, statuses ${out.answers.map((a) => a.status).join(' ')}`,
+            ).toBe(requests.length);
             expect(out.answers.reduce((sum, a) => sum + a.raw.length, 0)).toBe(out.bytes.length);
             if (last !== 'none') expect(out.answers.at(-1)?.headers.connection).toBe('close');
             streams.push(masked(out.bytes));

@@ -84,7 +84,12 @@ describe('edge cases', () => {
     if (a === undefined || b === undefined || c === undefined) throw new Error('keys');
     const out = await exchange(
       f.sim.url,
-      [verify(a.key, f.sim.rootKey), verify(b.key, f.sim.rootKey), rawPost('/_sim/clock.advance', { ms: 1000 }, 'not-the-operator'), verify(c.key, f.sim.rootKey)],
+      [
+        verify(a.key, f.sim.rootKey),
+        verify(b.key, f.sim.rootKey),
+        rawPost('/_sim/clock.advance', { ms: 1000 }, 'not-the-operator'),
+        verify(c.key, f.sim.rootKey),
+      ],
       4,
     );
     expect(out.closedByServer).toBe(true);
@@ -112,7 +117,11 @@ describe('edge cases', () => {
     const [a] = f.keys;
     if (a === undefined) throw new Error('keys');
     // Over body.ts's DISCARD_MAX_BYTES (64 MiB): the server stops reading, answers, then half-closes.
-    const head = rawRequest('POST', '/v2/keys.verifyKey', { 'content-type': 'application/json', authorization: `Bearer ${f.sim.rootKey}`, 'content-length': String(80 * 1024 * 1024) });
+    const head = rawRequest('POST', '/v2/keys.verifyKey', {
+      'content-type': 'application/json',
+      authorization: `Bearer ${f.sim.rootKey}`,
+      'content-length': String(80 * 1024 * 1024),
+    });
     const mib = Buffer.alloc(1024 * 1024, 32);
     // Three answers wanted: the exchange waits for the server's end of the connection.
     const out = await exchange(f.sim.url, [Buffer.concat([verify(a.key, f.sim.rootKey), head]), ...Array.from({ length: 70 }, () => mib)], 3);
@@ -227,9 +236,7 @@ describe('HTTP worker processes (createSimulator { workers: 2 })', () => {
   test('pipelined answers on two connections (one per worker) are whole and in order', async () => {
     const own = await fixture({ workers: 2 });
     try {
-      const outs = await Promise.all(
-        [0, 1].map(() => exchange(own.sim.url, [Buffer.concat(own.keys.map((k) => verify(k.key, own.sim.rootKey)))], 10)),
-      );
+      const outs = await Promise.all([0, 1].map(() => exchange(own.sim.url, [Buffer.concat(own.keys.map((k) => verify(k.key, own.sim.rootKey)))], 10)));
       for (const out of outs) expectVerifications(out.answers, own.keys);
       expect(new Set(outs.map((o) => o.answers[0]?.headers['x-keysim-worker'])).size).toBe(2);
     } finally {

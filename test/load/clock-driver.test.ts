@@ -190,7 +190,9 @@ describe('ClockDriver on the simulator', () => {
     await expect(start({ admin, fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(
       /serviceClock\.fromMs 2027-01-31T23:00:00\.000Z is earlier than the service clock, already at 2027-01-31T23:00:00\.001Z: the clock never goes back/,
     );
-    await expect(start({ admin: undefined, fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(/needs control of the service clock.*live deployment/);
+    await expect(start({ admin: undefined, fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(
+      /needs control of the service clock.*live deployment/,
+    );
     await expect(start({ admin, fromMs: TO_MS, toMs: FROM_MS, durationMs: 100 })).rejects.toBeInstanceOf(ServiceClockError);
     expect(sim.clock.now()).toBe(FROM_MS + 1);
   });
@@ -199,7 +201,9 @@ describe('ClockDriver on the simulator', () => {
     const running = await createSimulator({ clock: 'system', startMs: START_MS });
     const runningClient = httpJsonClient({ url: running.url, rootKey: running.rootKey });
     try {
-      await expect(start({ admin: simulatorAdmin(runningClient), fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(/needs a manual \(frozen\) simulator clock; this simulator runs on the system clock/);
+      await expect(start({ admin: simulatorAdmin(runningClient), fromMs: FROM_MS, toMs: TO_MS, durationMs: 100 })).rejects.toThrow(
+        /needs a manual \(frozen\) simulator clock; this simulator runs on the system clock/,
+      );
       expect(await simulatorAdmin(runningClient).clockMode()).toBe('system');
     } finally {
       await runningClient.close();
@@ -212,6 +216,8 @@ describe('ClockDriver on the simulator', () => {
     // Someone else moves the clock past the sweep: the driver's next set would go backwards.
     sim.clock.set(TO_MS + 86_400_000);
     await sleep(50);
-    await expect(driver.finish()).rejects.toThrow(/moving the service clock from 2027-01-31T23:00:00\.000Z to 2027-02-01T01:00:00\.000Z failed at .*only moves forward/);
+    await expect(driver.finish()).rejects.toThrow(
+      /moving the service clock from 2027-01-31T23:00:00\.000Z to 2027-02-01T01:00:00\.000Z failed at .*only moves forward/,
+    );
   });
 });

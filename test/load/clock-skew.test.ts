@@ -13,7 +13,16 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { SKEW_MARGIN_MS, type SkewProbe, SkewUnmeasurable, liveRunSkew, measureSkew, remeasuredRunSkew, skewFromProbes, targetProbe } from '../../src/load/clock-skew.js';
+import {
+  SKEW_MARGIN_MS,
+  type SkewProbe,
+  SkewUnmeasurable,
+  liveRunSkew,
+  measureSkew,
+  remeasuredRunSkew,
+  skewFromProbes,
+  targetProbe,
+} from '../../src/load/clock-skew.js';
 import { readHistory } from '../../src/load/history.js';
 import { runScenario } from '../../src/load/runner.js';
 import { type Scenario, defineScenario } from '../../src/load/scenario.js';
@@ -122,7 +131,11 @@ describe('measured again after the run', () => {
       shiftMs = 3_000;
       const end = await remeasuredRunSkew(target, start, { timeoutMs: 5_000, measure });
       expect(end.wallSkewMs).toBeGreaterThanOrEqual(3_000);
-      expect(end.note).toMatch(new RegExp(`wider than the bound the history was recorded with .*, so the invariants were checked with ±${end.wallSkewMs} ms; re-check the saved history with keysim check --skew ${end.wallSkewMs}\\.$`));
+      expect(end.note).toMatch(
+        new RegExp(
+          `wider than the bound the history was recorded with .*, so the invariants were checked with ±${end.wallSkewMs} ms; re-check the saved history with keysim check --skew ${end.wallSkewMs}\\.$`,
+        ),
+      );
       // A bound given by the user is not second-guessed.
       const given = await liveRunSkew(target, { given: 40, timeoutMs: 5_000, fallbackMs: 1_000, plannedMs: 0 });
       expect(await remeasuredRunSkew(target, given, { timeoutMs: 5_000, measure })).toBe(given);
@@ -160,7 +173,11 @@ describe('a live run with a history', () => {
       const { header } = await readHistory(historyPath);
       expect(header.wallSkewMs).toBeDefined();
       expect(header.wallSkewMs).toBeGreaterThanOrEqual(SKEW_MARGIN_MS);
-      expect(report.invariants?.notes.join('\n')).toMatch(new RegExp(`Clock skew of the live target: ±${header.wallSkewMs} ms, measured: \\d+ requests' Date headers .* margin, \\+ 7 ms for drift \\(100 ppm over the run\\)\\.`));
+      expect(report.invariants?.notes.join('\n')).toMatch(
+        new RegExp(
+          `Clock skew of the live target: ±${header.wallSkewMs} ms, measured: \\d+ requests' Date headers .* margin, \\+ 7 ms for drift \\(100 ppm over the run\\)\\.`,
+        ),
+      );
     } finally {
       await server.kill();
     }

@@ -24,7 +24,17 @@ test('closed model: requests cut off at the end of a phase are counted (mixed ac
   const target = await startEmbeddedSimulator({ seed: 3 });
   const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-cut-off-')), 'history.jsonl.gz');
   try {
-    const report = await runScenario({ scenario, target, settings: CLOSED, seed: 17, thresholds: [], keep: false, keysimVersion: 'test', historyPath, oracle: false });
+    const report = await runScenario({
+      scenario,
+      target,
+      settings: CLOSED,
+      seed: 17,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+      historyPath,
+      oracle: false,
+    });
     const { events } = await readHistory(historyPath);
     const credits = report.checks.find((c) => c.name === 'credits accounted for');
     expect(credits?.passed, credits?.detail).toBe(true);
@@ -61,7 +71,15 @@ test('closed model: plan-change sizes its new allocation for an unplanned pace (
   const scenario = SCENARIOS['plan-change'] as Scenario<unknown>;
   const target = await startEmbeddedSimulator({ seed: 4 });
   try {
-    const report = await runScenario({ scenario, target, settings: { ...CLOSED, durationMs: 3_000 }, seed: 17, thresholds: [], keep: false, keysimVersion: 'test' });
+    const report = await runScenario({
+      scenario,
+      target,
+      settings: { ...CLOSED, durationMs: 3_000 },
+      seed: 17,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+    });
     expect(report.checks.filter((c) => !c.passed)).toEqual([]);
     expect(report.totals.requests).toBeGreaterThan(300);
   } finally {

@@ -96,7 +96,10 @@ function expectReconciled(f: Figures): void {
     unknowns: f.unknowns,
     transportErrors: f.verify.transportErrors,
   });
-  expect(f.report.operations.map((o) => o.operation), detail).toEqual(['keys.verifyKey']);
+  expect(
+    f.report.operations.map((o) => o.operation),
+    detail,
+  ).toEqual(['keys.verifyKey']);
   expect(f.report.totals.errors, detail).toBe(f.errors);
   expect(f.report.totals.requests, detail).toBe(f.verify.requests);
   expect(f.answered + f.errors, detail).toBe(f.verify.requests);

@@ -30,7 +30,17 @@ async function creditsDrainClosed(faults?: FaultsConfig) {
   const scenario = SCENARIOS['credits-drain'] as Scenario<unknown>;
   const target = await startEmbeddedSimulator({ seed: 5, ...(faults === undefined ? {} : { faults }) });
   try {
-    const settings = { rate: 200, connections: 1, pipelining: 1, durationMs: 0, warmupMs: 0, timeoutMs: 0, model: 'open', ...scenario.defaults, ...CLOSED } as LoadSettings;
+    const settings = {
+      rate: 200,
+      connections: 1,
+      pipelining: 1,
+      durationMs: 0,
+      warmupMs: 0,
+      timeoutMs: 0,
+      model: 'open',
+      ...scenario.defaults,
+      ...CLOSED,
+    } as LoadSettings;
     return await runClosed(scenario, target, settings);
   } finally {
     await target.close();
@@ -95,7 +105,9 @@ describe('closed-model histories', () => {
         res.destroy();
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ meta: { requestId: 'req_x' }, data: { code: 'VALID', valid: true, keyId: `key_${String(seq)}` } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ meta: { requestId: 'req_x' }, data: { code: 'VALID', valid: true, keyId: `key_${String(seq)}` } }));
     });
     try {
       const scenario = defineScenario<undefined>({

@@ -27,7 +27,9 @@ describe('DeadTargetWatch', () => {
     expect(verdicts).toHaveLength(1);
     const text = describeTargetStopped(verdicts[0] as TargetStoppedVerdict, 0, 60_000);
     expect(text).toMatch(/stopped answering/);
-    expect(text).toMatch(/no request got an answer for 1\.5 s, and for 1\.0 s \(--dead-after 1 s\) every request that ended failed at the transport level \(1 reset, 2 refused\)/);
+    expect(text).toMatch(
+      /no request got an answer for 1\.5 s, and for 1\.0 s \(--dead-after 1 s\) every request that ended failed at the transport level \(1 reset, 2 refused\)/,
+    );
     expect(text).toMatch(/--dead-after off/);
   });
 
@@ -133,7 +135,9 @@ describe.each(['open', 'closed'] as const)('a dead target looks fast (%s model)'
       expect(report.status).toBe('failed');
       const check = report.checks.find((c) => c.name === TARGET_STOPPED_CHECK);
       expect(check?.passed).toBe(false);
-      expect(check?.detail).toMatch(/The target stopped answering: no request got an answer for \d+\.\d s, and for \d+\.\d s \(--dead-after 1 s\) every request/);
+      expect(check?.detail).toMatch(
+        /The target stopped answering: no request got an answer for \d+\.\d s, and for \d+\.\d s \(--dead-after 1 s\) every request/,
+      );
       expect(report.notes.join(' ')).toMatch(/stopped answering/);
       // It did not fire until the planned end (minutes away).
       expect(report.measuredMs).toBeLessThan(PLANNED_MS / 2);
@@ -156,7 +160,8 @@ describe.each(['open', 'closed'] as const)('a dead target looks fast (%s model)'
 test('without a dead-target window the run does not end early for failures (the setting is honoured)', async () => {
   // Answers the reachability probe only; every request of the load has its connection cut.
   const probeOnly = await startStubServer((req, res) => {
-    if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end('{"meta":{"requestId":"req_probe"},"data":[]}');
+    if (req.url === '/v2/identities.listIdentities')
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"meta":{"requestId":"req_probe"},"data":[]}');
     else res.socket?.destroy();
   });
   try {

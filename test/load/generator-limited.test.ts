@@ -217,7 +217,11 @@ describe('judgeGenerator: the limits', () => {
   });
 
   test('the summary gives the figures of several phases in one line, the worst of each', () => {
-    const section = judgeGenerator([phase(), phase({ name: 'burst', lateSends: 500, loopDelayMs: { p50: 2, p99: 70, max: 90 }, mainThreadBusy: 0.9 })], limits, 0);
+    const section = judgeGenerator(
+      [phase(), phase({ name: 'burst', lateSends: 500, loopDelayMs: { p50: 2, p99: 70, max: 90 }, mainThreadBusy: 0.9 })],
+      limits,
+      0,
+    );
     expect(generatorSummaryText(section)).toBe(
       'over 2 phases, the worst of each: late 500/1000 in phase "burst" · loop delay p99 70 ms in phase "burst" (max 90 ms) · main thread busy 90 % · process CPU 0.5 cores',
     );
@@ -229,7 +233,9 @@ describe('judgeGenerator: the limits', () => {
     const report = (over: Partial<RunReport>): RunReport => ({ status: 'completed', checks: [], thresholds: [], ...base, ...over }) as RunReport;
     // Limited, but nothing inconclusive: 0 (the banner stays in the report).
     expect(exitCodeOf(report({}))).toBe(EXIT.ok);
-    expect(exitCodeOf(report({ thresholds: [{ expression: 'p99 < 1ms', passed: false, inconclusive: true, actual: 2, detail: '' }] }))).toBe(EXIT.generatorLimited);
+    expect(exitCodeOf(report({ thresholds: [{ expression: 'p99 < 1ms', passed: false, inconclusive: true, actual: 2, detail: '' }] }))).toBe(
+      EXIT.generatorLimited,
+    );
     expect(exitCodeOf(report({ thresholds: [{ expression: 'errors == 0', passed: false, actual: 2, detail: '' }] }))).toBe(EXIT.thresholdFailed);
     expect(exitCodeOf(report({ checks: [{ name: 'c', passed: false, detail: '' }] }))).toBe(EXIT.checkFailed);
     expect(exitCodeOf(report({ status: 'interrupted' }))).toBe(EXIT.interrupted);

@@ -6,7 +6,15 @@
 import { describe, expect, test } from 'vitest';
 import { checkHistory } from '../../src/load/checks/index.js';
 import { invariantsSection } from '../../src/load/invariants-section.js';
-import { HISTORY_FORMAT, HISTORY_VERSION, HistoryCombineError, type HistoryEvent, type HistoryHeader, type HistoryPart, combineHistories } from '../../src/load/history.js';
+import {
+  HISTORY_FORMAT,
+  HISTORY_VERSION,
+  HistoryCombineError,
+  type HistoryEvent,
+  type HistoryHeader,
+  type HistoryPart,
+  combineHistories,
+} from '../../src/load/history.js';
 
 const T0 = Date.UTC(2027, 0, 15, 12);
 const TAG = 'keysim-20270115T120000-1';
@@ -108,21 +116,42 @@ describe('combineHistories', () => {
   });
 
   test.each([
-    ['another seed', () => [overSpentAcrossSegments()[0], part('seg0', segmentHeader(0, 2, { seed: 2 }), []), overSpentAcrossSegments()[2]], /records another run \(drain seed 2/],
-    ['another set-up (tag)', () => [part('setup', setUpHeader('keysim-20270115T130000-1'), []), ...overSpentAcrossSegments().slice(1)], /belongs to the set-up tagged .* their fixtures differ/],
+    [
+      'another seed',
+      () => [overSpentAcrossSegments()[0], part('seg0', segmentHeader(0, 2, { seed: 2 }), []), overSpentAcrossSegments()[2]],
+      /records another run \(drain seed 2/,
+    ],
+    [
+      'another set-up (tag)',
+      () => [part('setup', setUpHeader('keysim-20270115T130000-1'), []), ...overSpentAcrossSegments().slice(1)],
+      /belongs to the set-up tagged .* their fixtures differ/,
+    ],
     ['one segment twice', () => [...overSpentAcrossSegments(), part('again', segmentHeader(1), [])], /segment 1\/2 is given twice \(seg1 and again\)/],
     ['a missing segment', () => overSpentAcrossSegments().slice(0, 2), /segments 1\/2 of the plan are missing/],
     ['two cuts of the plan', () => [part('a', segmentHeader(0, 2), []), part('b', segmentHeader(1, 3), [])], /two cuts of the plan/],
-    ['a whole run beside segments', () => [...overSpentAcrossSegments(), part('whole', header({ scenario: 'drain', seed: 1, target: 'simulator', tag: TAG, setUp: 'own' }), [])], /whole is the history of a whole run/],
-    ['a history that does not say its run', () => [part('old', { format: HISTORY_FORMAT, version: HISTORY_VERSION }, []), ...overSpentAcrossSegments()], /old does not say which run it records/],
-    ['own and shared set-ups mixed', () => [part('a', segmentHeader(0, 2, { setUp: 'own' }), []), part('b', segmentHeader(1), [])], /ran its own setup while b used a shared one/],
+    [
+      'a whole run beside segments',
+      () => [...overSpentAcrossSegments(), part('whole', header({ scenario: 'drain', seed: 1, target: 'simulator', tag: TAG, setUp: 'own' }), [])],
+      /whole is the history of a whole run/,
+    ],
+    [
+      'a history that does not say its run',
+      () => [part('old', { format: HISTORY_FORMAT, version: HISTORY_VERSION }, []), ...overSpentAcrossSegments()],
+      /old does not say which run it records/,
+    ],
+    [
+      'own and shared set-ups mixed',
+      () => [part('a', segmentHeader(0, 2, { setUp: 'own' }), []), part('b', segmentHeader(1), [])],
+      /ran its own setup while b used a shared one/,
+    ],
   ] as const)('refuses %s', (_what, parts, message) => {
     expect(() => combineHistories(parts() as HistoryPart[])).toThrow(HistoryCombineError);
     expect(() => combineHistories(parts() as HistoryPart[])).toThrow(message);
   });
 
   test('segments that each ran their own setup combine (a rate limit or identity they share is judged on the union)', () => {
-    const own = (i: number) => part(`seg${i}`, segmentHeader(i, 2, { setUp: 'own', tag: `keysim-own-${i}` }), [create(0, i, `key_${i}`, 1), valid(1, 10 + i, `key_${i}`)]);
+    const own = (i: number) =>
+      part(`seg${i}`, segmentHeader(i, 2, { setUp: 'own', tag: `keysim-own-${i}` }), [create(0, i, `key_${i}`, 1), valid(1, 10 + i, `key_${i}`)]);
     const combined = combineHistories([own(0), own(1)]);
     expect(combined.events).toHaveLength(4);
     expect(combined.header.run?.tag).toBeUndefined();

@@ -23,7 +23,17 @@ async function runWithHistory(name: string, faults?: FaultsConfig, extra: { orac
   const target = await startEmbeddedSimulator({ seed: 5, ...(faults === undefined ? {} : { faults }) });
   const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-history-')), 'history.jsonl.gz');
   try {
-    const report = await runScenario({ scenario, target, settings: { ...SETTINGS, ...scenario.defaults, durationMs: 2_000, warmupMs: 0 }, seed: 5, thresholds: [], keep: false, keysimVersion: 'test', historyPath, ...extra });
+    const report = await runScenario({
+      scenario,
+      target,
+      settings: { ...SETTINGS, ...scenario.defaults, durationMs: 2_000, warmupMs: 0 },
+      seed: 5,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+      historyPath,
+      ...extra,
+    });
     const section = report.invariants;
     if (section === undefined) throw new Error('the report has no invariants section');
     return { report, historyPath, section };
@@ -101,7 +111,23 @@ describe('runs with history checking', () => {
     const out = mkdtempSync(join(tmpdir(), 'keysim-history-cli-'));
     const result = spawnSync(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'run', 'credits-drain', '--history', '--fault', 'overAdmitRate=0.5', '--duration', '2s', '--warmup', '0', '--quiet', '--out', out],
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'run',
+        'credits-drain',
+        '--history',
+        '--fault',
+        'overAdmitRate=0.5',
+        '--duration',
+        '2s',
+        '--warmup',
+        '0',
+        '--quiet',
+        '--out',
+        out,
+      ],
       { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, CI: 'true' } },
     );
     expect(result.status, result.stderr).toBe(100);
@@ -119,7 +145,23 @@ describe('runs with history checking', () => {
     const out = mkdtempSync(join(tmpdir(), 'keysim-history-cli-'));
     const result = spawnSync(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'run', 'ratelimit-window-edge', '--history', '--fault', 'overAdmitRate=0.5', '--fault', 'operations=ratelimit.limit', '--duration', '3s', '--quiet', '--out', out],
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'run',
+        'ratelimit-window-edge',
+        '--history',
+        '--fault',
+        'overAdmitRate=0.5',
+        '--fault',
+        'operations=ratelimit.limit',
+        '--duration',
+        '3s',
+        '--quiet',
+        '--out',
+        out,
+      ],
       { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 90_000, env: { ...process.env, CI: 'true' } },
     );
     expect(result.status, result.stderr).toBe(100);

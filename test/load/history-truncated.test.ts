@@ -25,7 +25,14 @@ function tempFile(name = 'history.jsonl.gz'): string {
 const T0 = Date.UTC(2027, 0, 15, 12);
 
 function event(seq: number, invokeMs: number, completeMs: number): HistoryEvent {
-  return { seq, op: 'keys.verifyKey', invokeMs, completeMs, request: { keyId: 'key_1', cost: 1 }, outcome: { status: 200, code: 'VALID', valid: true, keyId: 'key_1', credits: 5 } };
+  return {
+    seq,
+    op: 'keys.verifyKey',
+    invokeMs,
+    completeMs,
+    request: { keyId: 'key_1', cost: 1 },
+    outcome: { status: 200, code: 'VALID', valid: true, keyId: 'key_1', credits: 5 },
+  };
 }
 
 describe('reading a history cut short', () => {
@@ -57,7 +64,11 @@ describe('reading a history cut short', () => {
 
   test('a plain JSON-lines history whose last line is half written: the complete lines, truncated', async () => {
     const path = tempFile('history.jsonl');
-    const lines = [JSON.stringify({ format: 'keysim-history', version: 1 }), JSON.stringify(event(0, T0, T0 + 1)), JSON.stringify(event(1, T0 + 2, T0 + 3)).slice(0, 30)];
+    const lines = [
+      JSON.stringify({ format: 'keysim-history', version: 1 }),
+      JSON.stringify(event(0, T0, T0 + 1)),
+      JSON.stringify(event(1, T0 + 2, T0 + 3)).slice(0, 30),
+    ];
     writeFileSync(path, lines.join('\n'));
     const read = await readHistory(path, { allowTruncated: true });
     expect(read.truncated).toBe(true);
@@ -94,7 +105,10 @@ describe('checkablePrefix', () => {
   test('property: whatever is lost, nothing kept could have seen a lost operation, and everything kept completed before every lost send', () => {
     assertProperty(
       fc.property(
-        fc.array(fc.record({ gapMs: fc.integer({ min: 0, max: 50 }), tookMs: fc.integer({ min: 0, max: 200 }), lost: fc.boolean() }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.record({ gapMs: fc.integer({ min: 0, max: 50 }), tookMs: fc.integer({ min: 0, max: 200 }), lost: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
         (specs) => {
           let t = T0;
           const all = specs.map((s, seq) => {

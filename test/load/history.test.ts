@@ -81,7 +81,14 @@ function sampleEvents(): HistoryEvent[] {
       request: { keyId: 'key_1', operation: 'set', value: null },
       outcome: { status: 200, remaining: null },
     },
-    { seq: 5, op: 'keys.updateKey', invokeMs: T0 + 12, completeMs: T0 + 13, request: { keyId: 'key_9' }, outcome: { status: 404, error: 'data:key_not_found' } },
+    {
+      seq: 5,
+      op: 'keys.updateKey',
+      invokeMs: T0 + 12,
+      completeMs: T0 + 13,
+      request: { keyId: 'key_9' },
+      outcome: { status: 404, error: 'data:key_not_found' },
+    },
     {
       seq: 6,
       op: 'ratelimit.multiLimit',
@@ -109,7 +116,12 @@ describe('history round trip', () => {
     expect(JSON.parse(lines[0] as string)).toMatchObject({ format: HISTORY_FORMAT, version: HISTORY_VERSION, wallSkewMs: 250 });
 
     const read = await readHistory(file);
-    expect(read.header).toMatchObject({ format: HISTORY_FORMAT, version: HISTORY_VERSION, run: { scenario: 'credits-drain', seed: 7, target: 'simulator' }, wallSkewMs: 250 });
+    expect(read.header).toMatchObject({
+      format: HISTORY_FORMAT,
+      version: HISTORY_VERSION,
+      run: { scenario: 'credits-drain', seed: 7, target: 'simulator' },
+      wallSkewMs: 250,
+    });
     expect(read.events).toEqual(events);
   });
 
@@ -142,7 +154,10 @@ describe('history round trip', () => {
       body: { key: PLAINTEXT, credits: { cost: 1 }, tags: ['secret-tag'] },
       invokeMs: T0 + 2,
       completeMs: T0 + 4,
-      response: { status: 200, body: { meta: { requestId: 'req_2' }, data: { valid: true, code: 'VALID', keyId: 'key_abc', credits: 2, meta: { note: 'x' } } } },
+      response: {
+        status: 200,
+        body: { meta: { requestId: 'req_2' }, data: { valid: true, code: 'VALID', keyId: 'key_abc', credits: 2, meta: { note: 'x' } } },
+      },
     });
     await writer.close();
 
@@ -166,7 +181,10 @@ describe('history round trip', () => {
   test('the request and answer helpers keep only whitelisted fields', () => {
     const keys = new KeyDirectory();
     keys.learn(PLAINTEXT, 'key_abc');
-    expect(historyRequest('keys.verifyKey', { key: PLAINTEXT, credits: { cost: 0 }, permissions: 'a' }, (k) => keys.keyIdOf(k))).toEqual({ keyId: 'key_abc', cost: 0 });
+    expect(historyRequest('keys.verifyKey', { key: PLAINTEXT, credits: { cost: 0 }, permissions: 'a' }, (k) => keys.keyIdOf(k))).toEqual({
+      keyId: 'key_abc',
+      cost: 0,
+    });
     expect(historyRequest('keys.verifyKey', { key: 'unknown-key' }, (k) => keys.keyIdOf(k))).toEqual({});
     expect(historyRequest('keys.updateKey', { keyId: 'key_1', credits: null, name: 'n' })).toEqual({ keyId: 'key_1', credits: null });
     expect(historyRequest('keys.updateKey', { keyId: 'key_1', credits: { refill: null } })).toEqual({ keyId: 'key_1', credits: { refill: null } });
@@ -175,7 +193,11 @@ describe('history round trip', () => {
       status: 404,
       error: 'data:key_not_found',
     });
-    expect(historyOutcome('keys.getKey', 200, { data: { keyId: 'key_1', start: 'abcd', credits: { remaining: 4 } } })).toEqual({ status: 200, keyId: 'key_1', remaining: 4 });
+    expect(historyOutcome('keys.getKey', 200, { data: { keyId: 'key_1', start: 'abcd', credits: { remaining: 4 } } })).toEqual({
+      status: 200,
+      keyId: 'key_1',
+      remaining: 4,
+    });
     expect(historyOutcome('keys.getKey', 200, { data: { keyId: 'key_1', start: 'abcd' } })).toEqual({ status: 200, keyId: 'key_1', remaining: null });
   });
 
@@ -215,7 +237,11 @@ describe('bad files', () => {
   });
 
   test('a line that is JSON but not an event is reported with its line number and the reason', async () => {
-    const file = gzLines([header, good[0] as string, JSON.stringify({ seq: 9, op: 'keys.explode', invokeMs: 1, completeMs: 2, request: {}, outcome: 'unknown' })]);
+    const file = gzLines([
+      header,
+      good[0] as string,
+      JSON.stringify({ seq: 9, op: 'keys.explode', invokeMs: 1, completeMs: 2, request: {}, outcome: 'unknown' }),
+    ]);
     const error = (await readHistory(file).catch((e: unknown) => e)) as HistoryFileError;
     expect(error.line).toBe(3);
     expect(error.message).toMatch(/line 3: op must be one of the v2 operations, got "keys.explode"/);

@@ -151,8 +151,19 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const testHeaders = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name.startsWith('x-test-')).map(([name, v]) => [name, String(v)]));
-      seen.push({ method: req.method ?? '', path: req.url ?? '', contentType: req.headers['content-type'] ?? null, bodyBytes: body.length, bodySha256: sha256(body), testHeaders });
+      const testHeaders = Object.fromEntries(
+        Object.entries(req.headers)
+          .filter(([name]) => name.startsWith('x-test-'))
+          .map(([name, v]) => [name, String(v)]),
+      );
+      seen.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        contentType: req.headers['content-type'] ?? null,
+        bodyBytes: body.length,
+        bodySha256: sha256(body),
+        testHeaders,
+      });
       answer(req, res, body);
     });
   });
@@ -209,7 +220,13 @@ function sequence(): Step[] {
 }
 
 function outcomeOf(a: ClientAnswer): Outcome {
-  return { status: a.status, contentType: a.contentType ?? null, contentEncoding: a.contentEncoding ?? null, dateMs: a.dateMs ?? null, body: a.body.toString('base64') };
+  return {
+    status: a.status,
+    contentType: a.contentType ?? null,
+    contentEncoding: a.contentEncoding ?? null,
+    dateMs: a.dateMs ?? null,
+    body: a.body.toString('base64'),
+  };
 }
 
 async function throughKeysim(steps: readonly Step[]): Promise<Outcome[]> {
@@ -217,7 +234,12 @@ async function throughKeysim(steps: readonly Step[]): Promise<Outcome[]> {
   try {
     const out: Outcome[] = [];
     for (const s of steps) {
-      const answer = await client.request({ method: s.method, path: s.path, ...(s.headers === undefined ? {} : { headers: s.headers }), ...(s.body === undefined ? {} : { body: s.body }) });
+      const answer = await client.request({
+        method: s.method,
+        path: s.path,
+        ...(s.headers === undefined ? {} : { headers: s.headers }),
+        ...(s.body === undefined ? {} : { body: s.body }),
+      });
       out.push(outcomeOf(answer));
     }
     return out;
@@ -282,7 +304,11 @@ describe('keysim’s HTTP/1.1 client and undici, the same requests to one node:h
     // The answers are what the server wrote, not merely alike: a few of them by value.
     const body = (o: Outcome | undefined) => Buffer.from(o?.body ?? '', 'base64');
     expect(keysim.map((o) => o.status)).toEqual([200, 200, 201, 200, 429, 200, 200, 200, 200, 200, 204, 204, 404, 500, 503, 200, 200, 200, 200, 404, 200]);
-    expect(JSON.parse(body(keysim[2]).toString()) as Seen).toMatchObject({ method: 'POST', contentType: 'application/json', testHeaders: { 'x-test-kind': 'large body' } });
+    expect(JSON.parse(body(keysim[2]).toString()) as Seen).toMatchObject({
+      method: 'POST',
+      contentType: 'application/json',
+      testHeaders: { 'x-test-kind': 'large body' },
+    });
     expect(JSON.parse(body(keysim[3]).toString()) as Seen).toMatchObject({ method: 'GET', bodyBytes: 0, testHeaders: { 'x-test-large': LARGE_HEADER } });
     expect(body(keysim[7]).equals(bytesOf(1_048_576, 1_048_576))).toBe(true);
     expect(body(keysim[9]).equals(bytesOf(700_000, 700_001))).toBe(true);
@@ -298,7 +324,13 @@ describe('keysim’s HTTP/1.1 client and undici, the same requests to one node:h
 /** Sends `s` through keysim's client and says how it ended: the answer's status, or the error's code. */
 async function keysimOutcome(client: Http1Client, s: { method: 'GET' | 'POST'; path: string; op: string; retry?: boolean }): Promise<string | number> {
   try {
-    const answer = await client.request({ method: s.method, path: s.path, headers: { 'x-op': s.op }, ...(s.method === 'POST' ? { body: '{}' } : {}), ...(s.retry === undefined ? {} : { retry: s.retry }) });
+    const answer = await client.request({
+      method: s.method,
+      path: s.path,
+      headers: { 'x-op': s.op },
+      ...(s.method === 'POST' ? { body: '{}' } : {}),
+      ...(s.retry === undefined ? {} : { retry: s.retry }),
+    });
     return answer.status;
   } catch (error) {
     return String((error as { code?: unknown }).code);
@@ -334,10 +366,12 @@ describe('a request whose answer is lost', () => {
 
     const undici = new Client(baseUrl);
     try {
-      const failed = await undici.request({ method: 'POST', path: '/lose', headers: { 'x-op': 'undici-post', 'content-type': 'application/json' }, body: '{}' }).then(
-        () => 'answered',
-        (error: { code?: string }) => error.code,
-      );
+      const failed = await undici
+        .request({ method: 'POST', path: '/lose', headers: { 'x-op': 'undici-post', 'content-type': 'application/json' }, body: '{}' })
+        .then(
+          () => 'answered',
+          (error: { code?: string }) => error.code,
+        );
       expect(UNDICI_LOST).toContain(failed);
       expect((await undici.request({ method: 'GET', path: '/echo' })).statusCode).toBe(200);
     } finally {
@@ -355,7 +389,8 @@ describe('a request whose answer is lost', () => {
       { answered: (done, r) => done(r.status), failed: (done, error) => done(String((error as { code?: unknown }).code)) },
     );
     // The request text carries a number in a header of our choice: the operation id is 1, 2, 3.
-    const send = (op: number, path: string) => new Promise<string | number>((done) => connection.send(done, text.post(path, false, 'x-op', op, '{}'), performance.now()));
+    const send = (op: number, path: string) =>
+      new Promise<string | number>((done) => connection.send(done, text.post(path, false, 'x-op', op, '{}'), performance.now()));
     try {
       const pair = await Promise.all([send(1, 'lose-pair'), send(2, 'lose-pair')]);
       expect(LOST).toContain(pair[0]);
@@ -371,13 +406,22 @@ describe('a request whose answer is lost', () => {
     const undici = new Client(baseUrl, { pipelining: 2 });
     try {
       const post = (op: string) =>
-        undici.request({ method: 'POST', path: '/lose-pair', headers: { 'x-op': op, 'content-type': 'application/json' }, body: '{}', idempotent: true, blocking: false }).then(
-          async (r) => {
-            await r.body.dump();
-            return r.statusCode;
-          },
-          (error: { code?: string }) => String(error.code),
-        );
+        undici
+          .request({
+            method: 'POST',
+            path: '/lose-pair',
+            headers: { 'x-op': op, 'content-type': 'application/json' },
+            body: '{}',
+            idempotent: true,
+            blocking: false,
+          })
+          .then(
+            async (r) => {
+              await r.body.dump();
+              return r.statusCode;
+            },
+            (error: { code?: string }) => String(error.code),
+          );
       const [a, b] = await Promise.all([post('undici-a'), post('undici-b')]);
       expect(UNDICI_LOST).toContain(a);
       expect(b).toBe(200);

@@ -107,7 +107,9 @@ describe('a connection that breaks under a request', () => {
     const client = httpJsonClient({ url: server.url, rootKey: 'root_key' }, 5_000);
     try {
       expect((await client.post('/v2/keys.getKey', { keyId: 'key_1' }, 'root')).status).toBe(200);
-      await expect(client.post('/v2/keys.createKey', { apiId: 'api_1' }, 'root')).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|KEYSIM_CONNECTION_CLOSED/) });
+      await expect(client.post('/v2/keys.createKey', { apiId: 'api_1' }, 'root')).rejects.toMatchObject({
+        code: expect.stringMatching(/ECONNRESET|KEYSIM_CONNECTION_CLOSED/),
+      });
     } finally {
       await client.close();
       await server.kill();
@@ -138,7 +140,7 @@ describe('the learnt idle close can rise again', () => {
     expect(learner.limitMs).toBe(500);
   });
 
-  test('a Keep-Alive: timeout hint did not lift a lower learnt estimate: the server\'s word replaces it', () => {
+  test("a Keep-Alive: timeout hint did not lift a lower learnt estimate: the server's word replaces it", () => {
     const learner = new IdleCloseLearner();
     learner.closedIdle(40);
     expect(learner.limitMs).toBe(20);

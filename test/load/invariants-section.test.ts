@@ -111,7 +111,14 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     expect(credits.occurrences).toBe(source.occurrences);
     expect(credits.witness.map((op) => op.seq)).toEqual([...source.witness].map((e) => e.seq).sort((a, b) => a - b));
     expect(credits.witness).toContainEqual({ seq: 0, op: 'keys.createKey', invokeMs: T0, completeMs: T0 + 2, request: 'credits 2', outcome: 'key_a' });
-    expect(credits.witness).toContainEqual({ seq: 2, op: 'keys.verifyKey', invokeMs: T0 + 20, completeMs: T0 + 22, request: 'key_a cost 1', outcome: 'VALID credits 0' });
+    expect(credits.witness).toContainEqual({
+      seq: 2,
+      op: 'keys.verifyKey',
+      invokeMs: T0 + 20,
+      completeMs: T0 + 22,
+      request: 'key_a cost 1',
+      outcome: 'VALID credits 0',
+    });
     expect(credits.witness).toContainEqual({ seq: 3, op: 'keys.verifyKey', invokeMs: T0 + 30, completeMs: T0 + 32, request: 'key_a cost 1', outcome: 'VALID' });
     for (const op of credits.witness) {
       expect('serviceInvokeMs' in op).toBe(false);
@@ -120,7 +127,12 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     const limits = section.violations.find((v) => v.invariant === 'ratelimit.no-over-admission');
     expect(limits?.witness.length).toBeGreaterThanOrEqual(4);
     for (const op of limits?.witness ?? []) {
-      expect(op).toMatchObject({ op: 'ratelimit.limit', request: 'ns/user_1 limit 3/60000 ms cost 1', serviceInvokeMs: op.invokeMs, serviceCompleteMs: op.completeMs });
+      expect(op).toMatchObject({
+        op: 'ratelimit.limit',
+        request: 'ns/user_1 limit 3/60000 ms cost 1',
+        serviceInvokeMs: op.invokeMs,
+        serviceCompleteMs: op.completeMs,
+      });
       expect(op.outcome).toBe(`remaining 0 admitted limit 3 reset ${new Date(T0 + MINUTE).toISOString()}`);
     }
   });
@@ -177,7 +189,10 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     const h = violatedHistory();
     const check = checkHistory(h.recorded, { wallSkewMs: 0 });
     const examples = Array.from({ length: 30 }, (_, i) => ({ seq: 100 - i, op: 'keys.verifyKey', field: 'credits', expected: `${i}\n`, received: `${i + 1}` }));
-    const section = invariantsSection(check, { operations: h.events.length, oracle: oracle({ verdict: 'differs', differences: 30, examples, note: 'unknown outcomes skipped' }) });
+    const section = invariantsSection(check, {
+      operations: h.events.length,
+      oracle: oracle({ verdict: 'differs', differences: 30, examples, note: 'unknown outcomes skipped' }),
+    });
     expect(section.oracle?.verdict).toBe('differs');
     expect(section.oracle?.differences).toBe(30);
     expect(section.oracle?.examples).toHaveLength(ORACLE_EXAMPLES_MAX);
@@ -185,7 +200,14 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     expect(section.oracle?.examples[0]).toEqual({ seq: 71, op: 'keys.verifyKey', field: 'credits', expected: '29', received: '30' });
     expect(section.oracle?.note).toBe('unknown outcomes skipped');
     expect('note' in (invariantsSection(check, { operations: 1, oracle: oracle() }).oracle ?? {})).toBe(false);
-    const long = invariantsSection(check, { operations: 1, oracle: oracle({ verdict: 'differs', differences: 1, examples: [{ seq: 1, op: 'ratelimit.multiLimit', field: 'limits', expected: 'x'.repeat(1_000), received: '[]' }] }) });
+    const long = invariantsSection(check, {
+      operations: 1,
+      oracle: oracle({
+        verdict: 'differs',
+        differences: 1,
+        examples: [{ seq: 1, op: 'ratelimit.multiLimit', field: 'limits', expected: 'x'.repeat(1_000), received: '[]' }],
+      }),
+    });
     expect(long.oracle?.examples[0]?.expected).toBe(`${'x'.repeat(299)}…`);
   });
 
@@ -209,7 +231,11 @@ describe('exitCodeOf and the invariants section', () => {
     ['clean, the oracle agreeing', { ...base, invariants: { ...clean, oracle: oracle() } }, EXIT.ok],
     ['clean, the oracle differing', { ...base, invariants: { ...clean, oracle: oracle({ verdict: 'differs', differences: 1 }) } }, EXIT.invariantViolated],
     ['not checked', { ...base, invariants: invariantsSection(undefined, { operations: 3 }) }, EXIT.ok],
-    ['violated, a check failed too', { ...base, checks: [{ name: 'c', passed: false, detail: '' }], invariants: { ...clean, verdict: 'violated' } }, EXIT.invariantViolated],
+    [
+      'violated, a check failed too',
+      { ...base, checks: [{ name: 'c', passed: false, detail: '' }], invariants: { ...clean, verdict: 'violated' } },
+      EXIT.invariantViolated,
+    ],
     ['violated but interrupted', { ...base, status: 'interrupted', invariants: { ...clean, verdict: 'violated' } }, EXIT.interrupted],
   ])('%s', (_name, report, code) => {
     expect(exitCodeOf(report)).toBe(code);
@@ -217,23 +243,36 @@ describe('exitCodeOf and the invariants section', () => {
 });
 
 describe('witness summaries', () => {
-  const event = (op: Operation, request: HistoryRequest, outcome: HistoryOutcome | 'unknown'): HistoryEvent => ({ seq: 1, op, invokeMs: T0, completeMs: T0 + 1, request, outcome });
+  const event = (op: Operation, request: HistoryRequest, outcome: HistoryOutcome | 'unknown'): HistoryEvent => ({
+    seq: 1,
+    op,
+    invokeMs: T0,
+    completeMs: T0 + 1,
+    request,
+    outcome,
+  });
 
   test('requests', () => {
     expect(describeRequest(event('keys.verifyKey', { keyId: 'key_x' }, 'unknown'))).toBe('key_x cost 1');
-    expect(describeRequest(event('keys.verifyKey', { keyId: 'key_x', cost: 3, ratelimits: [{ name: 'rps', limit: 5, duration: 1_000 }] }, 'unknown'))).toBe('key_x cost 3 ratelimit rps 5/1000 ms');
-    expect(describeRequest(event('keys.createKey', { credits: { remaining: 10, refill: { interval: 'monthly', amount: 10, refillDay: 31 } } }, 'unknown'))).toBe(
-      'credits 10 refill monthly 10 day 31',
+    expect(describeRequest(event('keys.verifyKey', { keyId: 'key_x', cost: 3, ratelimits: [{ name: 'rps', limit: 5, duration: 1_000 }] }, 'unknown'))).toBe(
+      'key_x cost 3 ratelimit rps 5/1000 ms',
     );
+    expect(
+      describeRequest(event('keys.createKey', { credits: { remaining: 10, refill: { interval: 'monthly', amount: 10, refillDay: 31 } } }, 'unknown')),
+    ).toBe('credits 10 refill monthly 10 day 31');
     expect(describeRequest(event('keys.updateKey', { keyId: 'key_x', credits: null }, 'unknown'))).toBe('key_x credits unlimited');
     expect(describeRequest(event('keys.updateCredits', { keyId: 'key_x', operation: 'increment', value: 2 }, 'unknown'))).toBe('key_x increment 2');
     expect(describeRequest(event('keys.createKey', {}, 'unknown'))).toBe('–');
-    expect(describeRequest(event('ratelimit.limit', { namespace: 'ns', identifier: 'a\nb', limit: 3, duration: MINUTE, cost: 2 }, 'unknown'))).toBe('ns/a b limit 3/60000 ms cost 2');
+    expect(describeRequest(event('ratelimit.limit', { namespace: 'ns', identifier: 'a\nb', limit: 3, duration: MINUTE, cost: 2 }, 'unknown'))).toBe(
+      'ns/a b limit 3/60000 ms cost 2',
+    );
   });
 
   test('outcomes', () => {
     expect(describeOutcome(event('keys.verifyKey', { keyId: 'key_x' }, 'unknown'))).toBe('unknown (no answer)');
-    expect(describeOutcome(event('keys.verifyKey', { keyId: 'key_x' }, { status: 200, code: 'VALID', valid: true, keyId: 'key_x', credits: 3 }))).toBe('VALID credits 3');
+    expect(describeOutcome(event('keys.verifyKey', { keyId: 'key_x' }, { status: 200, code: 'VALID', valid: true, keyId: 'key_x', credits: 3 }))).toBe(
+      'VALID credits 3',
+    );
     expect(describeOutcome(event('keys.getKey', { keyId: 'key_x' }, { status: 404, error: 'data:key_not_found' }))).toBe('404 data:key_not_found');
     expect(describeOutcome(event('keys.updateKey', { keyId: 'key_x' }, { status: 200 }))).toBe('200');
     expect(describeOutcome(event('ratelimit.limit', {}, { status: 200, success: false, limit: 3 }))).toBe('denied limit 3');

@@ -10,7 +10,14 @@ import type { JournalEntry, JournalStart } from '../../src/http/index.js';
 import { JournalFileWriter, openJournalFile } from '../../src/load/journal-file.js';
 
 const START: JournalStart = { snapshot: { seed: 1, compat: 'interface' }, startedAtMs: 1_000, operatorRootKeyHash: 'h' };
-const entry = (index: number): JournalEntry => ({ index, atMs: 1_000 + index, method: 'POST', path: '/v2/apis.createApi', input: { name: `api-${index}`, pad: 'x'.repeat(200) }, seq: index });
+const entry = (index: number): JournalEntry => ({
+  index,
+  atMs: 1_000 + index,
+  method: 'POST',
+  path: '/v2/apis.createApi',
+  input: { name: `api-${index}`, pad: 'x'.repeat(200) },
+  seq: index,
+});
 
 async function written(count: number, end: boolean): Promise<string> {
   const path = join(mkdtempSync(join(tmpdir(), 'keysim-journal-')), 'journal.jsonl.gz');

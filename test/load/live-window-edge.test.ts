@@ -75,7 +75,9 @@ const edgeBursts: Scenario<unknown> = defineScenario<undefined>({
     let edge = Math.ceil(Date.now() / DURATION) * DURATION;
     if (edge - Date.now() < 1_200) edge += DURATION;
     const burst = () =>
-      Promise.all(Array.from({ length: LIMIT }, () => ctx.api.call('ratelimit.limit', { namespace: 'ns', identifier: 'user-1', limit: LIMIT, duration: DURATION })));
+      Promise.all(
+        Array.from({ length: LIMIT }, () => ctx.api.call('ratelimit.limit', { namespace: 'ns', identifier: 'user-1', limit: LIMIT, duration: DURATION })),
+      );
     await sleep(edge - 1_000 - Date.now());
     await burst();
     await sleep(Math.max(0, edge + 150 - Date.now()));

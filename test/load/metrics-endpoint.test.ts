@@ -84,7 +84,8 @@ describe('MetricsEndpoint', () => {
     expect(parseMetricsAddress('127.0.0.1:9464')).toEqual({ ok: true, address: { host: '127.0.0.1', port: 9464 } });
     expect(parseMetricsAddress('[::1]:0')).toEqual({ ok: true, address: { host: '::1', port: 0 } });
     expect(parseMetricsAddress('localhost:9464')).toEqual({ ok: true, address: { host: 'localhost', port: 9464 } });
-    for (const bad of ['', '9464', ':9464', '127.0.0.1:', '127.0.0.1:65536', 'http://127.0.0.1:9464', '127.0.0.1:94a']) expect(parseMetricsAddress(bad).ok, bad).toBe(false);
+    for (const bad of ['', '9464', ':9464', '127.0.0.1:', '127.0.0.1:65536', 'http://127.0.0.1:9464', '127.0.0.1:94a'])
+      expect(parseMetricsAddress(bad).ok, bad).toBe(false);
   });
 
   it('the strict exposition reader refuses malformed lines (so the tests above can fail)', () => {

@@ -37,7 +37,9 @@ const server = createServer((socket) => {
     batches++;
     const cutting = batches % CUT_EVERY === 0 && held.length > 2;
     const answering = cutting ? held.slice(0, 2) : held;
-    socket.write(answering.map((n) => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${`{"n":${n}}`.length}\r\n\r\n{"n":${n}}`).join(''));
+    socket.write(
+      answering.map((n) => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${`{"n":${n}}`.length}\r\n\r\n{"n":${n}}`).join(''),
+    );
     answered += answering.length;
     held = [];
     if (cutting) {

@@ -37,7 +37,14 @@ async function limitRequests(client: HttpJsonClient, n: number, durationMs: numb
     const request = { namespace: 'edges', identifier: `user-${seq % 3}`, limit: 1_000, duration: durationMs, cost: 37 };
     const answer = await client.post('/v2/ratelimit.limit', request, 'root', { 'x-keysim-seq': String(seq) });
     expect(answer.status).toBe(200);
-    events.push({ seq, op: 'ratelimit.limit', invokeMs: seq, completeMs: seq + 1, request: {}, outcome: historyOutcome('ratelimit.limit', answer.status, answer.body) } as HistoryEvent);
+    events.push({
+      seq,
+      op: 'ratelimit.limit',
+      invokeMs: seq,
+      completeMs: seq + 1,
+      request: {},
+      outcome: historyOutcome('ratelimit.limit', answer.status, answer.body),
+    } as HistoryEvent);
   }
   return events;
 }

@@ -35,7 +35,16 @@ describe('the oracle after a run', () => {
     closers.push(() => sim.close());
     const target: Target = { kind: 'simulator', url: sim.url, rootKey: sim.rootKey, clockControl: true, close: async () => undefined };
     const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-oracle-stop-')), 'history.jsonl.gz');
-    const report = await runScenario({ scenario: SCENARIOS['credits-drain'] as Scenario<unknown>, target, settings: SETTINGS, seed: 9, thresholds: [], keep: false, keysimVersion: 'test', historyPath });
+    const report = await runScenario({
+      scenario: SCENARIOS['credits-drain'] as Scenario<unknown>,
+      target,
+      settings: SETTINGS,
+      seed: 9,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+      historyPath,
+    });
     expect(report.invariants?.oracle?.verdict).toBe('agrees');
     expect(await journalActive(sim)).toBe(false);
   });
@@ -54,7 +63,16 @@ describe('the oracle after a run', () => {
       mix: [],
     });
     const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-oracle-stop-')), 'history.jsonl.gz');
-    const run = runScenario({ scenario: failing as Scenario<unknown>, target, settings: SETTINGS, seed: 9, thresholds: [], keep: false, keysimVersion: 'test', historyPath });
+    const run = runScenario({
+      scenario: failing as Scenario<unknown>,
+      target,
+      settings: SETTINGS,
+      seed: 9,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+      historyPath,
+    });
     await expect(run).rejects.toThrow(/setup broke/);
     expect(await journalActive(sim)).toBe(false);
   });

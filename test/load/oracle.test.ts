@@ -44,7 +44,8 @@ async function tamperingProxy(upstream: string, nth: number): Promise<{ url: str
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
       request(`${upstream}${req.url ?? '/'}`, { method: 'POST', headers, body: Buffer.concat(chunks) })
         .then(async (answer) => {
           let text = await answer.body.text();
@@ -159,7 +160,14 @@ describe('the oracle', () => {
     await client.post('/v2/apis.createApi', { name: 'a' }, 'root', { 'x-keysim-seq': '0' });
     await oracle.drain();
     // The client "received" a 404 where the simulator, replayed, answers 200: a difference.
-    const event: HistoryEvent = { seq: 0, op: 'apis.createApi', invokeMs: 1, completeMs: 2, request: {}, outcome: { status: 404, code: 'not_found' } } as HistoryEvent;
+    const event: HistoryEvent = {
+      seq: 0,
+      op: 'apis.createApi',
+      invokeMs: 1,
+      completeMs: 2,
+      request: {},
+      outcome: { status: 404, code: 'not_found' },
+    } as HistoryEvent;
     const result = await oracle.compare([event]);
     expect(result).toMatchObject({ verdict: 'differs', compared: 1, differences: 1 });
     expect(result.note).toMatch(/could not be saved for keysim check .*cannot be re-checked/);

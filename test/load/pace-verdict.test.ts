@@ -15,7 +15,15 @@ const repeat = (n: number, ms: number) => Array.from({ length: n }, () => ms);
 
 /** A generator that lagged: 43 of 3,600 sends late, its event loop delayed 4 ms at p99 (30 ms at worst). */
 function laggedPhase(overrides: Partial<GeneratorPhase> = {}): GeneratorPhase {
-  return { name: 'load', scheduledSends: 3_600, lateSends: 43, loopDelayMs: { p50: 1, p99: 4, max: 30 }, processCpuCores: 1.1, mainThreadBusy: 0.9, ...overrides };
+  return {
+    name: 'load',
+    scheduledSends: 3_600,
+    lateSends: 43,
+    loopDelayMs: { p50: 1, p99: 4, max: 30 },
+    processCpuCores: 1.1,
+    mainThreadBusy: 0.9,
+    ...overrides,
+  };
 }
 
 function lagged(operations: OperationFixture[], phase = laggedPhase()): RunReport {

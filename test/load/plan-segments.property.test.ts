@@ -25,7 +25,10 @@ const stagedPhase = fc.record({
   stages: fc.record({
     startRate: fc.double({ min: 0, max: 300, noNaN: true }),
     stages: fc
-      .array(fc.record({ durationMs: fc.integer({ min: 0, max: 10_000 }), target: fc.double({ min: 0, max: 300, noNaN: true }) }), { minLength: 1, maxLength: 3 })
+      .array(fc.record({ durationMs: fc.integer({ min: 0, max: 10_000 }), target: fc.double({ min: 0, max: 300, noNaN: true }) }), {
+        minLength: 1,
+        maxLength: 3,
+      })
       .filter((stages) => stages.some((s) => s.durationMs > 0)),
   }),
 });

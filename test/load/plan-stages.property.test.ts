@@ -37,7 +37,15 @@ const stagesArb = fc
 describe('staged plan', () => {
   test('plans round(integral of the rate) requests', () => {
     expect(stagedCount(planStages(0, [{ durationMs: 10_000, target: 100 }]))).toBe(500);
-    expect(stagedCount(planStages(0, [{ durationMs: 30_000, target: 100 }, { durationMs: 120_000, target: 2000 }, { durationMs: 30_000, target: 0 }]))).toBe(1500 + 126_000 + 30_000);
+    expect(
+      stagedCount(
+        planStages(0, [
+          { durationMs: 30_000, target: 100 },
+          { durationMs: 120_000, target: 2000 },
+          { durationMs: 30_000, target: 0 },
+        ]),
+      ),
+    ).toBe(1500 + 126_000 + 30_000);
     expect(stagedCount(planStages(0, [{ durationMs: 10_000, target: 0 }]))).toBe(0);
     assertProperty(
       fc.property(stagesArb, ([startRate, stages]) => {
@@ -87,7 +95,9 @@ describe('staged plan', () => {
       }),
       { numRuns: 40 },
     );
-    const [constant] = planPhases([{ name: 'load', durationMs: 0, rate: 0, warmup: false, stages: { startRate: 40, stages: [{ durationMs: 3_000, target: 40 }] } }]);
+    const [constant] = planPhases([
+      { name: 'load', durationMs: 0, rate: 0, warmup: false, stages: { startRate: 40, stages: [{ durationMs: 3_000, target: 40 }] } },
+    ]);
     const [reference] = planPhases([{ name: 'load', durationMs: 3_000, rate: 40, warmup: false }]);
     expect(constant?.count).toBe(reference?.count);
     expect(constant?.durationMs).toBe(3_000);
@@ -109,7 +119,12 @@ describe('staged plan', () => {
   });
 
   test('a stage at rate 0 sends nothing: the first request waits for the rate to rise', () => {
-    const plan = planStages(0, [{ durationMs: 5_000, target: 0 }, { durationMs: 1_000, target: 10 }, { durationMs: 1_000, target: 10 }, { durationMs: 4_000, target: 0 }]);
+    const plan = planStages(0, [
+      { durationMs: 5_000, target: 0 },
+      { durationMs: 1_000, target: 10 },
+      { durationMs: 1_000, target: 10 },
+      { durationMs: 4_000, target: 0 },
+    ]);
     expect(stagedOffsetMs(plan, 0)).toBe(5_000);
     expect(stagedCount(plan)).toBe(5 + 10 + 20);
     expect(stagedOffsetMs(plan, 34)).toBeLessThan(11_000);
@@ -118,10 +133,22 @@ describe('staged plan', () => {
     expect(rateAt(plan, 6_500)).toBe(10);
   });
 
-  test('phases with stages are laid end to end with their stages\' duration', () => {
+  test("phases with stages are laid end to end with their stages' duration", () => {
     const phases = planPhases([
       { name: 'warm-up', durationMs: 2_000, rate: 50, warmup: true },
-      { name: 'load', durationMs: 0, rate: 0, warmup: false, stages: { startRate: 0, stages: [{ durationMs: 4_000, target: 100 }, { durationMs: 1_000, target: 100 }] } },
+      {
+        name: 'load',
+        durationMs: 0,
+        rate: 0,
+        warmup: false,
+        stages: {
+          startRate: 0,
+          stages: [
+            { durationMs: 4_000, target: 100 },
+            { durationMs: 1_000, target: 100 },
+          ],
+        },
+      },
       { name: 'after', durationMs: 1_000, rate: 10, warmup: false },
     ]);
     expect(phases.map((p) => [p.startMs, p.durationMs, p.count])).toEqual([
@@ -148,6 +175,11 @@ describe('parseStage and stagesProblem', () => {
     expect(stagesProblem(0, [])).toMatch(/no stages/);
     expect(stagesProblem(-1, [{ durationMs: 1000, target: 1 }])).toMatch(/start rate/);
     expect(stagesProblem(0, [{ durationMs: 0, target: 100 }])).toMatch(/no time in total/);
-    expect(stagesProblem(0, [{ durationMs: 0, target: 100 }, { durationMs: 10, target: 100 }])).toBeUndefined();
+    expect(
+      stagesProblem(0, [
+        { durationMs: 0, target: 100 },
+        { durationMs: 10, target: 100 },
+      ]),
+    ).toBeUndefined();
   });
 });

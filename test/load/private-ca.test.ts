@@ -37,10 +37,55 @@ function openssl(...args: string[]): void {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keysim-ca-'));
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=keysim test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'server.key', '-out', 'server.csr');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=keysim test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+  );
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'san.ext', '-out', 'server.pem');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+    '-out',
+    'server.pem',
+  );
   caPath = join(dir, 'ca.pem');
   // The server sends its chain (its certificate and the CA's), as most do.
   const chain = readFileSync(join(dir, 'server.pem'), 'utf8') + readFileSync(caPath, 'utf8');
@@ -48,7 +93,9 @@ beforeAll(async () => {
     requests.push(req.url ?? '');
     req.resume();
     req.on('end', () => {
-      const body = req.url?.endsWith('identities.listIdentities') ? { meta: { requestId: 'r' }, data: [], pagination: { hasMore: false } } : { meta: { requestId: 'r' }, data: { valid: true, code: 'VALID' } };
+      const body = req.url?.endsWith('identities.listIdentities')
+        ? { meta: { requestId: 'r' }, data: [], pagination: { hasMore: false } }
+        : { meta: { requestId: 'r' }, data: { valid: true, code: 'VALID' } };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
   });
@@ -73,7 +120,9 @@ describe('a target whose certificate a private CA signed', () => {
   test('without --ca, pre-flight says the certificate is not trusted and how to trust it (not "not reachable: other … Check the URL")', async () => {
     const error = await checkReachable(liveTarget(url, ROOT_KEY), 5_000).catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toBe(`The certificate of ${url} is not trusted (self-signed certificate in certificate chain): pass --ca ca.pem with the CA that signed it (PEM; several certificates may go in one file).`);
+    expect((error as Error).message).toBe(
+      `The certificate of ${url} is not trusted (self-signed certificate in certificate chain): pass --ca ca.pem with the CA that signed it (PEM; several certificates may go in one file).`,
+    );
   });
 
   test('with --ca, every client trusts it: pre-flight, detection, the set-up client and the load client', async () => {
@@ -106,7 +155,23 @@ describe('a target whose certificate a private CA signed', () => {
   test('the closed model ignored --ca (it trusted any certificate): it trusts the given CA, and refuses a certificate another CA signed', async () => {
     const ca = readCaFile(caPath) as string;
     // Another private CA, which did not sign the server's certificate.
-    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=keysim other CA', '-keyout', 'other.key', '-out', 'other.pem');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=keysim other CA',
+      '-keyout',
+      'other.key',
+      '-out',
+      'other.pem',
+    );
     const otherCa = readCaFile(join(dir, 'other.pem')) as string;
     // Bounded by a minute, ended by what it waits for (no pace assumed): three answers, or three failures.
     const phase = { name: 'load', startMs: 0, durationMs: 60_000, rate: 0, count: 0, warmup: false };

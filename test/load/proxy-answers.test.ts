@@ -90,8 +90,8 @@ describe('compressed answers', () => {
   });
 });
 
-describe('a 200 that is not the service\'s JSON', () => {
-  test('a firewall\'s HTML page answered 200 is not recorded as a known outcome: a protocol error of unknown effect (no false exit 100)', async () => {
+describe("a 200 that is not the service's JSON", () => {
+  test("a firewall's HTML page answered 200 is not recorded as a known outcome: a protocol error of unknown effect (no false exit 100)", async () => {
     const server = await stub(serviceProbeThen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(HTML_PAGE)));
     const dir = mkdtempSync(join(tmpdir(), 'keysim-proxy-'));
     try {
@@ -113,7 +113,10 @@ describe('a 200 that is not the service\'s JSON', () => {
       expect(verify?.statuses).toEqual({});
       expect(verify?.transportErrors.other).toBe(verify?.requests);
       // The history holds their outcome as unknown, so no invariant is judged on them.
-      const calls = gunzipSync(readFileSync(historyPath)).toString('utf8').split('\n').filter((l) => l.includes('keys.verifyKey'));
+      const calls = gunzipSync(readFileSync(historyPath))
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.includes('keys.verifyKey'));
       expect(calls.length).toBeGreaterThan(0);
       expect(calls.every((l) => l.includes('"unknown"'))).toBe(true);
       expect(report.invariants?.violations ?? []).toEqual([]);
@@ -145,7 +148,9 @@ describe('a 200 that is not the service\'s JSON', () => {
 
 describe('a gateway whose service is down', () => {
   test('a dead service behind a gateway (only 502 answers) is a dead target: the run ends early, said in one line', async () => {
-    const server = await stub(serviceProbeThen((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body><h1>502 Bad Gateway</h1></body></html>')));
+    const server = await stub(
+      serviceProbeThen((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body><h1>502 Bad Gateway</h1></body></html>')),
+    );
     const report = await runScenario({
       scenario: verifyScenario,
       target: liveTarget(server.url, ROOT_KEY),
@@ -158,7 +163,9 @@ describe('a gateway whose service is down', () => {
     });
     expect(report.status).toBe('failed');
     const check = report.checks.find((c) => c.name === TARGET_STOPPED_CHECK);
-    expect(check?.detail).toMatch(/^The target answered only 502 Bad Gateway for \d+\.\d s \(--dead-after 1 s\): the service behind the gateway looks down; the run ended early/);
+    expect(check?.detail).toMatch(
+      /^The target answered only 502 Bad Gateway for \d+\.\d s \(--dead-after 1 s\): the service behind the gateway looks down; the run ended early/,
+    );
     expect(report.measuredMs).toBeLessThan(150_000);
   });
 
@@ -176,7 +183,9 @@ describe('a gateway whose service is down', () => {
     watch.observe(2_600, 'other', 502);
     expect(verdicts).toHaveLength(1);
     const text = describeTargetStopped(verdicts[0] as TargetStoppedVerdict, 0, 10_000);
-    expect(text).toMatch(/every request that ended failed at the transport level or got a gateway error \(1 reset, 1 × 502 Bad Gateway, 1 × 504 Gateway Timeout\)/);
+    expect(text).toMatch(
+      /every request that ended failed at the transport level or got a gateway error \(1 reset, 1 × 502 Bad Gateway, 1 × 504 Gateway Timeout\)/,
+    );
   });
 });
 
@@ -191,13 +200,21 @@ describe('pre-flight: a target that does not answer like the service', () => {
     const error = await checkReachable(target, 5_000).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotTheServiceError);
     expect(error).toBeInstanceOf(TargetUnreachableError);
-    expect((error as Error).message).toMatch(new RegExp(`^The target at ${server.url}/wrong-base does not answer like the service \\(${status} ${type.replace('/', '\\/')}, .*\\): check the URL and its base path`));
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^The target at ${server.url}/wrong-base does not answer like the service \\(${status} ${type.replace('/', '\\/')}, .*\\): check the URL and its base path`,
+      ),
+    );
     // Nothing but the probe reached it.
     expect(server.paths).toEqual(['/wrong-base/v2/identities.listIdentities']);
   });
 
-  test('the service\'s own JSON 404 envelope passes (a namespace or identity not found is the service speaking)', async () => {
-    const server = await stub((_req, res) => res.writeHead(404, { 'content-type': 'application/problem+json' }).end('{"meta":{"requestId":"r"},"error":{"title":"Not Found","detail":"x","status":404}}'));
+  test("the service's own JSON 404 envelope passes (a namespace or identity not found is the service speaking)", async () => {
+    const server = await stub((_req, res) =>
+      res
+        .writeHead(404, { 'content-type': 'application/problem+json' })
+        .end('{"meta":{"requestId":"r"},"error":{"title":"Not Found","detail":"x","status":404}}'),
+    );
     await expect(checkReachable(liveTarget(server.url, ROOT_KEY), 5_000)).resolves.toBeUndefined();
   });
 });

@@ -40,11 +40,17 @@ describe('operation names', () => {
   });
 
   test('a no-such-route answer is never a pass; a 404 of the operation is its answer', () => {
-    const routeMiss = { meta: { requestId: 'r' }, error: { title: 'Not Found', detail: 'No operation', status: 404, type: 'https://unkey.com/docs/errors/service/application/route_not_found' } };
+    const routeMiss = {
+      meta: { requestId: 'r' },
+      error: { title: 'Not Found', detail: 'No operation', status: 404, type: 'https://unkey.com/docs/errors/service/application/route_not_found' },
+    };
     expect(noSuchRoute(404, routeMiss)).toMatch(/no such route/);
     expect(noSuchRoute(404, undefined)).toMatch(/without its error envelope/);
     expect(noSuchRoute(405, undefined)).toMatch(/405/);
-    const keyMissing = { meta: { requestId: 'r' }, error: { title: 'Not Found', detail: 'no key', status: 404, type: 'https://unkey.com/docs/errors/unkey/data/key_not_found' } };
+    const keyMissing = {
+      meta: { requestId: 'r' },
+      error: { title: 'Not Found', detail: 'no key', status: 404, type: 'https://unkey.com/docs/errors/unkey/data/key_not_found' },
+    };
     expect(noSuchRoute(404, keyMissing)).toBeUndefined();
     expect(noSuchRoute(200, undefined)).toBeUndefined();
   });
@@ -65,7 +71,10 @@ describe('against the embedded simulator', () => {
   test('a setup calling a misspelt operation is refused, never sent', async () => {
     const target = await startEmbeddedSimulator({ seed: 2 });
     try {
-      const scenario: Scenario<unknown> = { ...verifying('misspelt-setup', () => 'keys.verifyKey'), setup: async (ctx) => ctx.api.data('apis.createAPI' as Operation, { name: 'x' }) } as Scenario<unknown>;
+      const scenario: Scenario<unknown> = {
+        ...verifying('misspelt-setup', () => 'keys.verifyKey'),
+        setup: async (ctx) => ctx.api.data('apis.createAPI' as Operation, { name: 'x' }),
+      } as Scenario<unknown>;
       await expect(runScenario({ ...base, target, scenario })).rejects.toThrow(/unknown operation "apis\.createAPI" \(did you mean apis\.createApi\?\)/);
     } finally {
       await target.close();
@@ -76,7 +85,11 @@ describe('against the embedded simulator', () => {
     // The probe before the load sees keys.verifyKey; the load's requests then go to a route that does not exist.
     const target = await startEmbeddedSimulator({ seed: 3 });
     try {
-      const report = await runScenario({ ...base, target, scenario: verifying('route-miss', (call) => (call === 0 ? 'keys.verifyKey' : 'keys.verifyKye')) as Scenario<unknown> });
+      const report = await runScenario({
+        ...base,
+        target,
+        scenario: verifying('route-miss', (call) => (call === 0 ? 'keys.verifyKey' : 'keys.verifyKye')) as Scenario<unknown>,
+      });
       const failed = report.checks.find((c) => !c.passed);
       expect(failed?.detail).toMatch(/no such route/);
       expect(report.operations.find((o) => o.operation === 'keys.verifyKye')?.checkFailures).toBeGreaterThan(0);
@@ -94,7 +107,11 @@ describe('a scenario that moves the clock, against a simulator whose clock runs'
   afterAll(() => sim.close());
 
   const snapshotOf = async (): Promise<unknown> => {
-    const res = await fetch(`${sim.url}/_sim/snapshot`, { method: 'POST', headers: { authorization: `Bearer ${sim.rootKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${sim.url}/_sim/snapshot`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sim.rootKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const data = ((await res.json()) as { data: Record<string, unknown> }).data;
     // The snapshot's own instant moves with the clock; everything else is the target's state.
     return { ...data, takenAtMs: undefined, clock: undefined };

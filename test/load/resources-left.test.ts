@@ -20,7 +20,15 @@ import { EXIT } from '../../src/cli/exit-codes.js';
 import { renderSummary } from '../../src/cli/summary.js';
 import { type Holdings, type LiveProxy, holdings, startCountingSimulator, startLiveProxy } from '../helpers/counting-target.js';
 
-const settings = (model: 'open' | 'closed'): LoadSettings => ({ rate: 20, connections: 2, pipelining: 1, durationMs: 600, warmupMs: 0, timeoutMs: 10_000, model });
+const settings = (model: 'open' | 'closed'): LoadSettings => ({
+  rate: 20,
+  connections: 2,
+  pipelining: 1,
+  durationMs: 600,
+  warmupMs: 0,
+  timeoutMs: 10_000,
+  model,
+});
 
 let sim: Simulator;
 let proxy: LiveProxy;
@@ -40,7 +48,12 @@ afterAll(async () => {
 });
 
 /** What a run may leave: its empty APIs (no delete operation) and, on a live target, the namespaces made on first use. */
-const withoutApis = (h: Holdings, live: boolean) => ({ keys: h.keys, identities: h.identities, overrides: h.overrides, ...(live ? {} : { namespaces: h.namespaces }) });
+const withoutApis = (h: Holdings, live: boolean) => ({
+  keys: h.keys,
+  identities: h.identities,
+  overrides: h.overrides,
+  ...(live ? {} : { namespaces: h.namespaces }),
+});
 
 async function run(scenario: Scenario<unknown>, target: Target, model: 'open' | 'closed', history: boolean, extra: { keep?: boolean; logs?: string[] } = {}) {
   seed++;
@@ -102,14 +115,18 @@ describe('every scenario leaves nothing on a live target', () => {
 });
 
 describe('cleanups run before the history closes, whatever happens before them', () => {
-  test('identities-crud --history on a live target: every cleanup used to fail with "The history … is closed", leaving its identities', { timeout: 120_000 }, async () => {
-    const before = holdings(sim);
-    const logs: string[] = [];
-    const report = await run(SCENARIOS['identities-crud'] as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), 'open', true, { logs });
-    expect(logs.filter((l) => /closed|cleanup failed/.test(l))).toEqual([]);
-    expect(holdings(sim).identities).toBe(before.identities);
-    expect(report.resources?.kinds.find((k) => k.kind === 'identities')).toMatchObject({ left: 0 });
-  });
+  test(
+    'identities-crud --history on a live target: every cleanup used to fail with "The history … is closed", leaving its identities',
+    { timeout: 120_000 },
+    async () => {
+      const before = holdings(sim);
+      const logs: string[] = [];
+      const report = await run(SCENARIOS['identities-crud'] as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), 'open', true, { logs });
+      expect(logs.filter((l) => /closed|cleanup failed/.test(l))).toEqual([]);
+      expect(holdings(sim).identities).toBe(before.identities);
+      expect(report.resources?.kinds.find((k) => k.kind === 'identities')).toMatchObject({ left: 0 });
+    },
+  );
 
   test.each([false, true])('a setup that fails after creating a key still deletes it (history %s)', { timeout: 60_000 }, async (history) => {
     const failing = defineScenario({
@@ -136,109 +153,125 @@ describe('cleanups run before the history closes, whatever happens before them',
 });
 
 describe('what is left is accounted for, exits 95, and keysim cleanup --tag deletes it', () => {
-  test('a target that stops answering during the cleanup: the remaining cleanups are not attempted one timeout after another; what is left is counted, exit 95', { timeout: 60_000 }, async () => {
-    const own = await startCountingSimulator();
-    const doomed = await startLiveProxy(own.url);
-    let attempted = 0;
-    const scenario = defineScenario({
-      name: 'target-dies',
-      description: 'creates ten keys; the target goes away before the cleanup',
-      async setup(ctx) {
-        const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name: `${ctx.tag}-dies` });
-        for (let i = 0; i < 10; i++) {
-          const { keyId } = await ctx.api.data<{ keyId: string }>('keys.createKey', { apiId, name: `${ctx.tag}-dies-${i}` });
-          ctx.onCleanup(async () => {
-            attempted++;
-            await ctx.api.call('keys.deleteKey', { keyId });
-          });
-        }
-      },
-      mix: [],
-      phases: () => [],
-      finish: async () => {
-        await doomed.close();
-        return [];
-      },
-    });
-    try {
-      const report = await run(scenario as Scenario<unknown>, liveTarget(doomed.url, own.rootKey), 'open', false);
-      expect(attempted).toBe(3);
-      expect(report.resources?.kinds.find((k) => k.kind === 'keys')).toMatchObject({ created: 10, deleted: 0, left: 10 });
-      expect(report.resources?.notes[0]).toMatch(/stopped answering during the cleanup .* 7 cleanups and the sweep .* were not attempted/);
+  test(
+    'a target that stops answering during the cleanup: the remaining cleanups are not attempted one timeout after another; what is left is counted, exit 95',
+    { timeout: 60_000 },
+    async () => {
+      const own = await startCountingSimulator();
+      const doomed = await startLiveProxy(own.url);
+      let attempted = 0;
+      const scenario = defineScenario({
+        name: 'target-dies',
+        description: 'creates ten keys; the target goes away before the cleanup',
+        async setup(ctx) {
+          const { apiId } = await ctx.api.data<{ apiId: string }>('apis.createApi', { name: `${ctx.tag}-dies` });
+          for (let i = 0; i < 10; i++) {
+            const { keyId } = await ctx.api.data<{ keyId: string }>('keys.createKey', { apiId, name: `${ctx.tag}-dies-${i}` });
+            ctx.onCleanup(async () => {
+              attempted++;
+              await ctx.api.call('keys.deleteKey', { keyId });
+            });
+          }
+        },
+        mix: [],
+        phases: () => [],
+        finish: async () => {
+          await doomed.close();
+          return [];
+        },
+      });
+      try {
+        const report = await run(scenario as Scenario<unknown>, liveTarget(doomed.url, own.rootKey), 'open', false);
+        expect(attempted).toBe(3);
+        expect(report.resources?.kinds.find((k) => k.kind === 'keys')).toMatchObject({ created: 10, deleted: 0, left: 10 });
+        expect(report.resources?.notes[0]).toMatch(/stopped answering during the cleanup .* 7 cleanups and the sweep .* were not attempted/);
+        expect(exitCodeOf(report)).toBe(EXIT.resourcesLeft);
+      } finally {
+        await own.close();
+      }
+    },
+  );
+
+  test(
+    'deletes that fail → the report and summary name what is left and the command; exit 95; keysim cleanup then leaves nothing',
+    { timeout: 120_000 },
+    async () => {
+      const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
+      const before = holdings(sim);
+      proxy.failWhen = (path) => path === '/v2/keys.deleteKey';
+      const warnings: string[] = [];
+      let report;
+      try {
+        report = await run(SCENARIOS.smoke as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), 'open', false, { logs: warnings });
+      } finally {
+        proxy.failWhen = () => false;
+      }
+      const keys = report.resources?.kinds.find((k) => k.kind === 'keys');
+      expect(keys?.left).toBeGreaterThan(0);
+      expect(report.resources?.unexpectedlyLeft).toBe(keys?.left);
+      expect(report.resources?.cleanupCommand).toBe(`keysim cleanup --target ${proxy.url} --tag ${report.resources?.tag}`);
       expect(exitCodeOf(report)).toBe(EXIT.resourcesLeft);
-    } finally {
-      await own.close();
-    }
-  });
-
-  test('deletes that fail → the report and summary name what is left and the command; exit 95; keysim cleanup then leaves nothing', { timeout: 120_000 }, async () => {
-    const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
-    const before = holdings(sim);
-    proxy.failWhen = (path) => path === '/v2/keys.deleteKey';
-    const warnings: string[] = [];
-    let report;
-    try {
-      report = await run(SCENARIOS.smoke as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), 'open', false, { logs: warnings });
-    } finally {
-      proxy.failWhen = () => false;
-    }
-    const keys = report.resources?.kinds.find((k) => k.kind === 'keys');
-    expect(keys?.left).toBeGreaterThan(0);
-    expect(report.resources?.unexpectedlyLeft).toBe(keys?.left);
-    expect(report.resources?.cleanupCommand).toBe(`keysim cleanup --target ${proxy.url} --tag ${report.resources?.tag}`);
-    expect(exitCodeOf(report)).toBe(EXIT.resourcesLeft);
-    expect(renderSummary(report)).toMatch(/FAIL {2}resources on live .*keys \d+ created, 0 deleted, \d+ left/);
-    expect(warnings.some((w) => w.includes(report.resources?.cleanupCommand ?? '?'))).toBe(true);
-    expect(holdings(sim).keys).toBeGreaterThan(before.keys);
-
-    const out: string[] = [];
-    process.env.KEYSIM_ROOT_KEY = sim.rootKey;
-    try {
-      const dry = await cleanupCommand({ target: proxy.url, tag: report.resources?.tag ?? '', dryRun: true, out: dir, namespace: [] }, (t) => out.push(t));
-      expect(dry).toBe(EXIT.ok);
-      expect(out.join('')).toContain(`would delete from ${proxy.url}: ${keys?.left} keys`);
+      expect(renderSummary(report)).toMatch(/FAIL {2}resources on live .*keys \d+ created, 0 deleted, \d+ left/);
+      expect(warnings.some((w) => w.includes(report.resources?.cleanupCommand ?? '?'))).toBe(true);
       expect(holdings(sim).keys).toBeGreaterThan(before.keys);
-      const real = await cleanupCommand({ target: proxy.url, tag: report.resources?.tag ?? '', dryRun: false, out: dir, namespace: [] }, (t) => out.push(t));
-      expect(real, out.join('')).toBe(EXIT.ok);
-    } finally {
-      delete process.env.KEYSIM_ROOT_KEY;
-    }
-    expect(withoutApis(holdings(sim), true)).toEqual(withoutApis(before, true));
-  });
 
-  test('on a remote simulator, keysim cleanup --tag finds every kind without the ledger (the simulator\'s snapshot names the keys)', { timeout: 120_000 }, async () => {
-    const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
-    const { target } = await detectUrlTarget(sim.url, sim.rootKey);
-    const before = holdings(sim);
-    const report = await run(SCENARIOS.smoke as Scenario<unknown>, target, 'open', false, { keep: true });
-    const tag = report.resources?.tag ?? '';
-    expect(holdings(sim).keys).toBeGreaterThan(before.keys);
-    rmSync(join(dir, '.resources', `${tag}.jsonl`), { force: true });
-    const out: string[] = [];
-    const code = await cleanupCommand({ target: sim.url, tag, dryRun: false, out: dir, namespace: [], rootKey: sim.rootKey }, (t) => out.push(t));
-    expect(code, out.join('')).toBe(EXIT.ok);
-    expect(out.join('')).toMatch(/Deleted from .*: \d+ keys, \d+ identities, \d+ overrides, 1 namespaces/);
-    expect(withoutApis(holdings(sim), false)).toEqual(withoutApis(before, false));
-  });
+      const out: string[] = [];
+      process.env.KEYSIM_ROOT_KEY = sim.rootKey;
+      try {
+        const dry = await cleanupCommand({ target: proxy.url, tag: report.resources?.tag ?? '', dryRun: true, out: dir, namespace: [] }, (t) => out.push(t));
+        expect(dry).toBe(EXIT.ok);
+        expect(out.join('')).toContain(`would delete from ${proxy.url}: ${keys?.left} keys`);
+        expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+        const real = await cleanupCommand({ target: proxy.url, tag: report.resources?.tag ?? '', dryRun: false, out: dir, namespace: [] }, (t) => out.push(t));
+        expect(real, out.join('')).toBe(EXIT.ok);
+      } finally {
+        delete process.env.KEYSIM_ROOT_KEY;
+      }
+      expect(withoutApis(holdings(sim), true)).toEqual(withoutApis(before, true));
+    },
+  );
 
-  test.each(['open', 'closed'] as const)('--keep (%s model) leaves everything, says so in one message with the tag and the command; keysim cleanup --tag then leaves nothing', { timeout: 120_000 }, async (model) => {
-    const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
-    const before = holdings(sim);
-    const logs: string[] = [];
-    const report = await run(SCENARIOS.mixed as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), model, true, { keep: true, logs });
-    const tag = report.resources?.tag ?? '';
-    expect(report.resources).toMatchObject({ disposal: 'kept', unexpectedlyLeft: 0, cleanupCommand: `keysim cleanup --target ${proxy.url} --tag ${tag}` });
-    expect(exitCodeOf(report)).not.toBe(EXIT.resourcesLeft);
-    const keepLines = logs.filter((l) => l.includes('--keep'));
-    expect(keepLines).toHaveLength(1);
-    expect(keepLines[0]).toContain(`keysim cleanup --target ${proxy.url} --tag ${tag}`);
-    expect(holdings(sim).keys).toBeGreaterThan(before.keys);
-    expect(holdings(sim).identities).toBeGreaterThan(before.identities);
+  test(
+    "on a remote simulator, keysim cleanup --tag finds every kind without the ledger (the simulator's snapshot names the keys)",
+    { timeout: 120_000 },
+    async () => {
+      const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
+      const { target } = await detectUrlTarget(sim.url, sim.rootKey);
+      const before = holdings(sim);
+      const report = await run(SCENARIOS.smoke as Scenario<unknown>, target, 'open', false, { keep: true });
+      const tag = report.resources?.tag ?? '';
+      expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+      rmSync(join(dir, '.resources', `${tag}.jsonl`), { force: true });
+      const out: string[] = [];
+      const code = await cleanupCommand({ target: sim.url, tag, dryRun: false, out: dir, namespace: [], rootKey: sim.rootKey }, (t) => out.push(t));
+      expect(code, out.join('')).toBe(EXIT.ok);
+      expect(out.join('')).toMatch(/Deleted from .*: \d+ keys, \d+ identities, \d+ overrides, 1 namespaces/);
+      expect(withoutApis(holdings(sim), false)).toEqual(withoutApis(before, false));
+    },
+  );
 
-    const out: string[] = [];
-    const code = await cleanupCommand({ target: proxy.url, tag, dryRun: false, out: dir, namespace: [], rootKey: sim.rootKey }, (t) => out.push(t));
-    expect(code, out.join('')).toBe(EXIT.ok);
-    expect(out.join('')).toMatch(/Deleted from .*: \d+ keys, \d+ identities/);
-    expect(withoutApis(holdings(sim), true)).toEqual(withoutApis(before, true));
-  });
+  test.each(['open', 'closed'] as const)(
+    '--keep (%s model) leaves everything, says so in one message with the tag and the command; keysim cleanup --tag then leaves nothing',
+    { timeout: 120_000 },
+    async (model) => {
+      const { cleanupCommand } = await import('../../src/cli/commands/cleanup.js');
+      const before = holdings(sim);
+      const logs: string[] = [];
+      const report = await run(SCENARIOS.mixed as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), model, true, { keep: true, logs });
+      const tag = report.resources?.tag ?? '';
+      expect(report.resources).toMatchObject({ disposal: 'kept', unexpectedlyLeft: 0, cleanupCommand: `keysim cleanup --target ${proxy.url} --tag ${tag}` });
+      expect(exitCodeOf(report)).not.toBe(EXIT.resourcesLeft);
+      const keepLines = logs.filter((l) => l.includes('--keep'));
+      expect(keepLines).toHaveLength(1);
+      expect(keepLines[0]).toContain(`keysim cleanup --target ${proxy.url} --tag ${tag}`);
+      expect(holdings(sim).keys).toBeGreaterThan(before.keys);
+      expect(holdings(sim).identities).toBeGreaterThan(before.identities);
+
+      const out: string[] = [];
+      const code = await cleanupCommand({ target: proxy.url, tag, dryRun: false, out: dir, namespace: [], rootKey: sim.rootKey }, (t) => out.push(t));
+      expect(code, out.join('')).toBe(EXIT.ok);
+      expect(out.join('')).toMatch(/Deleted from .*: \d+ keys, \d+ identities/);
+      expect(withoutApis(holdings(sim), true)).toEqual(withoutApis(before, true));
+    },
+  );
 });

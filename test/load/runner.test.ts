@@ -231,7 +231,11 @@ describe('runScenario against the embedded simulator', () => {
     const controller = new AbortController();
     const lines: string[] = [];
     const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 20_000 }), { signal: controller.signal, log: (line) => lines.push(line), thresholds: thresholds('requests > 0') }),
+      options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 20_000 }), {
+        signal: controller.signal,
+        log: (line) => lines.push(line),
+        thresholds: thresholds('requests > 0'),
+      }),
     );
     let settledAt: number | undefined;
     void running.then(
@@ -263,7 +267,7 @@ describe('runScenario against the embedded simulator', () => {
     let built = 0;
     const scenario = defineScenario<KeyFixtures>({
       name: 'inline-abort-in-answer',
-      description: 'Stopped by the first answer, before the generator\'s next tick',
+      description: "Stopped by the first answer, before the generator's next tick",
       setup: (ctx) => createKey(ctx, undefined, created),
       mix: [
         {
@@ -301,7 +305,10 @@ describe('runScenario against the embedded simulator', () => {
     const controller = new AbortController();
     const lines: string[] = [];
     const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 20_000 }), { signal: controller.signal, log: (line) => lines.push(line) }),
+      options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 20_000 }), {
+        signal: controller.signal,
+        log: (line) => lines.push(line),
+      }),
     );
     let settledAt: number | undefined;
     void running.then(
@@ -379,7 +386,9 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
           void server.kill();
         }, 1_000);
       });
-      const report = await runScenario(options(erase(scenario), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 50, durationMs: 2_000, timeoutMs: 3_000 })));
+      const report = await runScenario(
+        options(erase(scenario), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 50, durationMs: 2_000, timeoutMs: 3_000 })),
+      );
 
       expect(killed).toBe(true);
       expect(server.paths[0]).toBe('/v2/identities.listIdentities');
@@ -486,9 +495,9 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
       },
       mix: [{ weight: 1, build: () => ({ op: 'keys.verifyKey', body: { key: 'k' } }) }],
     });
-    const error = await runScenario(options(erase(scenario), liveTarget('http://127.0.0.1:9', 'root_x_12345678'), loadSettings({ model: 'closed', pipelining: 2 }))).catch(
-      (e: unknown) => e,
-    );
+    const error = await runScenario(
+      options(erase(scenario), liveTarget('http://127.0.0.1:9', 'root_x_12345678'), loadSettings({ model: 'closed', pipelining: 2 })),
+    ).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/pipelining/);
     expect(setupCalled).toBe(false);
   });
@@ -531,7 +540,9 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
       },
       mix: [{ weight: 1, build: () => ({ op: 'keys.verifyKey', body: { key: 'k' } }) }],
     });
-    const error = await runScenario(options(erase(scenario), liveTarget(`http://127.0.0.1:${port}`, 'root_x_12345678'), loadSettings())).catch((e: unknown) => e);
+    const error = await runScenario(options(erase(scenario), liveTarget(`http://127.0.0.1:${port}`, 'root_x_12345678'), loadSettings())).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TargetUnreachableError);
     expect((error as Error).message).toContain(`127.0.0.1:${port}`);
     expect((error as Error).message).toMatch(/refused/);

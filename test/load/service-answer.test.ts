@@ -85,9 +85,15 @@ describe('the load models agree', () => {
         expect(verify?.statuses, model).toEqual({});
         expect(verify?.transportErrors.other, model).toBe(verify?.requests);
         expect(verify?.checkFailures, model).toBe(0);
-        const calls = gunzipSync(readFileSync(join(dir, `${model}-${HISTORY_FILE}`))).toString('utf8').split('\n').filter((l) => l.includes('keys.verifyKey'));
+        const calls = gunzipSync(readFileSync(join(dir, `${model}-${HISTORY_FILE}`)))
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.includes('keys.verifyKey'));
         expect(calls.length, model).toBeGreaterThan(0);
-        expect(calls.every((l) => l.includes('"unknown"')), model).toBe(true);
+        expect(
+          calls.every((l) => l.includes('"unknown"')),
+          model,
+        ).toBe(true);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -101,7 +107,10 @@ describe('the load models agree', () => {
       const verify = report.operations.find((o) => o.operation === 'keys.verifyKey');
       expect(verify?.requests, model).toBeGreaterThan(0);
       expect(verify?.checkFailures, model).toBe(verify?.requests);
-      expect(report.checks.some((c) => !c.passed && /no such route/.test(c.detail ?? '')), model).toBe(true);
+      expect(
+        report.checks.some((c) => !c.passed && /no such route/.test(c.detail ?? '')),
+        model,
+      ).toBe(true);
     }
   });
 });
@@ -118,7 +127,7 @@ describe('every reader of answers applies the one rule', () => {
     expect(neverCameReason({ status: 200, body: { data: {} } })).toMatch(/not the service/);
   });
 
-  test("pre-flight took a gateway's 502 page for the service's own failure (\"not reachable: it answered 502\"): it does not answer like the service", async () => {
+  test('pre-flight took a gateway\'s 502 page for the service\'s own failure ("not reachable: it answered 502"): it does not answer like the service', async () => {
     const server = await stub((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body><h1>502 Bad Gateway</h1></body></html>'));
     const error = await checkReachable(liveTarget(server.url, ROOT_KEY), 5_000).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotTheServiceError);
@@ -170,7 +179,7 @@ describe('the decoded-body limit depends on the call', () => {
     try {
       const res = await client.post('/_sim/snapshot', {}, 'root');
       expect(res.status).toBe(200);
-      expect(((res.body as { data: { blob: string } }).data.blob).length).toBe(MAX_BODY_BYTES + 1024);
+      expect((res.body as { data: { blob: string } }).data.blob.length).toBe(MAX_BODY_BYTES + 1024);
     } finally {
       await client.close();
     }

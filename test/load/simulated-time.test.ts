@@ -31,7 +31,9 @@ interface Fixtures {
 }
 
 const dataOf = (body: unknown): Record<string, unknown> =>
-  typeof body === 'object' && body !== null && typeof (body as { data?: unknown }).data === 'object' ? ((body as { data: Record<string, unknown> }).data ?? {}) : {};
+  typeof body === 'object' && body !== null && typeof (body as { data?: unknown }).data === 'object'
+    ? ((body as { data: Record<string, unknown> }).data ?? {})
+    : {};
 
 /**
  * Verifications over 2027-01-31T23:00Z – 2027-02-01T01:00Z (1,000 in 2 s at the test's settings),
@@ -60,7 +62,8 @@ function monthEnd(serviceClock: { fromMs: number; toMs: number } = { fromMs: FRO
         build: (f) => ({ op: 'keys.verifyKey', body: { key: f.key } }),
         check(r, f) {
           const d = dataOf(r.body);
-          if (r.status !== 200 || d.code !== 'VALID' || typeof d.credits !== 'number') return `expected VALID with credits, got ${r.status} ${JSON.stringify(r.body)}`;
+          if (r.status !== 200 || d.code !== 'VALID' || typeof d.credits !== 'number')
+            return `expected VALID with credits, got ${r.status} ${JSON.stringify(r.body)}`;
           f.credits.push(d.credits);
           return undefined;
         },
@@ -97,7 +100,8 @@ function options(scenario: Scenario<unknown>, target: Target, extra: Partial<Run
   return { scenario, target, settings: SETTINGS, seed: 11, thresholds: [], keep: false, keysimVersion: '0.0.0-test', ...extra };
 }
 
-const failed = (checks: ReadonlyArray<{ name: string; passed: boolean; detail: string }>) => checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`);
+const failed = (checks: ReadonlyArray<{ name: string; passed: boolean; detail: string }>) =>
+  checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`);
 
 describe('load on simulated time', () => {
   let sim: Target;
@@ -123,7 +127,9 @@ describe('load on simulated time', () => {
     expect(report.invariants?.verdict).toBe('clean');
     expect(report.invariants?.invariants.length).toBeGreaterThanOrEqual(6);
     expect(report.checks.find((c) => c.name === 'refill seen under load')?.passed).toBe(true);
-    expect(report.phases).toMatchObject([{ name: 'across the month end', serviceClockFrom: '2027-01-31T23:00:00.000Z', serviceClockTo: '2027-02-01T01:00:00.000Z' }]);
+    expect(report.phases).toMatchObject([
+      { name: 'across the month end', serviceClockFrom: '2027-01-31T23:00:00.000Z', serviceClockTo: '2027-02-01T01:00:00.000Z' },
+    ]);
     expect(report.operations.find((o) => o.operation === 'keys.verifyKey')?.codes).toEqual({ VALID: VERIFICATIONS });
 
     const { events } = await readHistory(historyPath);
@@ -158,7 +164,9 @@ describe('load on simulated time', () => {
 
   test('the closed model runs on simulated time too, every verification accounted for with the requests cut off at its end (once failed on a busy machine): the clock ends exactly at toMs', async () => {
     // As fast as it goes, the closed model may spend the whole refill (USAGE_EXCEEDED then fails the per-response check), never a million credits.
-    const report = await runScenario(options(monthEnd(undefined, 1_000_000), sim, { settings: { ...SETTINGS, model: 'closed', connections: 2, durationMs: 1_000 } }));
+    const report = await runScenario(
+      options(monthEnd(undefined, 1_000_000), sim, { settings: { ...SETTINGS, model: 'closed', connections: 2, durationMs: 1_000 } }),
+    );
     expect(report.phases[0]).toMatchObject({ serviceClockFrom: '2027-01-31T23:00:00.000Z', serviceClockTo: '2027-02-01T01:00:00.000Z' });
     expect(report.checks.find((c) => c.name === 'refill seen under load')?.passed).toBe(true);
     expect(report.checks.find((c) => c.name === 'every verification accounted for')?.passed).toBe(true);
@@ -189,12 +197,16 @@ describe('load on simulated time', () => {
         { name: 'broken sweep', durationMs: 500, serviceClock: { fromMs: Number.NaN, toMs: TO_MS } },
       ],
     };
-    await expect(runScenario(options(scenario, sim))).rejects.toThrow(/the service clock of phase "broken sweep": serviceClock must be whole Unix ms with 0 ≤ fromMs ≤ toMs, got fromMs NaN/);
+    await expect(runScenario(options(scenario, sim))).rejects.toThrow(
+      /the service clock of phase "broken sweep": serviceClock must be whole Unix ms with 0 ≤ fromMs ≤ toMs, got fromMs NaN/,
+    );
     expect(firstPhaseRan).toBe(false);
   });
 
   test('a fromMs the service clock has passed fails the run, saying so', async () => {
     const past = monthEnd({ fromMs: Date.parse('2027-01-01T00:00:00Z'), toMs: TO_MS });
-    await expect(runScenario(options(past, sim))).rejects.toThrow(/later than the start of phase "across the month end" from 2027-01-01T00:00:00\.000Z: the clock never goes back\. Set clock: \{ startAt: '2027-01-01T00:00:00\.000Z' \}/);
+    await expect(runScenario(options(past, sim))).rejects.toThrow(
+      /later than the start of phase "across the month end" from 2027-01-01T00:00:00\.000Z: the clock never goes back\. Set clock: \{ startAt: '2027-01-01T00:00:00\.000Z' \}/,
+    );
   });
 });

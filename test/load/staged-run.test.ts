@@ -25,7 +25,11 @@ async function setup(ctx: Parameters<Scenario<unknown>['setup']>[0]): Promise<Ke
 }
 
 async function remaining(target: Target, f: KeyFixtures): Promise<number> {
-  const res = await fetch(`${target.url}/v2/keys.getKey`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${target.rootKey}` }, body: JSON.stringify({ keyId: f.keyId }) });
+  const res = await fetch(`${target.url}/v2/keys.getKey`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.rootKey}` },
+    body: JSON.stringify({ keyId: f.keyId }),
+  });
   const body = (await res.json()) as { data: { credits: { remaining: number } } };
   return body.data.credits.remaining;
 }
@@ -39,7 +43,7 @@ describe('a staged run on the embedded simulator', () => {
     await sim?.close();
   });
 
-  test('the run\'s stages drive the measured phase: every planned send is made and spends a credit', async () => {
+  test("the run's stages drive the measured phase: every planned send is made and spends a credit", async () => {
     let fixtures: KeyFixtures | undefined;
     const scenario = defineScenario<KeyFixtures>({
       name: 'staged',
@@ -80,7 +84,14 @@ describe('a staged run on the embedded simulator', () => {
       mix: [verify],
       phases: () => [
         { name: 'warm-up', durationMs: 500, rate: 20, warmup: true },
-        { name: 'spike', startRate: 10, stages: [{ durationMs: 200, target: 100 }, { durationMs: 600, target: 10 }] },
+        {
+          name: 'spike',
+          startRate: 10,
+          stages: [
+            { durationMs: 200, target: 100 },
+            { durationMs: 600, target: 10 },
+          ],
+        },
       ],
     });
     // 0.2 s from 10 to 100 (11) and 0.6 s back to 10 (33): 44; the warm-up's 10 are not measured.

@@ -47,7 +47,7 @@ describe('what a URL target is', () => {
     expect(note).toBeUndefined();
   });
 
-  test('a simulator whose admin surface answers 403 (not this key\'s operator): live, said in one line', async () => {
+  test("a simulator whose admin surface answers 403 (not this key's operator): live, said in one line", async () => {
     const stub = await startStubServer((req, res) => {
       req.resume();
       if (req.url === '/_sim/health') {
@@ -72,29 +72,35 @@ describe('what a URL target is', () => {
   });
 });
 
-describe('a remote simulator gets the simulator\'s treatment', () => {
-  test('smoke makes its namespace through the admin surface (a plain live target of the same service cannot), then deletes everything', { timeout: 120_000 }, async () => {
-    const { target } = await detectUrlTarget(sim.url, sim.rootKey);
-    const before = holdings(sim);
-    const settings = { rate: 20, connections: 2, pipelining: 1, durationMs: 500, warmupMs: 0, timeoutMs: 10_000, model: 'open' as const };
-    const base = { scenario: SCENARIOS.smoke as Scenario<unknown>, settings, seed: 5, thresholds: [], keep: false, keysimVersion: '0.0.0-test' };
-    // With a history on the system clock (which runs during a phase by itself): no false alarm.
-    const dir = mkdtempSync(join(tmpdir(), 'keysim-remote-'));
-    const historyPath = join(dir, 'history.jsonl.gz');
-    const report = await runScenario({ ...base, target, historyPath });
-    const { events } = await readHistory(historyPath).finally(() => rmSync(dir, { recursive: true, force: true }));
-    expect(report.invariants?.verdict).toBe('clean');
-    // Every operation, the load's included, is bracketed on the simulator's clock, not the wall's.
-    const unbracketed = events.filter((e) => e.serviceInvokeMs === undefined || e.serviceInvokeMs < START_MS || (e.serviceCompleteMs ?? 0) < e.serviceInvokeMs);
-    expect(unbracketed.map((e) => `#${e.seq} ${e.op}`)).toEqual([]);
-    expect(events.length).toBeGreaterThan(10);
-    expect(report.invariants?.oracle?.verdict).toBe('agrees');
-    expect(report.target).toEqual({ kind: 'simulator', url: sim.url, remote: true });
-    expect(report.resources?.kinds.find((k) => k.kind === 'namespaces')).toMatchObject({ created: 1, deleted: 1, left: 0 });
-    const after = holdings(sim);
-    expect({ ...after, apis: 0 }).toEqual({ ...before, apis: 0 });
+describe("a remote simulator gets the simulator's treatment", () => {
+  test(
+    'smoke makes its namespace through the admin surface (a plain live target of the same service cannot), then deletes everything',
+    { timeout: 120_000 },
+    async () => {
+      const { target } = await detectUrlTarget(sim.url, sim.rootKey);
+      const before = holdings(sim);
+      const settings = { rate: 20, connections: 2, pipelining: 1, durationMs: 500, warmupMs: 0, timeoutMs: 10_000, model: 'open' as const };
+      const base = { scenario: SCENARIOS.smoke as Scenario<unknown>, settings, seed: 5, thresholds: [], keep: false, keysimVersion: '0.0.0-test' };
+      // With a history on the system clock (which runs during a phase by itself): no false alarm.
+      const dir = mkdtempSync(join(tmpdir(), 'keysim-remote-'));
+      const historyPath = join(dir, 'history.jsonl.gz');
+      const report = await runScenario({ ...base, target, historyPath });
+      const { events } = await readHistory(historyPath).finally(() => rmSync(dir, { recursive: true, force: true }));
+      expect(report.invariants?.verdict).toBe('clean');
+      // Every operation, the load's included, is bracketed on the simulator's clock, not the wall's.
+      const unbracketed = events.filter(
+        (e) => e.serviceInvokeMs === undefined || e.serviceInvokeMs < START_MS || (e.serviceCompleteMs ?? 0) < e.serviceInvokeMs,
+      );
+      expect(unbracketed.map((e) => `#${e.seq} ${e.op}`)).toEqual([]);
+      expect(events.length).toBeGreaterThan(10);
+      expect(report.invariants?.oracle?.verdict).toBe('agrees');
+      expect(report.target).toEqual({ kind: 'simulator', url: sim.url, remote: true });
+      expect(report.resources?.kinds.find((k) => k.kind === 'namespaces')).toMatchObject({ created: 1, deleted: 1, left: 0 });
+      const after = holdings(sim);
+      expect({ ...after, apis: 0 }).toEqual({ ...before, apis: 0 });
 
-    const live = await detectUrlTarget(proxy.url, sim.rootKey);
-    await expect(runScenario({ ...base, seed: 6, target: live.target })).rejects.toThrow(/namespace .* does not exist on the target/);
-  });
+      const live = await detectUrlTarget(proxy.url, sim.rootKey);
+      await expect(runScenario({ ...base, seed: 6, target: live.target })).rejects.toThrow(/namespace .* does not exist on the target/);
+    },
+  );
 });

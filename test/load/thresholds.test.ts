@@ -200,7 +200,10 @@ describe('evaluateThresholds', () => {
     const clean = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }], checks: [{ name: 'ok', passed: true, detail: '' }] });
     expect(evaluate(clean, 'checks == 0')).toMatchObject({ passed: true, actual: 0 });
     // A failed end-of-run check alone fails `checks == 0`.
-    const endOfRun = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }], checks: [{ name: 'balances', passed: false, detail: 'x' }] });
+    const endOfRun = minimalReport({
+      operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }],
+      checks: [{ name: 'balances', passed: false, detail: 'x' }],
+    });
     expect(evaluate(endOfRun, 'checks == 0').passed).toBe(false);
   });
 

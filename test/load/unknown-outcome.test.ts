@@ -32,7 +32,11 @@ describe('answers that never came', () => {
   });
 
   test('withoutAnswer counts 5xx answers as unknown outcomes, as the invariant checkers do', () => {
-    const stats = { statuses: { '200': 10, '504': 2, '500': 1, '429': 3 }, transportErrors: { timeout: 1, reset: 1, refused: 0, other: 0 }, cutOff: 1 } as unknown as OperationStats;
+    const stats = {
+      statuses: { '200': 10, '504': 2, '500': 1, '429': 3 },
+      transportErrors: { timeout: 1, reset: 1, refused: 0, other: 0 },
+      cutOff: 1,
+    } as unknown as OperationStats;
     expect(withoutAnswer(stats)).toBe(6);
   });
 });

@@ -107,9 +107,7 @@ function pick(m: Model, index: number): { i: number; mk: ModelKey } {
 // Commands
 
 type CreateSpec =
-  | { kind: 'unlimited' }
-  | { kind: 'limited'; remaining: number; refill: RefillSpec | null }
-  | { kind: 'refillWithoutRemaining'; refill: RefillSpec };
+  { kind: 'unlimited' } | { kind: 'limited'; remaining: number; refill: RefillSpec | null } | { kind: 'refillWithoutRemaining'; refill: RefillSpec };
 
 class CreateKey implements KeyCommand {
   constructor(readonly spec: CreateSpec) {}
@@ -120,7 +118,8 @@ class CreateKey implements KeyCommand {
     const { fx } = r;
     const { spec } = this;
     let credits: CreditsInput | undefined;
-    if (spec.kind === 'limited') credits = spec.refill === null ? { remaining: spec.remaining } : { remaining: spec.remaining, refill: refillInput(spec.refill) };
+    if (spec.kind === 'limited')
+      credits = spec.refill === null ? { remaining: spec.remaining } : { remaining: spec.remaining, refill: refillInput(spec.refill) };
     if (spec.kind === 'refillWithoutRemaining') credits = { refill: refillInput(spec.refill) };
     const result = fx.engine.keys.createKey(fx.rootKey, credits === undefined ? { apiId: fx.apiId } : { apiId: fx.apiId, credits });
     if (spec.kind === 'refillWithoutRemaining') {
@@ -420,9 +419,9 @@ const refillDayArb = fc.oneof(fc.integer({ min: 1, max: 31 }), fc.constantFrom(2
 
 const refillArb: fc.Arbitrary<RefillSpec> = fc.oneof(
   amountArb.map((amount): RefillSpec => ({ interval: 'daily', amount })),
-  fc.tuple(amountArb, fc.option(refillDayArb, { nil: undefined })).map(([amount, refillDay]): RefillSpec =>
-    refillDay === undefined ? { interval: 'monthly', amount } : { interval: 'monthly', amount, refillDay },
-  ),
+  fc
+    .tuple(amountArb, fc.option(refillDayArb, { nil: undefined }))
+    .map(([amount, refillDay]): RefillSpec => (refillDay === undefined ? { interval: 'monthly', amount } : { interval: 'monthly', amount, refillDay })),
 );
 
 const createArb: fc.Arbitrary<CreateSpec> = fc.oneof(
@@ -492,19 +491,24 @@ const startArb = fc
 describe('credits and refill against a reference model', () => {
   it('keeps balances, verifications, credit updates and refills in step with the model', () => {
     assertProperty(
-      fc.property(startArb, fc.array(createArb, { minLength: 1, maxLength: 4 }), fc.commands(commandArbs, { maxCommands: 60, size: 'max' }), (startMs, initial, commands) => {
-        const fx = makeEngine({ startMs });
-        const model: Model = { nowMs: startMs, keys: [] };
-        const real: Real = { fx, handles: [] };
-        // A few keys up front, so that most sequences spend their commands on existing keys.
-        for (const spec of initial) new CreateKey(spec).run(model, real);
-        fc.modelRun(() => ({ model, real }), commands);
-        // Finally, every key as the model sees it, settled to the last instant.
-        for (const [i, mk] of model.keys.entries()) {
-          settle(mk, model.nowMs);
-          expectView(getView(real, i), mk, `final read of key #${i} at ${iso(model.nowMs)}`);
-        }
-      }),
+      fc.property(
+        startArb,
+        fc.array(createArb, { minLength: 1, maxLength: 4 }),
+        fc.commands(commandArbs, { maxCommands: 60, size: 'max' }),
+        (startMs, initial, commands) => {
+          const fx = makeEngine({ startMs });
+          const model: Model = { nowMs: startMs, keys: [] };
+          const real: Real = { fx, handles: [] };
+          // A few keys up front, so that most sequences spend their commands on existing keys.
+          for (const spec of initial) new CreateKey(spec).run(model, real);
+          fc.modelRun(() => ({ model, real }), commands);
+          // Finally, every key as the model sees it, settled to the last instant.
+          for (const [i, mk] of model.keys.entries()) {
+            settle(mk, model.nowMs);
+            expectView(getView(real, i), mk, `final read of key #${i} at ${iso(model.nowMs)}`);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -74,7 +74,8 @@ class AdmissionLog {
         const sum = (perWindow.get(w) ?? 0) + a.cost;
         perWindow.set(w, sum);
         // Cost 0 is admitted whatever the total (it adds nothing), so it bounds nothing.
-        if (a.cost > 0 && sum > a.limit) out.push(`${name}: window ${w} (${w * durationMs}..${(w + 1) * durationMs} ms) admitted ${sum} > limit ${a.limit} at ${a.atMs}`);
+        if (a.cost > 0 && sum > a.limit)
+          out.push(`${name}: window ${w} (${w * durationMs}..${(w + 1) * durationMs} ms) admitted ${sum} > limit ${a.limit} at ${a.atMs}`);
       }
     }
     return out;
@@ -82,9 +83,7 @@ class AdmissionLog {
 }
 
 /** A clock step: by an amount, or to a window boundary of one of the durations ± 1 ms. */
-type ClockStep =
-  | { kind: 'advance'; byMs: number }
-  | { kind: 'boundary'; durationIndex: number; skip: number; offsetMs: -1 | 0 | 1 };
+type ClockStep = { kind: 'advance'; byMs: number } | { kind: 'boundary'; durationIndex: number; skip: number; offsetMs: -1 | 0 | 1 };
 
 function clockStepArb(durations: readonly number[]): fc.Arbitrary<ClockStep> {
   const longest = Math.max(...durations);
@@ -149,9 +148,9 @@ const limitScenarioArb: fc.Arbitrary<LimitScenario> = fc
       cost: fc.integer({ min: 0, max: 5 }),
       lowerLimitBy: cfg.varyLimit ? fc.nat({ max: cfg.limit - 1 }) : fc.constant(0),
     });
-    return fc.array(fc.oneof({ arbitrary: request, weight: 3 }, { arbitrary: clockStepArb(durations), weight: 1 }), { minLength: 1, maxLength: 60 }).map(
-      (steps): LimitScenario => ({ ...cfg, steps }),
-    );
+    return fc
+      .array(fc.oneof({ arbitrary: request, weight: 3 }, { arbitrary: clockStepArb(durations), weight: 1 }), { minLength: 1, maxLength: 60 })
+      .map((steps): LimitScenario => ({ ...cfg, steps }));
   });
 
 function overrideMatches(pattern: 'a' | 'u_*' | '*', identifier: Identifier): boolean {
@@ -182,7 +181,9 @@ function runLimitScenario(s: LimitScenario, exactModel: boolean): void {
     const durationMs = matched && s.override !== undefined ? s.override.durationMs : s.durationMs;
     const now = clock.now();
     const usedBefore = log.usedAt(step.identifier, durationMs, now);
-    const out = unwrap(engine.ratelimit.limit(rootKey, { namespace: 'ns', identifier: step.identifier, limit: requestLimit, duration: s.durationMs, cost: step.cost }));
+    const out = unwrap(
+      engine.ratelimit.limit(rootKey, { namespace: 'ns', identifier: step.identifier, limit: requestLimit, duration: s.durationMs, cost: step.cost }),
+    );
 
     if (step.cost === 0) expect(out.success, 'cost 0 is never denied').toBe(true);
     expect(out.limit).toBe(limit);
@@ -204,11 +205,17 @@ function runLimitScenario(s: LimitScenario, exactModel: boolean): void {
 
 describe('ratelimit.limit: admitted cost per window never exceeds the effective limit', () => {
   it('holds for any requests and clock steps, with and without an override; cost 0 is never denied', () => {
-    assertProperty(fc.property(limitScenarioArb, (s) => runLimitScenario(s, false)), { numRuns: 200 });
+    assertProperty(
+      fc.property(limitScenarioArb, (s) => runLimitScenario(s, false)),
+      { numRuns: 200 },
+    );
   });
 
   it('every decision is the sliding-window formula evaluated exactly', () => {
-    assertProperty(fc.property(limitScenarioArb, (s) => runLimitScenario(s, true)), { numRuns: 200 });
+    assertProperty(
+      fc.property(limitScenarioArb, (s) => runLimitScenario(s, true)),
+      { numRuns: 200 },
+    );
   });
 });
 
@@ -227,14 +234,10 @@ interface VerifyScenario {
   idNamed: LimitConfig;
   inline: LimitConfig;
   keys: Array<{ credits: number | undefined; keyAuto: LimitConfig & { autoApply: boolean }; shadow: LimitConfig | undefined }>;
-  steps: Array<
-    | { kind: 'verify'; keyIndex: number; creditCost: number | undefined; named: Array<{ name: NamedLimit; cost: number | undefined }> }
-    | ClockStep
-  >;
+  steps: Array<{ kind: 'verify'; keyIndex: number; creditCost: number | undefined; named: Array<{ name: NamedLimit; cost: number | undefined }> } | ClockStep>;
 }
 
-const limitConfigArb = (max: number): fc.Arbitrary<LimitConfig> =>
-  fc.record({ limit: fc.integer({ min: 1, max }), durationMs: fc.constantFrom(...DURATIONS) });
+const limitConfigArb = (max: number): fc.Arbitrary<LimitConfig> => fc.record({ limit: fc.integer({ min: 1, max }), durationMs: fc.constantFrom(...DURATIONS) });
 
 const verifyScenarioArb: fc.Arbitrary<VerifyScenario> = fc
   .record({
@@ -262,9 +265,9 @@ const verifyScenarioArb: fc.Arbitrary<VerifyScenario> = fc
         selector: (r) => r.name,
       }),
     });
-    return fc.array(fc.oneof({ arbitrary: verify, weight: 3 }, { arbitrary: clockStepArb(durations), weight: 1 }), { minLength: 1, maxLength: 50 }).map(
-      (steps): VerifyScenario => ({ ...cfg, steps }),
-    );
+    return fc
+      .array(fc.oneof({ arbitrary: verify, weight: 3 }, { arbitrary: clockStepArb(durations), weight: 1 }), { minLength: 1, maxLength: 50 })
+      .map((steps): VerifyScenario => ({ ...cfg, steps }));
   });
 
 interface PlannedLimit {
@@ -310,7 +313,8 @@ function planFor(s: VerifyScenario, keyIndex: number, named: ReadonlyArray<{ nam
     const cost = r.cost ?? 1;
     if (r.name === 'inline') planned.push({ counter: `key${keyIndex}/inline`, name: 'inline', ...s.inline, cost });
     else if (r.name === 'idAuto') planned.push({ counter: 'identity/idAuto', name: 'idAuto', ...s.idAuto, cost });
-    else if (r.name === 'keyAuto') planned.push({ counter: `key${keyIndex}/keyAuto`, name: 'keyAuto', limit: key.keyAuto.limit, durationMs: key.keyAuto.durationMs, cost });
+    else if (r.name === 'keyAuto')
+      planned.push({ counter: `key${keyIndex}/keyAuto`, name: 'keyAuto', limit: key.keyAuto.limit, durationMs: key.keyAuto.durationMs, cost });
     else if (key.shadow !== undefined) planned.push({ counter: `key${keyIndex}/idNamed`, name: 'idNamed', ...key.shadow, cost });
     else planned.push({ counter: 'identity/idNamed', name: 'idNamed', ...s.idNamed, cost });
   }
@@ -373,7 +377,9 @@ function runVerifyScenario(s: VerifyScenario, exactModel: boolean): void {
 
     if (exactModel) {
       const limited = planned.some((p, i) => p.cost > 0 && (usedBefore[i] ?? 0) + p.cost > p.limit);
-      expect(out.code === 'RATE_LIMITED', `at ${now}: ${planned.map((p, i) => `${p.counter} used ${usedBefore[i]} + ${p.cost} / ${p.limit}`).join(', ')}`).toBe(limited);
+      expect(out.code === 'RATE_LIMITED', `at ${now}: ${planned.map((p, i) => `${p.counter} used ${usedBefore[i]} + ${p.cost} / ${p.limit}`).join(', ')}`).toBe(
+        limited,
+      );
     }
     // VALID and USAGE_EXCEEDED both consumed their rate-limit tokens; RATE_LIMITED consumed none.
     if (out.code !== 'RATE_LIMITED') for (const p of planned) log.admit(p.counter, p.limit, p.durationMs, now, p.cost);
@@ -383,10 +389,16 @@ function runVerifyScenario(s: VerifyScenario, exactModel: boolean): void {
 
 describe('keys.verifyKey: admitted cost per window never exceeds key and identity limits', () => {
   it('holds for key limits, identity limits shared across keys, named limits with cost and inline limits', () => {
-    assertProperty(fc.property(verifyScenarioArb, (s) => runVerifyScenario(s, false)), { numRuns: 200 });
+    assertProperty(
+      fc.property(verifyScenarioArb, (s) => runVerifyScenario(s, false)),
+      { numRuns: 200 },
+    );
   });
 
   it('every rate-limit decision is the sliding-window formula evaluated exactly', () => {
-    assertProperty(fc.property(verifyScenarioArb, (s) => runVerifyScenario(s, true)), { numRuns: 200 });
+    assertProperty(
+      fc.property(verifyScenarioArb, (s) => runVerifyScenario(s, true)),
+      { numRuns: 200 },
+    );
   });
 });

@@ -29,17 +29,42 @@ const meta = fc.oneof(
 );
 const names = fc.array(fc.constantFrom('a', 'b', 'api.*', 'x.read', '*'), { maxLength: 4 });
 const rateLimits = fc.uniqueArray(
-  fc.record({ name: fc.constantFrom('rl', 'burst', 'day'), limit: fc.integer({ min: 1, max: 5 }), duration: fc.constantFrom(1000, 60_000, DAY), autoApply: fc.boolean() }, { requiredKeys: ['name', 'limit', 'duration'] }),
+  fc.record(
+    {
+      name: fc.constantFrom('rl', 'burst', 'day'),
+      limit: fc.integer({ min: 1, max: 5 }),
+      duration: fc.constantFrom(1000, 60_000, DAY),
+      autoApply: fc.boolean(),
+    },
+    { requiredKeys: ['name', 'limit', 'duration'] },
+  ),
   { selector: (r) => r.name, maxLength: 3 },
 );
 const refill = fc.oneof(
   fc.record({ interval: fc.constant('daily'), amount: fc.integer({ min: 1, max: 100 }) }),
-  fc.record({ interval: fc.constant('monthly'), amount: fc.integer({ min: 1, max: 100 }), refillDay: fc.integer({ min: 1, max: 31 }) }, { requiredKeys: ['interval', 'amount'] }),
+  fc.record(
+    { interval: fc.constant('monthly'), amount: fc.integer({ min: 1, max: 100 }), refillDay: fc.integer({ min: 1, max: 31 }) },
+    { requiredKeys: ['interval', 'amount'] },
+  ),
 );
-const credits = fc.oneof(fc.constant(null), fc.record({ remaining: fc.integer({ min: 0, max: 50 }), refill: fc.option(refill, { nil: undefined }) }, { requiredKeys: ['remaining'] }));
+const credits = fc.oneof(
+  fc.constant(null),
+  fc.record({ remaining: fc.integer({ min: 0, max: 50 }), refill: fc.option(refill, { nil: undefined }) }, { requiredKeys: ['remaining'] }),
+);
 const externalId = fc.constantFrom('acme', 'user_1', 'org.2');
 const createKey = fc.record(
-  { meta, credits, ratelimits: rateLimits, roles: names, permissions: names, externalId, expires: fc.integer({ min: START_MS, max: START_MS + 90 * DAY }), enabled: fc.boolean(), recoverable: fc.boolean(), name: fc.string({ minLength: 1, maxLength: 10 }) },
+  {
+    meta,
+    credits,
+    ratelimits: rateLimits,
+    roles: names,
+    permissions: names,
+    externalId,
+    expires: fc.integer({ min: START_MS, max: START_MS + 90 * DAY }),
+    enabled: fc.boolean(),
+    recoverable: fc.boolean(),
+    name: fc.string({ minLength: 1, maxLength: 10 }),
+  },
   { requiredKeys: [] },
 );
 
@@ -59,17 +84,44 @@ type Op =
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: createKey.map((input) => ({ kind: 'createKey' as const, input })), weight: 4 },
-  fc.record({ kind: fc.constant('updateKey' as const), key: fc.nat(5), input: fc.record({ meta: fc.option(meta, { nil: null }), credits, ratelimits: rateLimits, roles: names, externalId: fc.option(externalId, { nil: null }) }, { requiredKeys: [] }) }),
+  fc.record({
+    kind: fc.constant('updateKey' as const),
+    key: fc.nat(5),
+    input: fc.record(
+      { meta: fc.option(meta, { nil: null }), credits, ratelimits: rateLimits, roles: names, externalId: fc.option(externalId, { nil: null }) },
+      { requiredKeys: [] },
+    ),
+  }),
   fc.record({ kind: fc.constant('deleteKey' as const), key: fc.nat(5) }),
-  { arbitrary: fc.record({ kind: fc.constant('verify' as const), key: fc.nat(5), cost: fc.integer({ min: 0, max: 3 }), permissions: fc.option(fc.constantFrom('a', 'a and b', 'a OR x.read', '(a Or b) AND api.*'), { nil: undefined }) }), weight: 3 },
-  fc.record({ kind: fc.constant('credits' as const), key: fc.nat(5), operation: fc.constantFrom('set' as const, 'increment' as const, 'decrement' as const), value: fc.option(fc.integer({ min: 0, max: 20 }), { nil: null }) }),
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('verify' as const),
+      key: fc.nat(5),
+      cost: fc.integer({ min: 0, max: 3 }),
+      permissions: fc.option(fc.constantFrom('a', 'a and b', 'a OR x.read', '(a Or b) AND api.*'), { nil: undefined }),
+    }),
+    weight: 3,
+  },
+  fc.record({
+    kind: fc.constant('credits' as const),
+    key: fc.nat(5),
+    operation: fc.constantFrom('set' as const, 'increment' as const, 'decrement' as const),
+    value: fc.option(fc.integer({ min: 0, max: 20 }), { nil: null }),
+  }),
   fc.record({ kind: fc.constant('createIdentity' as const), input: fc.record({ externalId, meta, ratelimits: rateLimits }, { requiredKeys: ['externalId'] }) }),
-  fc.record({ kind: fc.constant('updateIdentity' as const), identity: externalId, input: fc.record({ meta: fc.option(meta, { nil: null }), ratelimits: rateLimits }, { requiredKeys: [] }) }),
+  fc.record({
+    kind: fc.constant('updateIdentity' as const),
+    identity: externalId,
+    input: fc.record({ meta: fc.option(meta, { nil: null }), ratelimits: rateLimits }, { requiredKeys: [] }),
+  }),
   fc.record({ kind: fc.constant('deleteIdentity' as const), identity: externalId }),
   fc.record({ kind: fc.constant('namespace' as const), name: fc.constantFrom('api', 'jobs'), remove: fc.boolean() }),
   fc.record({ kind: fc.constant('override' as const), identifier: fc.constantFrom('u1', 'vip_*', 'u2'), limit: fc.integer({ min: 0, max: 5 }) }),
   fc.record({ kind: fc.constant('limit' as const), identifier: fc.constantFrom('u1', 'vip_9', 'u2'), limit: fc.integer({ min: 1, max: 3 }) }),
-  { arbitrary: fc.record({ kind: fc.constant('advance' as const), byMs: fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 40 * DAY })) }), weight: 2 },
+  {
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), byMs: fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 40 * DAY })) }),
+    weight: 2,
+  },
 );
 
 interface World {
@@ -118,13 +170,17 @@ function apply(w: World, o: Op): void {
     }
     case 'verify': {
       const k = key(o.key);
-      const input = o.permissions === undefined ? { key: k?.key ?? 'nope', credits: { cost: o.cost } } : { key: k?.key ?? 'nope', credits: { cost: o.cost }, permissions: o.permissions };
+      const input =
+        o.permissions === undefined
+          ? { key: k?.key ?? 'nope', credits: { cost: o.cost } }
+          : { key: k?.key ?? 'nope', credits: { cost: o.cost }, permissions: o.permissions };
       accepted(verifyKeyRequest, input, (v) => e.keys.verifyKey(w.rootKey, v));
       return;
     }
     case 'credits': {
       const k = key(o.key);
-      if (k !== undefined) accepted(updateCreditsRequest, { keyId: k.keyId, operation: o.operation, value: o.value }, (v) => e.keys.updateCredits(w.rootKey, v));
+      if (k !== undefined)
+        accepted(updateCreditsRequest, { keyId: k.keyId, operation: o.operation, value: o.value }, (v) => e.keys.updateCredits(w.rootKey, v));
       return;
     }
     case 'createIdentity':
@@ -141,7 +197,9 @@ function apply(w: World, o: Op): void {
       else e.admin.createNamespace(w.workspaceId, o.name);
       return;
     case 'override':
-      accepted(setOverrideRequest, { namespace: 'api', identifier: o.identifier, limit: o.limit, duration: 60_000 }, (v) => e.ratelimit.setOverride(w.rootKey, v));
+      accepted(setOverrideRequest, { namespace: 'api', identifier: o.identifier, limit: o.limit, duration: 60_000 }, (v) =>
+        e.ratelimit.setOverride(w.rootKey, v),
+      );
       return;
     case 'limit':
       accepted(limitRequest, { namespace: 'api', identifier: o.identifier, limit: o.limit, duration: 60_000 }, (v) => e.ratelimit.limit(w.rootKey, v));

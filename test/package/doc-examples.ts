@@ -42,7 +42,12 @@ export function examplesOf(doc: string, markdown: string): DocExample[] {
 export function docExamples(repo: string): DocExample[] {
   const docs = ['README.md'];
   try {
-    docs.push(...readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`));
+    docs.push(
+      ...readdirSync(join(repo, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .sort()
+        .map((f) => `docs/${f}`),
+    );
   } catch {
     // No docs folder: the README's examples only.
   }

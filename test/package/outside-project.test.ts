@@ -53,85 +53,117 @@ function report(dir: string, out: string, scenario: string): { checks: Array<{ n
 }
 
 describe('an ES module project ("type": "module")', () => {
-  test('keysim init writes a scenario and a test that pass as written, and refuses to overwrite them', async () => {
-    const init = await keysim(esm, ['init']);
-    expect(init.code, shownRun('keysim init', init)).toBe(0);
-    expect(init.stdout).toContain('npx keysim run ./checks/first-check.ts');
-    expect(existsSync(join(esm, 'checks/first-check.ts'))).toBe(true);
+  test(
+    'keysim init writes a scenario and a test that pass as written, and refuses to overwrite them',
+    async () => {
+      const init = await keysim(esm, ['init']);
+      expect(init.code, shownRun('keysim init', init)).toBe(0);
+      expect(init.stdout).toContain('npx keysim run ./checks/first-check.ts');
+      expect(existsSync(join(esm, 'checks/first-check.ts'))).toBe(true);
 
-    const again = await keysim(esm, ['init']);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('checks/first-check.ts');
-    expect(again.stderr).toContain('--force');
+      const again = await keysim(esm, ['init']);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain('checks/first-check.ts');
+      expect(again.stderr).toContain('--force');
 
-    const tested = await run('npx', ['--no-install', 'vitest', 'run', 'test/keysim.test.ts'], esm);
-    expect(tested.code, shownRun('vitest run', tested)).toBe(0);
+      const tested = await run('npx', ['--no-install', 'vitest', 'run', 'test/keysim.test.ts'], esm);
+      expect(tested.code, shownRun('vitest run', tested)).toBe(0);
 
-    const ran = await keysim(esm, ['run', './checks/first-check.ts', ...QUICK, '--out', 'reports-first']);
-    expect(ran.code, shownRun('keysim run ./checks/first-check.ts', ran)).toBe(0);
-    expect(report(esm, 'reports-first', 'first-check').checks.map((c) => [c.name, c.passed])).toContainEqual(['no more VALID than credits', true]);
-  }, STEP_MS);
+      const ran = await keysim(esm, ['run', './checks/first-check.ts', ...QUICK, '--out', 'reports-first']);
+      expect(ran.code, shownRun('keysim run ./checks/first-check.ts', ran)).toBe(0);
+      expect(report(esm, 'reports-first', 'first-check').checks.map((c) => [c.name, c.passed])).toContainEqual(['no more VALID than credits', true]);
+    },
+    STEP_MS,
+  );
 
-  test('a quoted glob of two files runs both, and keysim list lists a folder', async () => {
-    writeProjectFile(esm, 'checks/second-check.ts', SECOND);
-    if (!existsSync(join(esm, 'checks/first-check.ts'))) expect((await keysim(esm, ['init', '--force'])).code).toBe(0);
-    const ran = await keysim(esm, ['run', 'checks/*.ts', ...QUICK, '--out', 'reports-glob']);
-    expect(ran.code, shownRun("keysim run 'checks/*.ts'", ran)).toBe(0);
-    expect(runFolders(join(esm, 'reports-glob')).map((f) => f.replace(/^.*?-(?=[a-z])/, '')).sort()).toEqual(['first-check', 'second-check']);
+  test(
+    'a quoted glob of two files runs both, and keysim list lists a folder',
+    async () => {
+      writeProjectFile(esm, 'checks/second-check.ts', SECOND);
+      if (!existsSync(join(esm, 'checks/first-check.ts'))) expect((await keysim(esm, ['init', '--force'])).code).toBe(0);
+      const ran = await keysim(esm, ['run', 'checks/*.ts', ...QUICK, '--out', 'reports-glob']);
+      expect(ran.code, shownRun("keysim run 'checks/*.ts'", ran)).toBe(0);
+      expect(
+        runFolders(join(esm, 'reports-glob'))
+          .map((f) => f.replace(/^.*?-(?=[a-z])/, ''))
+          .sort(),
+      ).toEqual(['first-check', 'second-check']);
 
-    const listed = await keysim(esm, ['list', './checks']);
-    expect(listed.code, shownRun('keysim list ./checks', listed)).toBe(0);
-    expect(listed.stdout).toMatch(/^first-check\s+A key with 100 credits/m);
-    expect(listed.stdout).toMatch(/^second-check\s+An unlimited key stays valid/m);
-  }, STEP_MS);
+      const listed = await keysim(esm, ['list', './checks']);
+      expect(listed.code, shownRun('keysim list ./checks', listed)).toBe(0);
+      expect(listed.stdout).toMatch(/^first-check\s+A key with 100 credits/m);
+      expect(listed.stdout).toMatch(/^second-check\s+An unlimited key stays valid/m);
+    },
+    STEP_MS,
+  );
 
-  test('the user files typecheck against the packed declarations', async () => {
-    writeProjectFile(esm, 'checks/second-check.ts', SECOND);
-    if (!existsSync(join(esm, 'checks/first-check.ts'))) expect((await keysim(esm, ['init', '--force'])).code).toBe(0);
-    const checked = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
-    expect(checked.code, shownRun('tsc --noEmit', checked)).toBe(0);
-    // It can fail: a scenario that breaks the contract does not typecheck.
-    writeProjectFile(esm, 'checks/typo.ts', "import { defineScenario } from 'keysim';\nexport default defineScenario({ name: 'typo', description: '', setup: async () => ({}), mix: [{ weight: 1, build: () => ({ op: 'keys.verifyKeys', body: {} }) }] });\n");
-    const refused = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stdout).toContain('checks/typo.ts');
-    writeProjectFile(esm, 'checks/typo.ts', '');
-  }, STEP_MS);
-
-  test('broken scenario files exit 2 naming the file and what is wrong, before any load', async () => {
-    writeProjectFile(esm, 'broken/empty-mix.ts', "import { defineScenario } from 'keysim';\nexport default defineScenario({ name: 'empty', description: '', setup: async () => ({}), mix: [] });\n");
-    writeProjectFile(esm, 'broken/throws.ts', "throw new Error('no database here');\nexport default {};\n");
-    writeProjectFile(esm, 'broken/nothing.mjs', 'export const answer = 42;\n');
-    const cases: Array<[string, string]> = [
-      ['broken/empty-mix.ts', 'empty mix'],
-      ['broken/throws.ts', 'no database here'],
-      ['broken/nothing.mjs', 'exports no scenario'],
-      ['missing/none.ts', 'no such file'],
-    ];
-    for (const [file, problem] of cases) {
-      const ran = await keysim(esm, ['run', file, ...QUICK, '--out', 'reports-broken']);
-      expect(ran.code, shownRun(`keysim run ${file}`, ran)).toBe(2);
-      expect(ran.stderr).toContain(file);
-      expect(ran.stderr).toContain(problem);
-    }
-    expect(runFolders(join(esm, 'reports-broken'))).toEqual([]);
-  }, STEP_MS);
-
-  test('the marked examples of README.md and docs/*.md run as written', async () => {
-    const examples = docExamples(REPO);
-    for (const example of examples) {
-      writeProjectFile(esm, example.path, example.text);
-      const ran = example.path.endsWith('.test.ts')
-        ? await run('npx', ['--no-install', 'vitest', 'run', example.path], esm)
-        : await keysim(esm, ['run', example.path, ...QUICK, '--out', 'reports-docs']);
-      expect(ran.code, shownRun(`the example of ${example.doc} at line ${example.line} (${example.path})`, ran)).toBe(0);
-    }
-    // And they typecheck, as a user's editor would check them.
-    if (examples.length > 0) {
+  test(
+    'the user files typecheck against the packed declarations',
+    async () => {
+      writeProjectFile(esm, 'checks/second-check.ts', SECOND);
+      if (!existsSync(join(esm, 'checks/first-check.ts'))) expect((await keysim(esm, ['init', '--force'])).code).toBe(0);
       const checked = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
-      expect(checked.code, shownRun(`tsc --noEmit over the examples (${examples.map((e) => `${e.doc}:${e.line}`).join(', ')})`, checked)).toBe(0);
-    }
-  }, STEP_MS);
+      expect(checked.code, shownRun('tsc --noEmit', checked)).toBe(0);
+      // It can fail: a scenario that breaks the contract does not typecheck.
+      writeProjectFile(
+        esm,
+        'checks/typo.ts',
+        "import { defineScenario } from 'keysim';\nexport default defineScenario({ name: 'typo', description: '', setup: async () => ({}), mix: [{ weight: 1, build: () => ({ op: 'keys.verifyKeys', body: {} }) }] });\n",
+      );
+      const refused = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stdout).toContain('checks/typo.ts');
+      writeProjectFile(esm, 'checks/typo.ts', '');
+    },
+    STEP_MS,
+  );
+
+  test(
+    'broken scenario files exit 2 naming the file and what is wrong, before any load',
+    async () => {
+      writeProjectFile(
+        esm,
+        'broken/empty-mix.ts',
+        "import { defineScenario } from 'keysim';\nexport default defineScenario({ name: 'empty', description: '', setup: async () => ({}), mix: [] });\n",
+      );
+      writeProjectFile(esm, 'broken/throws.ts', "throw new Error('no database here');\nexport default {};\n");
+      writeProjectFile(esm, 'broken/nothing.mjs', 'export const answer = 42;\n');
+      const cases: Array<[string, string]> = [
+        ['broken/empty-mix.ts', 'empty mix'],
+        ['broken/throws.ts', 'no database here'],
+        ['broken/nothing.mjs', 'exports no scenario'],
+        ['missing/none.ts', 'no such file'],
+      ];
+      for (const [file, problem] of cases) {
+        const ran = await keysim(esm, ['run', file, ...QUICK, '--out', 'reports-broken']);
+        expect(ran.code, shownRun(`keysim run ${file}`, ran)).toBe(2);
+        expect(ran.stderr).toContain(file);
+        expect(ran.stderr).toContain(problem);
+      }
+      expect(runFolders(join(esm, 'reports-broken'))).toEqual([]);
+    },
+    STEP_MS,
+  );
+
+  test(
+    'the marked examples of README.md and docs/*.md run as written',
+    async () => {
+      const examples = docExamples(REPO);
+      for (const example of examples) {
+        writeProjectFile(esm, example.path, example.text);
+        const ran = example.path.endsWith('.test.ts')
+          ? await run('npx', ['--no-install', 'vitest', 'run', example.path], esm)
+          : await keysim(esm, ['run', example.path, ...QUICK, '--out', 'reports-docs']);
+        expect(ran.code, shownRun(`the example of ${example.doc} at line ${example.line} (${example.path})`, ran)).toBe(0);
+      }
+      // And they typecheck, as a user's editor would check them.
+      if (examples.length > 0) {
+        const checked = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], esm);
+        expect(checked.code, shownRun(`tsc --noEmit over the examples (${examples.map((e) => `${e.doc}:${e.line}`).join(', ')})`, checked)).toBe(0);
+      }
+    },
+    STEP_MS,
+  );
 });
 
 test('the installed package holds its LICENSE, and every relative link of its README and docs resolves inside it', () => {
@@ -148,10 +180,14 @@ test('the installed package holds its LICENSE, and every relative link of its RE
 });
 
 describe('a CommonJS project (no "type")', () => {
-  test('keysim init, then its scenario runs with npx keysim run', async () => {
-    expect((await keysim(cjs, ['init'])).code).toBe(0);
-    const ran = await keysim(cjs, ['run', './checks/first-check.ts', ...QUICK, '--out', 'reports']);
-    expect(ran.code, shownRun('keysim run ./checks/first-check.ts (CommonJS project)', ran)).toBe(0);
-    expect(report(cjs, 'reports', 'first-check').checks.every((c) => c.passed)).toBe(true);
-  }, STEP_MS);
+  test(
+    'keysim init, then its scenario runs with npx keysim run',
+    async () => {
+      expect((await keysim(cjs, ['init'])).code).toBe(0);
+      const ran = await keysim(cjs, ['run', './checks/first-check.ts', ...QUICK, '--out', 'reports']);
+      expect(ran.code, shownRun('keysim run ./checks/first-check.ts (CommonJS project)', ran)).toBe(0);
+      expect(report(cjs, 'reports', 'first-check').checks.every((c) => c.passed)).toBe(true);
+    },
+    STEP_MS,
+  );
 });

@@ -32,7 +32,9 @@ test('the packed README linked to docs/, which was not packed: every relative li
   expect(brokenPackedLinks(files, (path) => readFileSync(join(REPO, path), 'utf8'))).toEqual([]);
   // It can fail: without docs/ the README's links are reported.
   const withoutDocs = new Set([...files].filter((f) => !f.startsWith('docs/')));
-  expect(brokenPackedLinks(withoutDocs, (path) => readFileSync(join(REPO, path), 'utf8'))).toContain('README.md: docs/running.md → docs/running.md is not in the package');
+  expect(brokenPackedLinks(withoutDocs, (path) => readFileSync(join(REPO, path), 'utf8'))).toContain(
+    'README.md: docs/running.md → docs/running.md is not in the package',
+  );
 }, 150_000);
 
 test('package.json says MIT and the tarball holds the MIT LICENSE, and no build stamp', () => {

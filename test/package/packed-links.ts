@@ -8,9 +8,7 @@ import { posix } from 'node:path';
 /** Links in the text outside fenced blocks and inline code, without external URLs and bare anchors. */
 function relativeLinks(markdown: string): string[] {
   const prose = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
-  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)]
-    .map((m) => (m[1] ?? '').split('#')[0] as string)
-    .filter((link) => link !== '' && !/^[a-z]+:/i.test(link));
+  return [...prose.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => (m[1] ?? '').split('#')[0] as string).filter((link) => link !== '' && !/^[a-z]+:/i.test(link));
 }
 
 /**

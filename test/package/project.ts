@@ -90,7 +90,10 @@ function locked(name: string): string {
  */
 export async function makeProject(tarball: string, kind: 'esm' | 'cjs'): Promise<string> {
   const dir = tempDir(`keysim-user-${kind}-`);
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: `keysim-user-${kind}`, version: '1.0.0', private: true, ...(kind === 'esm' ? { type: 'module' } : {}) }, null, 2)}\n`);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: `keysim-user-${kind}`, version: '1.0.0', private: true, ...(kind === 'esm' ? { type: 'module' } : {}) }, null, 2)}\n`,
+  );
   writeFileSync(
     join(dir, 'tsconfig.json'),
     `${JSON.stringify(
@@ -114,7 +117,18 @@ export async function makeProject(tarball: string, kind: 'esm' | 'cjs'): Promise
   );
   const installed = await run(
     'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, locked('vitest'), locked('@unkey/api'), locked('typescript'), locked('@types/node')],
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      tarball,
+      locked('vitest'),
+      locked('@unkey/api'),
+      locked('typescript'),
+      locked('@types/node'),
+    ],
     dir,
   );
   if (installed.code !== 0) throw new Error(shownRun(`npm install in ${dir}`, installed));

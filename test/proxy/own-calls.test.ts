@@ -29,7 +29,9 @@ const NO_NGINX = nginxBinary() === undefined && process.env.CI !== 'true';
 
 interface Run {
   finished: Finished;
-  report: { checks?: Array<{ name: string; passed: boolean; detail: string }>; invariants?: { verdict?: string }; resources?: { unexpectedlyLeft?: number } } | undefined;
+  report:
+    | { checks?: Array<{ name: string; passed: boolean; detail: string }>; invariants?: { verdict?: string }; resources?: { unexpectedlyLeft?: number } }
+    | undefined;
   historyCounts: Record<string, number> | undefined;
 }
 
@@ -51,7 +53,9 @@ function readRun(out: string, finished: Finished): Run {
   }
   try {
     historyCounts = {};
-    for (const line of gunzipSync(readFileSync(join(folder, 'history.jsonl.gz'))).toString('utf8').split('\n')) {
+    for (const line of gunzipSync(readFileSync(join(folder, 'history.jsonl.gz')))
+      .toString('utf8')
+      .split('\n')) {
       if (line === '') continue;
       const op = (JSON.parse(line) as { op?: unknown }).op;
       if (typeof op === 'string') historyCounts[op] = (historyCounts[op] ?? 0) + 1;
@@ -65,7 +69,13 @@ function readRun(out: string, finished: Finished): Run {
 async function runMode(mode: ProxyMode, closers: Array<() => Promise<void>>): Promise<ModeState> {
   const sim = await startCountingSimulator({ clock: 'system', ...(mode.simulatorFaults === undefined ? {} : { faults: mode.simulatorFaults }) });
   closers.push(() => sim.close());
-  const nginx = await startNginx(modeBlocks(mode, SCENARIOS.map(() => ({ upstream: sim.url, admin: false }))), { ports: SCENARIOS.length });
+  const nginx = await startNginx(
+    modeBlocks(
+      mode,
+      SCENARIOS.map(() => ({ upstream: sim.url, admin: false })),
+    ),
+    { ports: SCENARIOS.length },
+  );
   closers.unshift(() => nginx.stop());
   const state: ModeState = { sim, nginx, runs: {} };
   await Promise.all(
@@ -88,7 +98,14 @@ describe.skipIf(NO_NGINX)("the scenarios' own calls through nginx that drops or 
   const closers: Array<() => Promise<void>> = [];
 
   beforeAll(async () => {
-    await Promise.all(modes.map((mode) => runMode(mode, closers).then((s) => states.set(mode.name, s), (error: unknown) => failures.set(mode.name, error))));
+    await Promise.all(
+      modes.map((mode) =>
+        runMode(mode, closers).then(
+          (s) => states.set(mode.name, s),
+          (error: unknown) => failures.set(mode.name, error),
+        ),
+      ),
+    );
   }, 240_000);
 
   afterAll(async () => {
@@ -146,9 +163,15 @@ describe.skipIf(NO_NGINX)("the scenarios' own calls through nginx that drops or 
         });
       }
 
-      test('the faults struck the scenarios\' own calls (the test tests something)', () => {
+      test("the faults struck the scenarios' own calls (the test tests something)", () => {
         const { nginx } = started();
-        const struck = nginx.ports.flatMap((port) => nginx.accessLog(port)).filter((l) => (l.status === 444 || l.status === 504) && (l.uri === '/v2/keys.getKey' || l.uri === '/v2/ratelimit.multiLimit' || l.uri === '/v2/ratelimit.limit'));
+        const struck = nginx.ports
+          .flatMap((port) => nginx.accessLog(port))
+          .filter(
+            (l) =>
+              (l.status === 444 || l.status === 504) &&
+              (l.uri === '/v2/keys.getKey' || l.uri === '/v2/ratelimit.multiLimit' || l.uri === '/v2/ratelimit.limit'),
+          );
         expect(struck.length).toBeGreaterThan(0);
       });
 

@@ -65,7 +65,10 @@ describe('distribution-free intervals', () => {
 
   test('shift interval of 10 against 10 at 95 %: k from the exact U distribution (P(U ≤ 23) ≤ 2.5 %)', () => {
     const x = Array.from({ length: 10 }, (_, i) => i);
-    const ci = shiftInterval(x, x.map((v) => v + 100));
+    const ci = shiftInterval(
+      x,
+      x.map((v) => v + 100),
+    );
     // 100 pairwise differences 91..109; the 24th smallest and the 24th largest.
     expect(ci.confidence).toBeGreaterThanOrEqual(0.95);
     expect(uCdf(10, 10, 23)).toBeLessThanOrEqual(0.025);
@@ -96,9 +99,15 @@ describe('the verdict rule', () => {
 
   test('property: an interval containing 0 is never better or worse', () => {
     assertProperty(
-      fc.property(fc.double({ min: -1, max: 0, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.001, max: 0.5, noNaN: true }), fc.boolean(), (low, high, n, dir) => {
-        expect(['same', 'inconclusive']).toContain(verdictOf(low, high, n, dir));
-      }),
+      fc.property(
+        fc.double({ min: -1, max: 0, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0.001, max: 0.5, noNaN: true }),
+        fc.boolean(),
+        (low, high, n, dir) => {
+          expect(['same', 'inconclusive']).toContain(verdictOf(low, high, n, dir));
+        },
+      ),
     );
   });
 });

@@ -118,7 +118,13 @@ describe('one run per side: the block bootstrap', () => {
 
 describe('a generator-limited run', () => {
   const limitedRun = (input: CompareInput): CompareInput => {
-    input.report.generator = { limited: true, reasons: ['41 % of the sends were late'], limits: { lateShare: 0.01, loopDelayP99Ms: 50 }, phases: [], loadAverage: 9 };
+    input.report.generator = {
+      limited: true,
+      reasons: ['41 % of the sends were late'],
+      limits: { lateShare: 0.01, loopDelayP99Ms: 50 },
+      phases: [],
+      loadAverage: 9,
+    };
     return input;
   };
 
@@ -179,7 +185,10 @@ describe('three or more runs per side: run by run', () => {
   });
 
   test('three runs on each side of one set-up: not "worse"; the confidence reached (90 %) is said', () => {
-    const c = compared([1, 2, 3].map((s) => runOf(s, 1, 5, 100)), [4, 5, 6].map((s) => runOf(s, 1, 5, 100)));
+    const c = compared(
+      [1, 2, 3].map((s) => runOf(s, 1, 5, 100)),
+      [4, 5, 6].map((s) => runOf(s, 1, 5, 100)),
+    );
     expect(c.worse).toEqual([]);
     expect(figure(c, 'p99').interval!.confidence).toBeCloseTo(0.9, 10);
     expect(c.notes.join(' ')).toMatch(/90\.0 % confidence/);
@@ -187,7 +196,10 @@ describe('three or more runs per side: run by run', () => {
 
   test('old reports without per-second histograms are compared run by run', () => {
     const strip = (i: CompareInput): CompareInput => ({ ...i, report: { ...i.report, timeline: [] } });
-    const c = compared([1, 2, 3].map((s) => strip(runOf(s, 1, 3, 50))), [4, 5, 6].map((s) => strip(runOf(s, 1.5, 3, 50))));
+    const c = compared(
+      [1, 2, 3].map((s) => strip(runOf(s, 1, 3, 50))),
+      [4, 5, 6].map((s) => strip(runOf(s, 1.5, 3, 50))),
+    );
     expect(figure(c, 'p50').verdict).toBe('worse');
   });
 });

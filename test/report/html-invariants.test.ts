@@ -54,21 +54,32 @@ describe('renderHtml: invariants', () => {
 
   it('violated: badges by the title, a red card, and the verdict badge and meaning in the section', () => {
     const html = renderHtml(invariantsViolatedReport());
-    expect(html).toContain('<span class="status completed">completed</span><span class="status failed">invariants violated</span><span class="status failed">oracle differs</span></h1>');
+    expect(html).toContain(
+      '<span class="status completed">completed</span><span class="status failed">invariants violated</span><span class="status failed">oracle differs</span></h1>',
+    );
     expect(html).toContain(
       '<div class="card tone-error"><div class="card-label">Invariants</div><div class="card-value">violated</div><div class="card-detail">2/6 broken · 2 violations · oracle differs</div></div>',
     );
     const part = invariantsPart(html);
     expect(part).toContain('<h2 id="h-invariants">Invariants <span class="status verdict-violated">violated</span></h2>');
-    expect(part).toContain('<p class="verdict violated"><strong>Violated.</strong> 2 of 6 invariants broken (2 violations): the service gave answers that no correct service could give');
-    expect(part).toContain('Checked 40 keys, 1,980 verifications and 410 rate-limit decisions over 2,412 operations recorded in <code>history.jsonl.gz</code>.');
+    expect(part).toContain(
+      '<p class="verdict violated"><strong>Violated.</strong> 2 of 6 invariants broken (2 violations): the service gave answers that no correct service could give',
+    );
+    expect(part).toContain(
+      'Checked 40 keys, 1,980 verifications and 410 rate-limit decisions over 2,412 operations recorded in <code>history.jsonl.gz</code>.',
+    );
   });
 
   it('violated: a row per invariant, the broken ones marked', () => {
     const report = invariantsViolatedReport();
     const part = invariantsPart(renderHtml(report));
     expect(rowsOf(part, 'invariants')).toEqual(
-      sectionOf(report).invariants.map((inv) => [inv.passed ? '✓ held' : '✗ violated', `${inv.id}${inv.title}`, inv.checked.toLocaleString('en-US'), String(inv.violations)]),
+      sectionOf(report).invariants.map((inv) => [
+        inv.passed ? '✓ held' : '✗ violated',
+        `${inv.id}${inv.title}`,
+        inv.checked.toLocaleString('en-US'),
+        String(inv.violations),
+      ]),
     );
     expect(part.match(/<tr class="fail">/g)).toHaveLength(2 + 2); // two invariants, two oracle differences
   });
@@ -119,7 +130,9 @@ describe('renderHtml: invariants', () => {
   it('clean: a green badge and card, nothing-to-check marked apart, the oracle agreeing, no violations', () => {
     const html = renderHtml(invariantsCleanReport());
     expect(html).not.toMatch(/invariants violated|oracle differs/);
-    expect(html).toContain('<div class="card tone-ok"><div class="card-label">Invariants</div><div class="card-value">clean</div><div class="card-detail">6/6 held · oracle agrees</div></div>');
+    expect(html).toContain(
+      '<div class="card tone-ok"><div class="card-label">Invariants</div><div class="card-value">clean</div><div class="card-detail">6/6 held · oracle agrees</div></div>',
+    );
     const part = invariantsPart(html);
     expect(part).toContain('<span class="status verdict-clean">clean</span>');
     expect(part).toContain('<strong>Clean.</strong> Every invariant held (1,357 checks)');
@@ -134,7 +147,11 @@ describe('renderHtml: invariants', () => {
     const report = invariantsCleanReport();
     const section = sectionOf(report);
     section.invariants = section.invariants.map((inv) =>
-      inv.id === 'ratelimit.no-false-denial' ? { ...inv, notJudged: 1234 } : inv.id === 'credits.no-over-spend' ? { ...inv, notJudged: 7 } : { ...inv, notJudged: 0 },
+      inv.id === 'ratelimit.no-false-denial'
+        ? { ...inv, notJudged: 1234 }
+        : inv.id === 'credits.no-over-spend'
+          ? { ...inv, notJudged: 7 }
+          : { ...inv, notJudged: 0 },
     );
     const part = invariantsPart(renderHtml(report));
     expect(part).toContain(
@@ -147,7 +164,9 @@ describe('renderHtml: invariants', () => {
     expect(html).toContain('<div class="card tone-warn"><div class="card-label">Invariants</div><div class="card-value">not checked</div>');
     const part = invariantsPart(html);
     expect(part).toContain('<span class="status verdict-not-checked">not checked</span>');
-    expect(part).toContain('<strong>Not checked.</strong> The history was saved but its invariants were not checked (see the notes below); run <code>keysim check</code>');
+    expect(part).toContain(
+      '<strong>Not checked.</strong> The history was saved but its invariants were not checked (see the notes below); run <code>keysim check</code>',
+    );
     expect(part).not.toContain('<table');
   });
 
@@ -176,7 +195,16 @@ describe('renderHtml: invariants', () => {
     const first = section.violations[0];
     const op = first?.witness[1];
     if (first === undefined || op === undefined) throw new Error('the hostile section has a witness');
-    for (const text of [first.subject, first.message, op.request, op.outcome, op.op, section.history, section.oracle?.note ?? '', section.invariants[0]?.title ?? '']) {
+    for (const text of [
+      first.subject,
+      first.message,
+      op.request,
+      op.outcome,
+      op.op,
+      section.history,
+      section.oracle?.note ?? '',
+      section.invariants[0]?.title ?? '',
+    ]) {
       expect(part).toContain(escapeHtml(text));
     }
   });

@@ -12,7 +12,13 @@ import { yScales } from '../../src/report/html/latency-axis.js';
 import { parseThreshold } from '../../src/load/thresholds.js';
 import { completedReport } from '../fixtures/reports.js';
 
-const t = (expression: string, passed: boolean, inconclusive = false): ThresholdResult => ({ expression, passed, ...(inconclusive ? { inconclusive } : {}), actual: 1, detail: '' });
+const t = (expression: string, passed: boolean, inconclusive = false): ThresholdResult => ({
+  expression,
+  passed,
+  ...(inconclusive ? { inconclusive } : {}),
+  actual: 1,
+  detail: '',
+});
 
 /** The SVG of the chart whose class list contains `cls`, the n-th one. */
 function chart(html: string, cls: string, nth = 0): string {
@@ -23,7 +29,14 @@ function chart(html: string, cls: string, nth = 0): string {
 describe('threshold lines', () => {
   const report: RunReport = {
     ...completedReport(),
-    thresholds: [t('p99 < 50ms', true), t('p99(keys.verifyKey) < 0.5s', false), t('p50(ratelimit.limit) <= 900us', false, true), t('rps >= 250', true), t('errors == 0', true), t('rate(VALID) > 0.9', true)],
+    thresholds: [
+      t('p99 < 50ms', true),
+      t('p99(keys.verifyKey) < 0.5s', false),
+      t('p50(ratelimit.limit) <= 900us', false, true),
+      t('rps >= 250', true),
+      t('errors == 0', true),
+      t('rate(VALID) > 0.9', true),
+    ],
   };
   const html = renderHtml(report);
 
@@ -37,7 +50,16 @@ describe('threshold lines', () => {
   });
 
   it('agrees with the threshold parser on every latency and rps expression it accepts', () => {
-    for (const expression of ['p50 < 1ms', 'p90(keys.verifyKey)<=2s', 'p999 > 1500us', 'max(ratelimit.limit) != 3', 'mean < 0.25 ms', 'rps >= 100', 'rps(keys.verifyKey) > 5', 'P99 < 7MS']) {
+    for (const expression of [
+      'p50 < 1ms',
+      'p90(keys.verifyKey)<=2s',
+      'p999 > 1500us',
+      'max(ratelimit.limit) != 3',
+      'mean < 0.25 ms',
+      'rps >= 100',
+      'rps(keys.verifyKey) > 5',
+      'P99 < 7MS',
+    ]) {
       const parsed = parseThreshold(expression);
       if (!parsed.ok) throw new Error(parsed.error);
       const [drawn] = chartThresholds({ thresholds: [t(expression, true)] });
@@ -118,10 +140,20 @@ describe('the generator-limited banner', () => {
       limited: true,
       reasons: ['phase "steady": 120 of 9,000 sends (1.3 %) started late, over the limit of 1 %'],
       limits: { lateShare: 0.01, loopDelayP99Ms: 50 },
-      phases: [{ name: 'steady', scheduledSends: 9_000, lateSends: 120, loopDelayMs: { p50: 1, p99: 60, max: 90 }, processCpuCores: 1.7, mainThreadBusy: 0.97 }],
+      phases: [
+        { name: 'steady', scheduledSends: 9_000, lateSends: 120, loopDelayMs: { p50: 1, p99: 60, max: 90 }, processCpuCores: 1.7, mainThreadBusy: 0.97 },
+      ],
       loadAverage: 6.5,
     },
-    thresholds: [{ expression: 'p99 < 50ms', passed: false, inconclusive: true, actual: 61, detail: 'measured 61 ms; over the 8,880 sends on time 40 ms with 60 ms of generator delay allowed: passed, so inconclusive' }],
+    thresholds: [
+      {
+        expression: 'p99 < 50ms',
+        passed: false,
+        inconclusive: true,
+        actual: 61,
+        detail: 'measured 61 ms; over the 8,880 sends on time 40 ms with 60 ms of generator delay allowed: passed, so inconclusive',
+      },
+    ],
   };
 
   it('at the top, before the figures, naming the reason and what to do', () => {
@@ -133,11 +165,15 @@ describe('the generator-limited banner', () => {
     expect(html).toContain('lower the rate (--rate)');
     // A run that lagged with every threshold judged keeps a banner, which does not call it inconclusive.
     const judged = renderHtml({ ...limited, thresholds: [{ expression: 'p99 < 500ms', passed: true, actual: 61, detail: 'measured 61 ms' }] });
-    expect(judged).toContain('<div class="banner inconclusive" role="alert"><strong>NOTE — the load generator could not keep its schedule; every threshold could still be judged.');
+    expect(judged).toContain(
+      '<div class="banner inconclusive" role="alert"><strong>NOTE — the load generator could not keep its schedule; every threshold could still be judged.',
+    );
   });
 
   it('absent when the generator kept its schedule, or was not judged', () => {
-    expect(renderHtml({ ...limited, generator: { ...limited.generator, limited: false, reasons: [] } as RunReport['generator'] } as RunReport)).not.toContain('banner inconclusive');
+    expect(renderHtml({ ...limited, generator: { ...limited.generator, limited: false, reasons: [] } as RunReport['generator'] } as RunReport)).not.toContain(
+      'banner inconclusive',
+    );
     expect(renderHtml(completedReport())).not.toContain('banner inconclusive');
   });
 });

@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { renderHtml, type RunReport, type TimelinePoint } from '../../src/report/index.js';
 import { escapeHtml } from '../../src/report/html.js';
 import { formatMsValue } from '../../src/report/format.js';
-import { allFixtureReports, closedCutOffReport, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
+import {
+  allFixtureReports,
+  closedCutOffReport,
+  completedReport,
+  emptyReport,
+  failedThresholdsReport,
+  hostileReport,
+  interruptedReport,
+} from '../fixtures/reports.js';
 
 function svgs(html: string): string[] {
   return html.match(/<svg[\s\S]*?<\/svg>/g) ?? [];
@@ -94,10 +102,14 @@ describe('renderHtml', () => {
 
   it('requests cut off at the end of a closed-model phase: a table beside the transport errors, a bar, the errors card; only when there are some', () => {
     const html = renderHtml(closedCutOffReport());
-    expect(html).toContain("<caption>Cut off at a phase&#39;s end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)</caption>");
-    expect(html).toContain('<tr><th scope="row">keys.verifyKey</th><td class="num">3</td></tr><tr><th scope="row">ratelimit.limit</th><td class="num">1</td></tr>');
+    expect(html).toContain(
+      '<caption>Cut off at a phase&#39;s end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)</caption>',
+    );
+    expect(html).toContain(
+      '<tr><th scope="row">keys.verifyKey</th><td class="num">3</td></tr><tr><th scope="row">ratelimit.limit</th><td class="num">1</td></tr>',
+    );
     expect(html).toContain('>cut off (phase end)<title>');
-    expect(html).toContain("4 cut off at a phase&#39;s end (not errors)");
+    expect(html).toContain('4 cut off at a phase&#39;s end (not errors)');
     for (const { report } of allFixtureReports().filter((f) => f.name !== 'closed-cut-off')) expect(renderHtml(report)).not.toMatch(/cut off/i);
   });
 
@@ -172,7 +184,13 @@ describe('renderHtml', () => {
   });
 
   it('an hour-long timeline is drawn as an area, in minutes', () => {
-    const timeline: TimelinePoint[] = Array.from({ length: 3600 }, (_, second) => ({ second, requests: 200 + (second % 17), errors: second % 97 === 0 ? 3 : 0, p50Ms: 1.2, p99Ms: 4 + (second % 13) }));
+    const timeline: TimelinePoint[] = Array.from({ length: 3600 }, (_, second) => ({
+      second,
+      requests: 200 + (second % 17),
+      errors: second % 97 === 0 ? 3 : 0,
+      p50Ms: 1.2,
+      p99Ms: 4 + (second % 13),
+    }));
     const html = renderHtml({ ...completedReport(), timeline, measuredMs: 3_600_000 });
     expect(html).not.toContain('<rect class="bar requests"');
     expect(html).toContain('<path class="bar requests" d="M');
@@ -186,7 +204,10 @@ describe('renderHtml', () => {
       ...base,
       measuredMs: Number.NaN,
       totals: { ...base.totals, ratePerSec: Number.NaN, late: Number.POSITIVE_INFINITY },
-      timeline: [{ second: Number.NaN, requests: 5, errors: 0, p50Ms: Number.NaN, p99Ms: 3 }, { second: 1, requests: Number.NaN, errors: 0, p50Ms: 1, p99Ms: Number.POSITIVE_INFINITY }],
+      timeline: [
+        { second: Number.NaN, requests: 5, errors: 0, p50Ms: Number.NaN, p99Ms: 3 },
+        { second: 1, requests: Number.NaN, errors: 0, p50Ms: 1, p99Ms: Number.POSITIVE_INFINITY },
+      ],
       overall: { ...base.overall, latency: { ...base.overall.latency, corrected: { ...base.overall.latency.corrected, p99: Number.NaN } } },
     };
     const html = renderHtml(report);

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { REPORT_SCHEMA, REPORT_VERSION, parseReport, renderJson, type RunReport } from '../../src/report/index.js';
-import { allFixtureReports, closedCutOffReport, completedReport, interruptedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
+import {
+  allFixtureReports,
+  closedCutOffReport,
+  completedReport,
+  interruptedReport,
+  invariantsCleanReport,
+  invariantsViolatedReport,
+} from '../fixtures/reports.js';
 
 /** The report as a plain JSON value, for editing into broken variants. */
 function asJson(report: RunReport): Record<string, unknown> {
@@ -81,7 +88,17 @@ describe('renderJson', () => {
     expect(text.indexOf('\n  "invariants": {')).toBeGreaterThan(text.indexOf('\n  "thresholds": '));
     expect(text.indexOf('\n  "notes": ')).toBeGreaterThan(text.indexOf('\n  "invariants": {'));
     const parsed = JSON.parse(text) as RunReport;
-    expect(Object.keys(parsed.invariants ?? {})).toEqual(['verdict', 'history', 'operations', 'checked', 'invariants', 'violations', 'violationsTotal', 'notes', 'oracle']);
+    expect(Object.keys(parsed.invariants ?? {})).toEqual([
+      'verdict',
+      'history',
+      'operations',
+      'checked',
+      'invariants',
+      'violations',
+      'violationsTotal',
+      'notes',
+      'oracle',
+    ]);
     expect(Object.keys(parsed.invariants?.violations[0]?.witness[0] ?? {})).toEqual([
       'seq',
       'op',

@@ -6,7 +6,15 @@
 import { describe, expect, it } from 'vitest';
 import { escapeXml, renderJunit } from '../../src/report/junit.js';
 import type { RunReport } from '../../src/report/model.js';
-import { allFixtureReports, completedReport, failedThresholdsReport, hostileReport, interruptedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
+import {
+  allFixtureReports,
+  completedReport,
+  failedThresholdsReport,
+  hostileReport,
+  interruptedReport,
+  invariantsCleanReport,
+  invariantsViolatedReport,
+} from '../fixtures/reports.js';
 import { type XmlElement, findAll, parseXml } from '../helpers/xml.js';
 
 const suitesOf = (xml: string) => findAll(parseXml(xml), 'testsuite');
@@ -22,7 +30,8 @@ describe('renderJunit', () => {
     const [suite] = findAll(root, 'testsuite');
     if (suite === undefined) throw new Error('no suite');
     const cases = casesOf(suite);
-    const invariantCases = (report.invariants?.invariants.length ?? 0) + (report.invariants?.oracle === undefined ? 0 : 1) + (report.invariants?.verdict === 'not-checked' ? 1 : 0);
+    const invariantCases =
+      (report.invariants?.invariants.length ?? 0) + (report.invariants?.oracle === undefined ? 0 : 1) + (report.invariants?.verdict === 'not-checked' ? 1 : 0);
     const runCase = report.status === 'completed' ? 0 : 1;
     expect(cases).toHaveLength(report.thresholds.length + report.checks.length + invariantCases + runCase);
     for (const kind of ['failure', 'error', 'skipped'] as const) {
@@ -55,12 +64,22 @@ describe('renderJunit', () => {
   it('an inconclusive threshold is skipped with the reason, never a failure', () => {
     const report: RunReport = {
       ...completedReport(),
-      thresholds: [{ expression: 'p99 < 1ms', passed: false, inconclusive: true, actual: 4.2, detail: 'measured 4.2 ms, inconclusive: the load generator could not keep its schedule' }],
+      thresholds: [
+        {
+          expression: 'p99 < 1ms',
+          passed: false,
+          inconclusive: true,
+          actual: 4.2,
+          detail: 'measured 4.2 ms, inconclusive: the load generator could not keep its schedule',
+        },
+      ],
     };
     const [suite] = suitesOf(renderJunit([{ report }]));
     const [threshold] = casesOf(suite as XmlElement);
     expect(threshold?.children.map((c) => c.name)).toEqual(['skipped']);
-    expect(threshold?.children[0]?.attributes.message).toMatch(/^inconclusive: measured 4\.2 ms, inconclusive: the load generator could not keep its schedule$/);
+    expect(threshold?.children[0]?.attributes.message).toMatch(
+      /^inconclusive: measured 4\.2 ms, inconclusive: the load generator could not keep its schedule$/,
+    );
     expect(suite?.attributes.failures).toBe('0');
     expect(suite?.attributes.skipped).toBe('1');
   });
@@ -74,7 +93,7 @@ describe('renderJunit', () => {
     expect(overSpend?.children[0]?.text).toContain('key_3xk9');
     expect(overSpend?.children[0]?.text).toContain('#1817 keys.verifyKey key_3xk9 cost 1 → VALID credits 0');
     const oracle = cases.find((c) => c.attributes.name?.startsWith('oracle:'));
-    expect(oracle?.children[0]?.attributes.message).toBe('3 answers differ from the oracle\'s');
+    expect(oracle?.children[0]?.attributes.message).toBe("3 answers differ from the oracle's");
     const [clean] = suitesOf(renderJunit([{ report: invariantsCleanReport() }]));
     const refill = casesOf(clean as XmlElement).find((c) => c.attributes.name?.startsWith('credits.refill:'));
     expect(refill?.children[0]?.name).toBe('skipped');
@@ -89,7 +108,11 @@ describe('renderJunit', () => {
   });
 
   it('several runs: one suite each in order, a scenario that could not run an error suite, and root totals of all', () => {
-    const xml = renderJunit([{ report: completedReport() }, { scenario: 'smoke', error: 'The target did not answer at http://127.0.0.1:9 (ECONNREFUSED).' }, { report: failedThresholdsReport() }]);
+    const xml = renderJunit([
+      { report: completedReport() },
+      { scenario: 'smoke', error: 'The target did not answer at http://127.0.0.1:9 (ECONNREFUSED).' },
+      { report: failedThresholdsReport() },
+    ]);
     const root = parseXml(xml);
     const suites = findAll(root, 'testsuite');
     expect(suites.map((s) => s.attributes.name)).toEqual(['keysim verify-mixed', 'keysim smoke', 'keysim ratelimit-burst']);

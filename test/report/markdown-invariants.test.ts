@@ -53,7 +53,9 @@ describe('renderMarkdown: invariants', () => {
     const md = renderMarkdown(invariantsViolatedReport());
     expect(md).toContain('**Invariants:** ❌ **VIOLATED**, oracle ❌ **differs**');
     const part = invariantsPart(md);
-    expect(part).toContain('**Verdict:** ❌ **VIOLATED** — 2 of 6 invariants broken (2 violations): the service gave answers that no correct service could give');
+    expect(part).toContain(
+      '**Verdict:** ❌ **VIOLATED** — 2 of 6 invariants broken (2 violations): the service gave answers that no correct service could give',
+    );
     expect(part).toContain('`keysim check` on the run folder re-checks the history.');
     expect(part).toContain('Checked 40 keys, 1,980 verifications and 410 rate-limit decisions over 2,412 operations recorded in history.jsonl.gz.');
   });
@@ -63,9 +65,20 @@ describe('renderMarkdown: invariants', () => {
     const table = tablesStartingWith(invariantsPart(renderMarkdown(report)), '')[0] ?? [];
     expect(table[0]).toEqual(['', 'Invariant', 'Meaning', 'Checks', 'Violations']);
     expect(table.slice(2)).toEqual(
-      sectionOf(report).invariants.map((inv) => [inv.passed ? '✅' : '❌', escapeMarkdown(inv.id), escapeMarkdown(inv.title), inv.checked.toLocaleString('en-US'), String(inv.violations)]),
+      sectionOf(report).invariants.map((inv) => [
+        inv.passed ? '✅' : '❌',
+        escapeMarkdown(inv.id),
+        escapeMarkdown(inv.title),
+        inv.checked.toLocaleString('en-US'),
+        String(inv.violations),
+      ]),
     );
-    expect(table.slice(2).filter((row) => row[0] === '❌').map((row) => row[1])).toEqual(['credits.no-over-spend', 'ratelimit.no-over-admission']);
+    expect(
+      table
+        .slice(2)
+        .filter((row) => row[0] === '❌')
+        .map((row) => row[1]),
+    ).toEqual(['credits.no-over-spend', 'ratelimit.no-over-admission']);
   });
 
   it('violated: every violation with its message, occurrences and a witness table with ISO times', () => {
@@ -76,7 +89,9 @@ describe('renderMarkdown: invariants', () => {
     expect(part).toContain(
       '**1. credits.no-over-spend** · key\\_3xk9: \\#1817 keys.verifyKey was granted although at most 0 credits could be left (budget 2, 2 VALID answers before it) (3 answers broke it; the earliest is shown)',
     );
-    expect(part).toContain('**2. ratelimit.no-over-admission** · burst/user\\_42: window from 2026-01-31T23:59:00.000Z: 4 admitted with an effective limit of 3\n');
+    expect(part).toContain(
+      '**2. ratelimit.no-over-admission** · burst/user\\_42: window from 2026-01-31T23:59:00.000Z: 4 admitted with an effective limit of 3\n',
+    );
     const witnesses = tablesStartingWith(part, 'Seq').filter((t) => t[0]?.[1] === 'Operation' && t[0]?.[2] === 'Request');
     expect(witnesses).toHaveLength(section.violations.length);
     for (const [i, violation] of section.violations.entries()) {
@@ -88,7 +103,9 @@ describe('renderMarkdown: invariants', () => {
     expect(part).toContain(
       '| 1790 | keys.verifyKey | key\\_3xk9 cost 1 | VALID credits 1 | 2026-03-02T10:15:09.310Z → 2026-03-02T10:15:09.312Z | 2026-01-31T23:59:34.310Z → 2026-01-31T23:59:34.312Z |',
     );
-    expect(part).toContain('| 1906 | ratelimit.limit | burst/user\\_42 limit 3/60000 ms cost 1 | unknown (no answer) | 2026-03-02T10:15:09.503Z → 2026-03-02T10:15:19.503Z | – |');
+    expect(part).toContain(
+      '| 1906 | ratelimit.limit | burst/user\\_42 limit 3/60000 ms cost 1 | unknown (no answer) | 2026-03-02T10:15:09.503Z → 2026-03-02T10:15:19.503Z | – |',
+    );
   });
 
   it('violated: the oracle line and its differences', () => {
@@ -123,7 +140,9 @@ describe('renderMarkdown: invariants', () => {
     expect(part).toContain('**Verdict:** ✅ clean — every invariant held (1,357 checks)');
     expect(part).toContain('| ➖ | credits.refill | refills take effect at their boundary and replace the balance | 0 | 0 |');
     expect(part).toContain('➖ nothing in the history exercised it.');
-    expect(part).toContain('**Oracle:** ✅ agrees — replaying the realised order through a fresh engine gives the same answers for all 1,003 compared operations.');
+    expect(part).toContain(
+      '**Oracle:** ✅ agrees — replaying the realised order through a fresh engine gives the same answers for all 1,003 compared operations.',
+    );
     expect(part).not.toMatch(/Violations\*\*|Witness|Wall clock|Expected \(oracle\)/);
   });
 
@@ -131,7 +150,9 @@ describe('renderMarkdown: invariants', () => {
     const md = renderMarkdown(interruptedReport());
     expect(md).toContain('**Invariants:** ⚠️ not checked');
     const part = invariantsPart(md);
-    expect(part).toContain('**Verdict:** ⚠️ not checked — the history was saved but its invariants were not checked (see the notes below); run `keysim check` on the run folder');
+    expect(part).toContain(
+      '**Verdict:** ⚠️ not checked — the history was saved but its invariants were not checked (see the notes below); run `keysim check` on the run folder',
+    );
     expect(part).toContain('History: 141 operations recorded in history.jsonl.gz.');
     expect(part).toContain('- Interrupted: the history was saved but not checked (run keysim check on it).');
     expect(tablesStartingWith(part, '')).toEqual([]);
@@ -140,7 +161,10 @@ describe('renderMarkdown: invariants', () => {
   it('the oracle not run: says so, with its note', () => {
     const report = invariantsCleanReport();
     const section = sectionOf(report);
-    const md = renderMarkdown({ ...report, invariants: { ...section, oracle: { verdict: 'not-run', compared: 0, skipped: 0, differences: 0, examples: [], note: 'The target is live.' } } });
+    const md = renderMarkdown({
+      ...report,
+      invariants: { ...section, oracle: { verdict: 'not-run', compared: 0, skipped: 0, differences: 0, examples: [], note: 'The target is live.' } },
+    });
     expect(md.split('\n').find((line) => line.startsWith('**Status:**'))).toMatch(/ · \*\*Invariants:\*\* ✅ clean$/);
     expect(invariantsPart(md)).toContain('**Oracle:** ➖ not run. The target is live.');
   });

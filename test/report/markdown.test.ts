@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 import { renderMarkdown, type RunReport } from '../../src/report/index.js';
 import { escapeMarkdown } from '../../src/report/markdown.js';
 import { formatMsValue } from '../../src/report/format.js';
-import { allFixtureReports, closedCutOffReport, completedReport, emptyReport, failedThresholdsReport, hostileReport, interruptedReport } from '../fixtures/reports.js';
+import {
+  allFixtureReports,
+  closedCutOffReport,
+  completedReport,
+  emptyReport,
+  failedThresholdsReport,
+  hostileReport,
+  interruptedReport,
+} from '../fixtures/reports.js';
 import { cells, tableStartingWith, tables } from './markdown-tables.js';
 
 describe('renderMarkdown', () => {

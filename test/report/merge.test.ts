@@ -13,7 +13,9 @@ import { minimalReport } from '../helpers/report-fixture.js';
 
 function part(index: number, count: number, latenciesMs: number[], extra: Partial<RunReport> = {}): RunReport {
   const report = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs, codes: { VALID: latenciesMs.length } }] });
-  const checks = [{ name: 'per-response checks', passed: true, detail: `all ${latenciesMs.length} answers passed`, counts: { failed: 0, total: latenciesMs.length } }];
+  const checks = [
+    { name: 'per-response checks', passed: true, detail: `all ${latenciesMs.length} answers passed`, counts: { failed: 0, total: latenciesMs.length } },
+  ];
   return { ...report, checks, segment: { index, count }, ...extra };
 }
 
@@ -34,7 +36,9 @@ describe('merging segments', () => {
   });
 
   test('a check fails when it failed in any segment; its raw counts are summed', () => {
-    const failing = part(1, 2, [10, 10], { checks: [{ name: 'per-response checks', passed: false, detail: '1 answers failed their check, e.g. x', counts: { failed: 1, total: 2 } }] });
+    const failing = part(1, 2, [10, 10], {
+      checks: [{ name: 'per-response checks', passed: false, detail: '1 answers failed their check, e.g. x', counts: { failed: 1, total: 2 } }],
+    });
     const merged = mergeReports([part(0, 2, [10, 10, 10]), failing]);
     expect(merged.checks).toEqual([expect.objectContaining({ name: 'per-response checks', passed: false, counts: { failed: 1, total: 5 } })]);
     expect(merged.checks[0]?.detail).toMatch(/segment 1\/2: 1 answers failed/);

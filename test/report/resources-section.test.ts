@@ -60,7 +60,9 @@ describe('the resources section', () => {
   it('Markdown: per kind created, deleted, left, why; what is left that should not be, and the command', () => {
     const md = renderMarkdown(withResources(left));
     expect(md).toContain('## Resources');
-    expect(md).toContain('❌ 10 resources were left on the target that should have been deleted. Delete them with: keysim cleanup --target https://api.example.com --tag keysim-20260102T030405-1');
+    expect(md).toContain(
+      '❌ 10 resources were left on the target that should have been deleted. Delete them with: keysim cleanup --target https://api.example.com --tag keysim-20260102T030405-1',
+    );
     expect(md).toContain('| keys | 300 | 290 | **10** | should have been deleted |');
     expect(md).toContain('| APIs | 1 | 0 | 1 | no delete operation: they stay, empty |');
     expect(renderMarkdown(withResources(clean))).toContain('Everything the run created was deleted, but for 1 empty APIs');
@@ -76,10 +78,14 @@ describe('the resources section', () => {
 
   it('the summary: a FAIL line with the counts and the command when something is left; pass when nothing; a remote simulator named so', () => {
     const summary = renderSummary(withResources(left));
-    expect(summary).toContain(`FAIL  resources on live ${URL} (tag ${TAG}): APIs 1 created, 0 deleted, 1 left; keys 300 created, 290 deleted, 10 left; identities 100 created, 100 deleted, 0 left`);
+    expect(summary).toContain(
+      `FAIL  resources on live ${URL} (tag ${TAG}): APIs 1 created, 0 deleted, 1 left; keys 300 created, 290 deleted, 10 left; identities 100 created, 100 deleted, 0 left`,
+    );
     expect(summary).toContain(`Delete them with: keysim cleanup --target ${URL} --tag ${TAG}`);
     expect(renderSummary(withResources(clean, { kind: 'simulator', url: URL, remote: true }))).toContain(`pass  resources on simulator (remote) ${URL}`);
-    const kept = renderSummary(withResources({ ...left, disposal: 'kept', unexpectedlyLeft: 0, kinds: left.kinds.map((k) => ({ ...k, leftExpected: k.left })) }));
+    const kept = renderSummary(
+      withResources({ ...left, disposal: 'kept', unexpectedlyLeft: 0, kinds: left.kinds.map((k) => ({ ...k, leftExpected: k.left })) }),
+    );
     expect(kept).toContain('note  resources');
     expect(kept).toContain('What the run had not deleted was kept (--keep): 11 resources. Delete them with: keysim cleanup');
   });

@@ -93,7 +93,15 @@ describe('--series: one NDJSON line per second', () => {
   it('a report written before keysim kept per-operation seconds: p50 and p99 only, the rest null, no operations', () => {
     const old = { ...report, timeline: report.timeline.map(({ operations: _dropped, ...point }) => point) };
     const [line] = seriesLines(old, 'r');
-    expect(line?.latencyMs).toEqual({ p50: report.timeline[0]?.p50Ms, p90: null, p99: report.timeline[0]?.p99Ms, p999: null, max: null, mean: null, count: null });
+    expect(line?.latencyMs).toEqual({
+      p50: report.timeline[0]?.p50Ms,
+      p90: null,
+      p99: report.timeline[0]?.p99Ms,
+      p999: null,
+      max: null,
+      mean: null,
+      count: null,
+    });
     expect(line).not.toHaveProperty('operations');
   });
 
@@ -104,7 +112,10 @@ describe('--series: one NDJSON line per second', () => {
       { report: empty, run: 'b' },
       { report, run: 'c' },
     ]);
-    const runs = text2.trimEnd().split('\n').map((l) => (JSON.parse(l) as SeriesLine).run);
+    const runs = text2
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as SeriesLine).run);
     expect(runs).toEqual(['a', 'a', 'a', 'a', 'c', 'c', 'c', 'c']);
   });
 });
@@ -142,7 +153,7 @@ function valueAt(rows: ReadonlyArray<{ value: number; percentile: number }>, p: 
 describe('.hgrm files', () => {
   const report = recordedReport();
 
-  it('parsed back, each gives the report\'s count, max, mean and percentiles (ms, within the histogram\'s precision)', () => {
+  it("parsed back, each gives the report's count, max, mean and percentiles (ms, within the histogram's precision)", () => {
     for (const op of [report.overall, ...report.operations]) {
       const parsed = parseHgrm(renderHgrm(op.histograms.corrected));
       const p = op.latency.corrected;
@@ -175,7 +186,15 @@ describe('.hgrm files', () => {
   });
 
   it('hgrmFiles: all and every operation, corrected and uncorrected in the open model, corrected only in the closed one; no file for an operation never answered', () => {
-    const withSilent: OperationStats[] = [...report.operations, { ...report.operations[0], operation: 'keys.getKey', requests: 2, latency: { corrected: { ...report.overall.latency.corrected, count: 0 }, uncorrected: { ...report.overall.latency.uncorrected, count: 0 } } } as OperationStats];
+    const withSilent: OperationStats[] = [
+      ...report.operations,
+      {
+        ...report.operations[0],
+        operation: 'keys.getKey',
+        requests: 2,
+        latency: { corrected: { ...report.overall.latency.corrected, count: 0 }, uncorrected: { ...report.overall.latency.uncorrected, count: 0 } },
+      } as OperationStats,
+    ];
     expect(hgrmFiles(withSilent, report.overall, 'open').map((f) => f.name)).toEqual([
       'all.hgrm',
       'all.uncorrected.hgrm',
@@ -188,14 +207,16 @@ describe('.hgrm files', () => {
     expect(hgrmFileName('a/b c..')).toBe('a_b_c...hgrm');
   });
 
-  it('report.json\'s encoded histograms decode and merge into the all-operations figures (what another run or tool does)', () => {
+  it("report.json's encoded histograms decode and merge into the all-operations figures (what another run or tool does)", () => {
     const parsed = parseReport(renderJson(report));
     if (!parsed.ok) throw new Error(parsed.error);
     const merged = mergeHistograms(parsed.report.operations.map((o) => decodeHistogram(o.histograms.corrected)));
     expect(merged.totalCount).toBe(parsed.report.overall.latency.corrected.count);
     expect(encodeHistogram(merged)).toBe(parsed.report.overall.histograms.corrected);
     // The seconds of one operation merge into its whole-run histogram.
-    const seconds = mergeHistograms(parsed.report.timeline.flatMap((p) => (p.operations ?? []).filter((o) => o.operation === 'ratelimit.limit').map((o) => decodeHistogram(o.histogram))));
+    const seconds = mergeHistograms(
+      parsed.report.timeline.flatMap((p) => (p.operations ?? []).filter((o) => o.operation === 'ratelimit.limit').map((o) => decodeHistogram(o.histogram))),
+    );
     const whole = decodeHistogram(parsed.report.operations.find((o) => o.operation === 'ratelimit.limit')?.histograms.corrected ?? '');
     expect(seconds.totalCount).toBe(whole.totalCount);
     expect(seconds.maxValue).toBe(whole.maxValue);

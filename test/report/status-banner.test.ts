@@ -18,7 +18,11 @@ describe('statusBanner', () => {
   });
 
   it('a run that could not go on: its figures are partial; a completed run has no banner', () => {
-    expect(statusBanner(emptyReport())).toEqual({ kind: 'failed', word: 'Failed', text: 'The run could not go on; the figures are partial or empty. See the notes.' });
+    expect(statusBanner(emptyReport())).toEqual({
+      kind: 'failed',
+      word: 'Failed',
+      text: 'The run could not go on; the figures are partial or empty. See the notes.',
+    });
     expect(statusBanner(completedReport())).toBeUndefined();
   });
 

@@ -18,7 +18,10 @@ import { runVerdict } from '../../src/report/verdict.js';
 import { completedReport, invariantsCleanReport, invariantsViolatedReport } from '../fixtures/reports.js';
 
 function generatorLimited(report: RunReport): RunReport {
-  return { ...report, generator: { limited: true, reasons: ['41 % of the sends were late'], limits: { lateShare: 0.01, loopDelayP99Ms: 50 }, phases: [], loadAverage: 0 } };
+  return {
+    ...report,
+    generator: { limited: true, reasons: ['41 % of the sends were late'], limits: { lateShare: 0.01, loopDelayP99Ms: 50 }, phases: [], loadAverage: 0 },
+  };
 }
 
 const REPORTS: Array<{ name: string; report: () => RunReport; headline: 'PASS' | 'FAIL' | 'INCONCLUSIVE'; code: number }> = [
@@ -37,7 +40,13 @@ const REPORTS: Array<{ name: string; report: () => RunReport; headline: 'PASS' |
     name: 'threshold inconclusive',
     report: () => {
       const r = generatorLimited(completedReport());
-      r.thresholds[0] = { expression: 'p99(keys.verifyKey) < 50ms', passed: false, inconclusive: true, actual: 67, detail: 'not judged: the generator was limited' };
+      r.thresholds[0] = {
+        expression: 'p99(keys.verifyKey) < 50ms',
+        passed: false,
+        inconclusive: true,
+        actual: 67,
+        detail: 'not judged: the generator was limited',
+      };
       return r;
     },
     headline: 'INCONCLUSIVE',
@@ -48,7 +57,13 @@ const REPORTS: Array<{ name: string; report: () => RunReport; headline: 'PASS' |
     report: () => {
       const r = invariantsCleanReport();
       const inv = r.invariants as NonNullable<RunReport['invariants']>;
-      inv.oracle = { verdict: 'differs', compared: 1_003, skipped: 0, differences: 2, examples: [{ seq: 7, op: 'keys.verifyKey', field: 'credits', expected: '4', received: '5' }] };
+      inv.oracle = {
+        verdict: 'differs',
+        compared: 1_003,
+        skipped: 0,
+        differences: 2,
+        examples: [{ seq: 7, op: 'keys.verifyKey', field: 'credits', expected: '4', received: '5' }],
+      };
       return r;
     },
     headline: 'FAIL',
@@ -69,7 +84,12 @@ const REPORTS: Array<{ name: string; report: () => RunReport; headline: 'PASS' |
     name: 'a check with nothing judged passes: every answer of the per-response check was lost',
     report: () => {
       const r = completedReport();
-      r.checks[0] = { name: 'per-response checks', passed: true, detail: '0 answers passed; 40 requests got no answer (unknown)', counts: { failed: 0, total: 40, unanswered: 40 } };
+      r.checks[0] = {
+        name: 'per-response checks',
+        passed: true,
+        detail: '0 answers passed; 40 requests got no answer (unknown)',
+        counts: { failed: 0, total: 40, unanswered: 40 },
+      };
       return r;
     },
     headline: 'INCONCLUSIVE',

@@ -63,124 +63,194 @@ afterAll(() => {
 });
 
 describe.concurrent('rate limits with credits: a correct service stays clean, each bug is caught', () => {
-  test('limited-keys on a correct service, --history → exit 0', async () => {
-    const run = await onBug(undefined, 'limited-keys', true, shortLoad);
-    expect(run.exit, run.failures).toBe(EXIT.ok);
-    expect(run.report.invariants?.verdict).toBe('clean');
-  }, RUN_LIMIT_MS);
+  test(
+    'limited-keys on a correct service, --history → exit 0',
+    async () => {
+      const run = await onBug(undefined, 'limited-keys', true, shortLoad);
+      expect(run.exit, run.failures).toBe(EXIT.ok);
+      expect(run.report.invariants?.verdict).toBe('clean');
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('ratelimit-live-edges on a correct service, --history → exit 0', async () => {
-    const run = await onBug(undefined, 'ratelimit-live-edges', true);
-    expect(run.exit, run.failures).toBe(EXIT.ok);
-    expect(run.report.invariants?.verdict).toBe('clean');
-  }, RUN_LIMIT_MS);
+  test(
+    'ratelimit-live-edges on a correct service, --history → exit 0',
+    async () => {
+      const run = await onBug(undefined, 'ratelimit-live-edges', true);
+      expect(run.exit, run.failures).toBe(EXIT.ok);
+      expect(run.report.invariants?.verdict).toBe('clean');
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a rate-limited verification that still spends credits → limited-keys --history exits 100, the balance check says so', async () => {
-    const run = await onBug('rateLimitedSpends', 'limited-keys', true, shortLoad);
-    expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
-    expect(failedCheck(run, 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)')?.detail).toContain('as if every RATE_LIMITED verification spent its cost');
-    expect(run.report.invariants?.violations.some((v) => v.invariant === 'credits.consistent')).toBe(true);
-  }, RUN_LIMIT_MS);
+  test(
+    'a rate-limited verification that still spends credits → limited-keys --history exits 100, the balance check says so',
+    async () => {
+      const run = await onBug('rateLimitedSpends', 'limited-keys', true, shortLoad);
+      expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
+      expect(failedCheck(run, 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)')?.detail).toContain(
+        'as if every RATE_LIMITED verification spent its cost',
+      );
+      expect(run.report.invariants?.violations.some((v) => v.invariant === 'credits.consistent')).toBe(true);
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a rate-limited verification that still spends credits → ratelimit-live-edges exits 98 naming it', async () => {
-    const run = await onBug('rateLimitedSpends', 'ratelimit-live-edges', false);
-    expect(run.exit, run.failures).toBe(EXIT.checkFailed);
-    expect(failedCheck(run, 'a verification refused by a rate limit spends no credits')?.detail).toContain('as if every RATE_LIMITED verification spent its cost');
-  }, RUN_LIMIT_MS);
+  test(
+    'a rate-limited verification that still spends credits → ratelimit-live-edges exits 98 naming it',
+    async () => {
+      const run = await onBug('rateLimitedSpends', 'ratelimit-live-edges', false);
+      expect(run.exit, run.failures).toBe(EXIT.checkFailed);
+      expect(failedCheck(run, 'a verification refused by a rate limit spends no credits')?.detail).toContain(
+        'as if every RATE_LIMITED verification spent its cost',
+      );
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a lost top-up → limited-keys --history exits 100, the balance check counts the lost top-ups', async () => {
-    const run = await onBug('lostTopUp', 'limited-keys', true, shortLoad);
-    expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
-    expect(failedCheck(run, 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)')?.detail).toMatch(/as if \d+ of its \d+ top-ups were lost/);
-  }, RUN_LIMIT_MS);
+  test(
+    'a lost top-up → limited-keys --history exits 100, the balance check counts the lost top-ups',
+    async () => {
+      const run = await onBug('lostTopUp', 'limited-keys', true, shortLoad);
+      expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
+      expect(failedCheck(run, 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)')?.detail).toMatch(
+        /as if \d+ of its \d+ top-ups were lost/,
+      );
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('an off-by-one limit → ratelimit-live-edges --history exits 100, the exact-admission check names the burst', async () => {
-    const run = await onBug('offByOne', 'ratelimit-live-edges', true);
-    expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
-    expect(failedCheck(run, 'exact admissions at the limit (limit + 1 asked in a fresh window)')?.detail).toMatch(/a burst of 6 in one fresh window admitted 6, the limit 5 admits exactly 5/);
-    expect(run.report.invariants?.violations.some((v) => v.invariant === 'ratelimit.no-over-admission')).toBe(true);
-  }, RUN_LIMIT_MS);
+  test(
+    'an off-by-one limit → ratelimit-live-edges --history exits 100, the exact-admission check names the burst',
+    async () => {
+      const run = await onBug('offByOne', 'ratelimit-live-edges', true);
+      expect(run.exit, run.failures).toBe(EXIT.invariantViolated);
+      expect(failedCheck(run, 'exact admissions at the limit (limit + 1 asked in a fresh window)')?.detail).toMatch(
+        /a burst of 6 in one fresh window admitted 6, the limit 5 admits exactly 5/,
+      );
+      expect(run.report.invariants?.violations.some((v) => v.invariant === 'ratelimit.no-over-admission')).toBe(true);
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a fixed-window limiter → ratelimit-live-edges exits non-zero: the end-of-run check sees a full limit admitted again right after an edge', async () => {
-    const run = await onBug('fixedWindow', 'ratelimit-live-edges', true);
-    const edges = run.report.checks.find((c) => c.name === 'sliding window across real window edges');
-    if (edges?.passed === true) {
-      // A machine too busy to put any burst close enough to its edge (regression: "the fixed-window
-      // test failed with exit 0 beside two CPU-bound processes"): the scenario says it could not
-      // judge, by design, and never that the edges were within the bound.
-      expect(edges.detail, run.failures).toMatch(/^inconclusive: \d+ edges seen, none close enough to its burst to judge/);
-      return;
-    }
-    // 98 from the scenario's own check; 100 where the invariant checker also flags the edge.
-    expect([EXIT.checkFailed, EXIT.invariantViolated], run.failures).toContain(run.exit);
-    expect(edges?.detail).toContain('a fixed window admits a full limit again');
-  }, RUN_LIMIT_MS);
+  test(
+    'a fixed-window limiter → ratelimit-live-edges exits non-zero: the end-of-run check sees a full limit admitted again right after an edge',
+    async () => {
+      const run = await onBug('fixedWindow', 'ratelimit-live-edges', true);
+      const edges = run.report.checks.find((c) => c.name === 'sliding window across real window edges');
+      if (edges?.passed === true) {
+        // A machine too busy to put any burst close enough to its edge (regression: "the fixed-window
+        // test failed with exit 0 beside two CPU-bound processes"): the scenario says it could not
+        // judge, by design, and never that the edges were within the bound.
+        expect(edges.detail, run.failures).toMatch(/^inconclusive: \d+ edges seen, none close enough to its burst to judge/);
+        return;
+      }
+      // 98 from the scenario's own check; 100 where the invariant checker also flags the edge.
+      expect([EXIT.checkFailed, EXIT.invariantViolated], run.failures).toContain(run.exit);
+      expect(edges?.detail).toContain('a fixed window admits a full limit again');
+    },
+    RUN_LIMIT_MS,
+  );
 });
 
 describe('refills across a real UTC midnight (the test service puts it seconds away)', () => {
-  test('a correct service → refill-midnight exits 0', async () => {
-    const run = await acrossMidnight({});
-    expect(run.exit, run.failures).toBe(EXIT.ok);
-    expect(run.logs.some((l) => /s to wait until 2027-03-14T23:59:54\.000Z/.test(l))).toBe(true);
-  }, RUN_LIMIT_MS);
-
-  test('a refill at local (UTC+2) midnight → exit 98: daily and monthly keys not refilled at 00:00 UTC', async () => {
-    const run = await acrossMidnight({ bug: 'localMidnight' });
-    expect(run.exit, run.failures).toBe(EXIT.checkFailed);
-    expect(failedCheck(run, 'daily refill at the UTC midnight')?.detail).toContain('a refill at another hour than 00:00 UTC');
-    expect(failedCheck(run, 'monthly refill on refillDay at the UTC midnight')).toBeDefined();
-  }, RUN_LIMIT_MS);
-
-  test('a month skipped → exit 98: the monthly key due on the 15th is not refilled, the daily one is', async () => {
-    const run = await acrossMidnight({ bug: 'skipMonth' });
-    expect(run.exit, run.failures).toBe(EXIT.checkFailed);
-    expect(failedCheck(run, 'monthly refill on refillDay at the UTC midnight')?.detail).toContain('or a month skipped');
-    expect(failedCheck(run, 'daily refill at the UTC midnight')).toBeUndefined();
-  }, RUN_LIMIT_MS);
-
-  test('a batch refill 1.5 s late passes with KEYSIM_REFILL_TOLERANCE=3s', async () => {
-    process.env.KEYSIM_REFILL_TOLERANCE = '3s';
-    try {
-      const run = await acrossMidnight({ refillDelayMs: 1_500 });
+  test(
+    'a correct service → refill-midnight exits 0',
+    async () => {
+      const run = await acrossMidnight({});
       expect(run.exit, run.failures).toBe(EXIT.ok);
-    } finally {
-      delete process.env.KEYSIM_REFILL_TOLERANCE;
-    }
-  }, RUN_LIMIT_MS);
+      expect(run.logs.some((l) => /s to wait until 2027-03-14T23:59:54\.000Z/.test(l))).toBe(true);
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a batch refill a minute late without a tolerance → exit 98: not refilled by midnight', async () => {
-    const run = await acrossMidnight({ refillDelayMs: 60_000 });
-    expect(run.exit, run.failures).toBe(EXIT.checkFailed);
-    expect(failedCheck(run, 'daily refill at the UTC midnight')?.detail).toContain('not refilled by 2027-03-15T00:00:00.000Z');
-  }, RUN_LIMIT_MS);
+  test(
+    'a refill at local (UTC+2) midnight → exit 98: daily and monthly keys not refilled at 00:00 UTC',
+    async () => {
+      const run = await acrossMidnight({ bug: 'localMidnight' });
+      expect(run.exit, run.failures).toBe(EXIT.checkFailed);
+      expect(failedCheck(run, 'daily refill at the UTC midnight')?.detail).toContain('a refill at another hour than 00:00 UTC');
+      expect(failedCheck(run, 'monthly refill on refillDay at the UTC midnight')).toBeDefined();
+    },
+    RUN_LIMIT_MS,
+  );
 
-  test('a midnight further away than KEYSIM_MIDNIGHT_MAX_WAIT → the run fails at once, saying when to start it', async () => {
-    const error = await withService({}, async (s) => {
-      (s as Awaited<ReturnType<typeof startTestService>>).setClockOffsetMs(Date.parse('2027-03-14T21:00:00Z') - Date.now());
-      return runLive('refill-midnight', s).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    });
-    expect(error).toBeInstanceOf(ScenarioFailedError);
-    expect(String(error)).toMatch(/2027-03-15T00:00:00\.000Z, 18\d min from now .*KEYSIM_MIDNIGHT_MAX_WAIT/);
-  }, RUN_LIMIT_MS);
+  test(
+    'a month skipped → exit 98: the monthly key due on the 15th is not refilled, the daily one is',
+    async () => {
+      const run = await acrossMidnight({ bug: 'skipMonth' });
+      expect(run.exit, run.failures).toBe(EXIT.checkFailed);
+      expect(failedCheck(run, 'monthly refill on refillDay at the UTC midnight')?.detail).toContain('or a month skipped');
+      expect(failedCheck(run, 'daily refill at the UTC midnight')).toBeUndefined();
+    },
+    RUN_LIMIT_MS,
+  );
+
+  test(
+    'a batch refill 1.5 s late passes with KEYSIM_REFILL_TOLERANCE=3s',
+    async () => {
+      process.env.KEYSIM_REFILL_TOLERANCE = '3s';
+      try {
+        const run = await acrossMidnight({ refillDelayMs: 1_500 });
+        expect(run.exit, run.failures).toBe(EXIT.ok);
+      } finally {
+        delete process.env.KEYSIM_REFILL_TOLERANCE;
+      }
+    },
+    RUN_LIMIT_MS,
+  );
+
+  test(
+    'a batch refill a minute late without a tolerance → exit 98: not refilled by midnight',
+    async () => {
+      const run = await acrossMidnight({ refillDelayMs: 60_000 });
+      expect(run.exit, run.failures).toBe(EXIT.checkFailed);
+      expect(failedCheck(run, 'daily refill at the UTC midnight')?.detail).toContain('not refilled by 2027-03-15T00:00:00.000Z');
+    },
+    RUN_LIMIT_MS,
+  );
+
+  test(
+    'a midnight further away than KEYSIM_MIDNIGHT_MAX_WAIT → the run fails at once, saying when to start it',
+    async () => {
+      const error = await withService({}, async (s) => {
+        (s as Awaited<ReturnType<typeof startTestService>>).setClockOffsetMs(Date.parse('2027-03-14T21:00:00Z') - Date.now());
+        return runLive('refill-midnight', s).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      });
+      expect(error).toBeInstanceOf(ScenarioFailedError);
+      expect(String(error)).toMatch(/2027-03-15T00:00:00\.000Z, 18\d min from now .*KEYSIM_MIDNIGHT_MAX_WAIT/);
+    },
+    RUN_LIMIT_MS,
+  );
 });
 
 describe.concurrent('the same scenarios on the embedded simulator (--history, oracle)', () => {
   for (const name of ['limited-keys', 'ratelimit-live-edges', 'refill-midnight']) {
-    test(`${name} → exit 0, the oracle agrees`, async () => {
-      const run = await runLive(name, 'sim', { history: true, settings: shortLoad });
-      expect(run.exit, run.failures).toBe(EXIT.ok);
-      expect(run.report.invariants?.oracle?.verdict).toBe('agrees');
-    }, RUN_LIMIT_MS);
+    test(
+      `${name} → exit 0, the oracle agrees`,
+      async () => {
+        const run = await runLive(name, 'sim', { history: true, settings: shortLoad });
+        expect(run.exit, run.failures).toBe(EXIT.ok);
+        expect(run.report.invariants?.oracle?.verdict).toBe('agrees');
+      },
+      RUN_LIMIT_MS,
+    );
   }
 });
 
 describe('through the CLI', () => {
-  test('`keysim run limited-keys --target URL --history` on a service that loses top-ups → exit 100, the check named in the summary', async () => {
-    const result = await withService({ bug: 'lostTopUp' }, (s) => cliRun(['run', 'limited-keys', '--target', s.url, '--history', '--duration', '3s', '--quiet'], s.rootKey));
-    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(EXIT.invariantViolated);
-    expect(result.stdout).toContain('top-ups were lost');
-  }, RUN_LIMIT_MS);
+  test(
+    '`keysim run limited-keys --target URL --history` on a service that loses top-ups → exit 100, the check named in the summary',
+    async () => {
+      const result = await withService({ bug: 'lostTopUp' }, (s) =>
+        cliRun(['run', 'limited-keys', '--target', s.url, '--history', '--duration', '3s', '--quiet'], s.rootKey),
+      );
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(EXIT.invariantViolated);
+      expect(result.stdout).toContain('top-ups were lost');
+    },
+    RUN_LIMIT_MS,
+  );
 });

@@ -63,7 +63,19 @@ describe('the rule map', () => {
     const liveSafe = Object.values(SCENARIOS).filter((s) => !requiresClock(s));
     const covered = ruleCoverage(liveSafe.flatMap((s) => s.rules ?? []));
     const ids = covered.exercised.map((r) => r.id);
-    for (const id of ['verify.disabled', 'verify.expired', 'keys.delete', 'ratelimit.multi-all-or-nothing', 'ratelimit.override-wildcard', 'ratelimit.override-exact', 'ratelimit.cost-many', 'ratelimit.cost-zero', 'credits.cost-zero', 'credits.cost-many', 'ratelimit.identity-shared']) {
+    for (const id of [
+      'verify.disabled',
+      'verify.expired',
+      'keys.delete',
+      'ratelimit.multi-all-or-nothing',
+      'ratelimit.override-wildcard',
+      'ratelimit.override-exact',
+      'ratelimit.cost-many',
+      'ratelimit.cost-zero',
+      'credits.cost-zero',
+      'credits.cost-many',
+      'ratelimit.identity-shared',
+    ]) {
       expect(ids, id).toContain(id);
     }
   });
@@ -88,7 +100,9 @@ describe('key-states', () => {
     await sim.close();
     const f = result.fixtures as { disabledEmpty: { keyId: string } };
     const entry = scenario('key-states').mix.find((e) => e.name === 'verifyKey disabled, 0 left → DISABLED');
-    expect(entry?.check?.({ status: 200, body: { data: { valid: false, code: 'USAGE_EXCEEDED', keyId: f.disabledEmpty.keyId, credits: 0 } } }, result.fixtures)).toMatch(/expected DISABLED/);
+    expect(
+      entry?.check?.({ status: 200, body: { data: { valid: false, code: 'USAGE_EXCEEDED', keyId: f.disabledEmpty.keyId, credits: 0 } } }, result.fixtures),
+    ).toMatch(/expected DISABLED/);
   });
 
   test('a refused verification that spends credits fails the end-of-run balance check', async () => {
@@ -123,7 +137,9 @@ describe('ratelimit-rules', () => {
     await sim.close();
     const f = result.fixtures as { wildcardId: string };
     const entry = scenario('ratelimit-rules').mix.find((e) => e.name === 'limit cost 0, exact beats wildcard');
-    expect(entry?.check?.({ status: 200, body: { data: { success: true, limit: 3, remaining: 3, reset: 1, overrideId: f.wildcardId } } }, result.fixtures)).toMatch(/expected success, limit 5/);
+    expect(
+      entry?.check?.({ status: 200, body: { data: { success: true, limit: 3, remaining: 3, reset: 1, overrideId: f.wildcardId } } }, result.fixtures),
+    ).toMatch(/expected success, limit 5/);
   });
 
   test('a refused multiLimit that still counts on the limit that passed fails the all-or-nothing check', async () => {
@@ -136,14 +152,22 @@ describe('ratelimit-rules', () => {
       },
     });
     await sim.close();
-    expect(failed(result.finishChecks).join("\n")).toMatch(/multiLimit: all or nothing: .*A then has [0-3] left \(expected/);
+    expect(failed(result.finishChecks).join('\n')).toMatch(/multiLimit: all or nothing: .*A then has [0-3] left \(expected/);
   });
 });
 
 test('a passing run says which rules it exercised and which it never touched, in every rendering', async () => {
   const target = await startEmbeddedSimulator({ seed: 5 });
   try {
-    const report = await runWithRunner({ scenario: scenario('key-states'), target, settings: loadSettings({ rate: 20, durationMs: 500 }), seed: 5, thresholds: [], keep: false, keysimVersion: 'test' });
+    const report = await runWithRunner({
+      scenario: scenario('key-states'),
+      target,
+      settings: loadSettings({ rate: 20, durationMs: 500 }),
+      seed: 5,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+    });
     expect(report.checks.filter((c) => !c.passed)).toEqual([]);
     expect(report.rules?.exercised.map((r) => r.id)).toEqual(['verify.not-found', 'verify.disabled', 'verify.expired', 'credits.cost-zero', 'keys.delete']);
     expect(report.rules?.total).toBe(RULES.length);
@@ -158,7 +182,12 @@ test('a passing run says which rules it exercised and which it never touched, in
 }, 60_000);
 
 describe('rules exercised and judged, not only declared', () => {
-  const notJudgedCheck = (rules: string[]): CheckResult => ({ name: 'x', passed: true, detail: 'not judged: 2 answers never came (504 from a gateway ×2)', rules });
+  const notJudgedCheck = (rules: string[]): CheckResult => ({
+    name: 'x',
+    passed: true,
+    detail: 'not judged: 2 answers never came (504 from a gateway ×2)',
+    rules,
+  });
   const judgedCheck = (rules: string[]): CheckResult => ({ name: 'y', passed: true, detail: 'as expected', rules });
 
   test('rule coverage counted a rule as exercised because its scenario declared it, although every check of it was not judged', () => {
@@ -183,20 +212,38 @@ describe('rules exercised and judged, not only declared', () => {
     expect(none.exercised.map((r) => r.id)).toEqual(['verify.disabled']);
     expect(none.notJudged.map((r) => r.id)).toEqual(['verify.expired', 'credits.valid-decrements']);
     // With --history, the credits checkers judged it: exercised; one that checked nothing does not count.
-    const withHistory = judgedRuleCoverage({ declared, checks: [notJudgedCheck(['credits.valid-decrements'])], tally, invariantsChecked: new Map([['credits.no-over-spend', 12], ['credits.refill', 0]]) });
+    const withHistory = judgedRuleCoverage({
+      declared,
+      checks: [notJudgedCheck(['credits.valid-decrements'])],
+      tally,
+      invariantsChecked: new Map([
+        ['credits.no-over-spend', 12],
+        ['credits.refill', 0],
+      ]),
+    });
     expect(withHistory.exercised.map((r) => r.id)).toEqual(['verify.disabled', 'credits.valid-decrements']);
   });
 
   test('a rule no entry and no check names is judged by the scenario checks as a whole', () => {
     const judged = judgedRuleCoverage({ declared: ['identities.lifecycle'], checks: [judgedCheck([])], tally: undefined, invariantsChecked: new Map() });
     expect(judged.exercised.map((r) => r.id)).toEqual(['identities.lifecycle']);
-    const nothing = judgedRuleCoverage({ declared: ['identities.lifecycle'], checks: [notJudgedCheck([])], tally: new RuleTally(), invariantsChecked: new Map() });
+    const nothing = judgedRuleCoverage({
+      declared: ['identities.lifecycle'],
+      checks: [notJudgedCheck([])],
+      tally: new RuleTally(),
+      invariantsChecked: new Map(),
+    });
     expect(nothing.notJudged.map((r) => r.id)).toEqual(['identities.lifecycle']);
   });
 
   test('the not-judged rules are listed in every rendering, and a merge of segments counts a rule any segment judged', () => {
     const ref = (id: string) => ({ id, title: RULES.find((r) => r.id === id)?.title ?? id });
-    const section: RulesSection = { total: RULES.length, exercised: [ref('ratelimit.cost-zero')], notJudged: [ref('ratelimit.multi-all-or-nothing')], untouched: RULES.filter((r) => !['ratelimit.cost-zero', 'ratelimit.multi-all-or-nothing'].includes(r.id)).map((r) => ref(r.id)) };
+    const section: RulesSection = {
+      total: RULES.length,
+      exercised: [ref('ratelimit.cost-zero')],
+      notJudged: [ref('ratelimit.multi-all-or-nothing')],
+      untouched: RULES.filter((r) => !['ratelimit.cost-zero', 'ratelimit.multi-all-or-nothing'].includes(r.id)).map((r) => ref(r.id)),
+    };
     expect(rulesHeadline(section)).toBe(`rules exercised 1 of ${RULES.length} (1 not judged)`);
     expect(rulesSummaryLines(section).join('\n')).toMatch(/not judged \(.*\): ratelimit\.multi-all-or-nothing/);
     expect(rulesMarkdown(section).join('\n')).toContain('**Not judged**');
@@ -210,14 +257,29 @@ describe('rules exercised and judged, not only declared', () => {
 });
 
 test('ratelimit-live-edges declared no rules: a clean run exercises and judges the five it checks', async () => {
-  expect(scenario('ratelimit-live-edges').rules).toEqual(['ratelimit.sliding-window', 'ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero']);
+  expect(scenario('ratelimit-live-edges').rules).toEqual([
+    'ratelimit.sliding-window',
+    'ratelimit.limit-exact',
+    'ratelimit.key-limit-per-key',
+    'verify.rate-limited-spends-nothing',
+    'ratelimit.cost-zero',
+  ]);
   const target = await startEmbeddedSimulator({ seed: 5 });
   try {
-    const report = await runWithRunner({ scenario: scenario('ratelimit-live-edges'), target, settings: loadSettings({ rate: 10, durationMs: 1_000 }), seed: 5, thresholds: [], keep: false, keysimVersion: 'test' });
+    const report = await runWithRunner({
+      scenario: scenario('ratelimit-live-edges'),
+      target,
+      settings: loadSettings({ rate: 10, durationMs: 1_000 }),
+      seed: 5,
+      thresholds: [],
+      keep: false,
+      keysimVersion: 'test',
+    });
     expect(failed(report.checks)).toEqual([]);
     const judged = report.rules?.exercised.map((r) => r.id) ?? [];
     // The sliding-window check may be inconclusive on a slow machine (not judged): the others always judge.
-    for (const id of ['ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero']) expect(judged, id).toContain(id);
+    for (const id of ['ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero'])
+      expect(judged, id).toContain(id);
     expect([...judged, ...(report.rules?.notJudged ?? []).map((r) => r.id)].sort()).toEqual([...(scenario('ratelimit-live-edges').rules ?? [])].sort());
   } finally {
     await target.close();

@@ -70,7 +70,10 @@ function expectClean(sim: Simulator, r: HarnessRun<unknown>): void {
 
 /** Every per-response check of the scenario's mix refuses a server error. */
 function expectChecksRefuse(name: string, fixtures: unknown): void {
-  const answer: ApiResponse = { status: 500, body: { meta: { requestId: 'req_x' }, error: { status: 500, title: 'Internal Server Error', detail: 'boom', type: 'x' } } };
+  const answer: ApiResponse = {
+    status: 500,
+    body: { meta: { requestId: 'req_x' }, error: { status: 500, title: 'Internal Server Error', detail: 'boom', type: 'x' } },
+  };
   for (const entry of scenario(name).mix) {
     expect(entry.check?.(answer, fixtures), `${name} ${entry.name ?? ''}`).toBeTypeOf('string');
   }
@@ -82,7 +85,9 @@ function expectChecksRefuse(name: string, fixtures: unknown): void {
  */
 function expectSweepChecksRefuse(result: HarnessRun<unknown>): void {
   const f = result.fixtures as { sweep: { fromMs: number; toMs: number } };
-  const sweepPhase = scenario('ratelimit-window-edge').phases?.({ settings: result.settings } as ScenarioContext, result.fixtures).at(-1);
+  const sweepPhase = scenario('ratelimit-window-edge')
+    .phases?.({ settings: result.settings } as ScenarioContext, result.fixtures)
+    .at(-1);
   const entry = sweepPhase?.mix?.find((e) => e.name === 'sweep sweep');
   expect(sweepPhase?.serviceClock).toEqual({ fromMs: f.sweep.fromMs, toMs: f.sweep.toMs });
   const answer = (reset: number): ApiResponse => ({ status: 200, body: { data: { limit: 2, remaining: 0, reset, success: true } } });
@@ -141,7 +146,9 @@ describe('scenarios against the simulator', () => {
       // An exact check notices a balance that moved.
       const f = result.fixtures as { keyId: string };
       const verify = scenario('smoke').mix.find((e) => e.name === 'verifyKey cost 0');
-      expect(verify?.check?.({ status: 200, body: { data: { valid: true, code: 'VALID', keyId: f.keyId, credits: 99 } } }, result.fixtures)).toMatch(/100 credits/);
+      expect(verify?.check?.({ status: 200, body: { data: { valid: true, code: 'VALID', keyId: f.keyId, credits: 99 } } }, result.fixtures)).toMatch(
+        /100 credits/,
+      );
     } finally {
       await sim.close();
     }
@@ -292,7 +299,9 @@ describe('on a live target (the simulator without its admin surface)', () => {
   test('a namespace the target does not have stops the run, saying which one must exist', async () => {
     const sim = await createSimulator({ startMs: START_MS });
     try {
-      await expect(runScenario(scenario('mixed'), sim, { live: true })).rejects.toThrow(/namespace "keysim-[^"]+-api" does not exist on the target.*KEYSIM_NAMESPACE/);
+      await expect(runScenario(scenario('mixed'), sim, { live: true })).rejects.toThrow(
+        /namespace "keysim-[^"]+-api" does not exist on the target.*KEYSIM_NAMESPACE/,
+      );
       // Checked before anything was made.
       expect(sim.engine.stats()).toMatchObject({ apis: 0, keys: 0, identities: 0 });
     } finally {
@@ -420,7 +429,8 @@ describe('the checks fail when the service misbehaves', () => {
       async afterPhase(phase, ctx, fixtures) {
         if (phase !== 'burst just before the edge') return;
         const f = fixtures as { namespace: string; identifiers: { std: string }; durationMs: number };
-        for (let i = 0; i < 3; i++) await ctx.api.data('ratelimit.limit', { namespace: f.namespace, identifier: f.identifiers.std, limit: 10, duration: f.durationMs });
+        for (let i = 0; i < 3; i++)
+          await ctx.api.data('ratelimit.limit', { namespace: f.namespace, identifier: f.identifiers.std, limit: 10, duration: f.durationMs });
       },
     });
     await sim.close();

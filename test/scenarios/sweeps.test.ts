@@ -20,16 +20,31 @@ const BASE: LoadSettings = { rate: 100, connections: 8, pipelining: 1, durationM
 async function runDefault(target: Target, name: string): Promise<{ report: RunReport; historyPath: string }> {
   const scenario = SCENARIOS[name] as Scenario<unknown>;
   const historyPath = join(mkdtempSync(join(tmpdir(), `keysim-${name}-`)), 'history.jsonl.gz');
-  const report = await runScenario({ scenario, target, settings: { ...BASE, ...scenario.defaults }, seed: 9, thresholds: [], keep: false, keysimVersion: '0.0.0-test', historyPath });
+  const report = await runScenario({
+    scenario,
+    target,
+    settings: { ...BASE, ...scenario.defaults },
+    seed: 9,
+    thresholds: [],
+    keep: false,
+    keysimVersion: '0.0.0-test',
+    historyPath,
+  });
   return { report, historyPath };
 }
 
-const failed = (report: RunReport) => [...report.checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`), ...report.thresholds.filter((t) => !t.passed).map((t) => t.expression)];
+const failed = (report: RunReport) => [
+  ...report.checks.filter((c) => !c.passed).map((c) => `${c.name}: ${c.detail}`),
+  ...report.thresholds.filter((t) => !t.passed).map((t) => t.expression),
+];
 const detail = (report: RunReport, name: string) => report.checks.find((c) => c.name === name)?.detail;
 
 /** The crossing keys a 'refills crossed under load' detail accounts for: judged, one-sided and not judged. */
 function crossings(text: string | undefined): number {
-  const match = /^(\d+) refills crossed under load: each key answered its marker before its boundary and its refill amount after it(?:; (\d+) answered on one side of their boundary only \(the load's pace did not reach both\))?(?:; (\d+) not judged \(fewer than \d+ answers\))?$/.exec(text ?? '');
+  const match =
+    /^(\d+) refills crossed under load: each key answered its marker before its boundary and its refill amount after it(?:; (\d+) answered on one side of their boundary only \(the load's pace did not reach both\))?(?:; (\d+) not judged \(fewer than \d+ answers\))?$/.exec(
+      text ?? '',
+    );
   if (match === null) throw new Error(`unexpected detail: ${text ?? '(none)'}`);
   return Number(match[1]) + Number(match[2] ?? 0) + Number(match[3] ?? 0);
 }
@@ -63,7 +78,10 @@ describe('clock scenarios on simulated time, through the runner', () => {
     expect(crossings(detail(report, 'refills crossed under load'))).toBe(22);
     expect(detail(report, 'balances follow the month lengths')).toBe('152 of 152 observations as calculated');
     const sweep = report.phases.find((p) => p.name.endsWith('-02-29'));
-    expect(sweep).toMatchObject({ serviceClockFrom: expect.stringMatching(/-02-28T23:00:00\.000Z$/), serviceClockTo: expect.stringMatching(/-02-29T01:00:00\.000Z$/) });
+    expect(sweep).toMatchObject({
+      serviceClockFrom: expect.stringMatching(/-02-28T23:00:00\.000Z$/),
+      serviceClockTo: expect.stringMatching(/-02-29T01:00:00\.000Z$/),
+    });
     // The load of a sweep is bracketed inside it on the service clock.
     const { events } = await readHistory(historyPath);
     const load = events.filter((e) => e.op === 'keys.verifyKey');
@@ -80,12 +98,18 @@ describe('clock scenarios on simulated time, through the runner', () => {
     const windows = Number(/^sweep across (\d+) windows$/.exec(sweep?.name ?? '')?.[1]);
     expect(windows).toBeGreaterThanOrEqual(300);
     expect(Date.parse(sweep?.serviceClockTo ?? '') - Date.parse(sweep?.serviceClockFrom ?? '')).toBe(windows * 1_000);
-    expect(detail(report, 'sweep: within the limit in every window')).toMatch(/^sweep at most 2\/2 in \d+ windows; vip-sweep at most 30\/30 in \d+ windows; blocked at most 0\/0 in \d+ windows$/);
+    expect(detail(report, 'sweep: within the limit in every window')).toMatch(
+      /^sweep at most 2\/2 in \d+ windows; vip-sweep at most 30\/30 in \d+ windows; blocked at most 0\/0 in \d+ windows$/,
+    );
     expect(detail(report, 'sweep: admissions in most windows')).toMatch(/the load reached \d+ of the \d+ swept windows/);
     // The sweep's answers sit in distinct windows in the history too: the clock moved under load.
     // (Hundreds of them on a quiet machine; how many is the pace's, so only that there are several is asserted.)
     const { events } = await readHistory(historyPath);
-    const resets = new Set(events.filter((e) => e.op === 'ratelimit.limit' && e.request.duration === 1_000 && e.outcome !== 'unknown').map((e) => (e.outcome as { reset?: number }).reset));
+    const resets = new Set(
+      events
+        .filter((e) => e.op === 'ratelimit.limit' && e.request.duration === 1_000 && e.outcome !== 'unknown')
+        .map((e) => (e.outcome as { reset?: number }).reset),
+    );
     expect(resets.size).toBeGreaterThan(1);
   });
 

@@ -22,7 +22,13 @@ interface Request {
 type Limiter = 'sliding' | 'fixed' | 'offByOne';
 
 /** Decides the requests in the order they reach the service, on its clock (keysim's + offset). */
-function serve(requests: readonly Request[], limit: number, durationMs: number, offsetMs: number, limiter: Limiter): { counter: CounterRecord; probes: Decision[] } {
+function serve(
+  requests: readonly Request[],
+  limit: number,
+  durationMs: number,
+  offsetMs: number,
+  limiter: Limiter,
+): { counter: CounterRecord; probes: Decision[] } {
   const order = [...requests].sort((a, b) => a.invokeMs + a.toMs - (b.invokeMs + b.toMs));
   let window = Number.NaN;
   let current = 0;
@@ -102,7 +108,10 @@ describe('window bounds', () => {
 
   test('an off-by-one limit: a burst of limit + 1 in a fresh window admits one too many', () => {
     const burst = Array.from({ length: 6 }, (_, i): Request => ({ invokeMs: 100 + i, toMs: 5, backMs: 5, probe: false }));
-    for (const [limiter, expected] of [['sliding', undefined], ['offByOne', 'c: a burst of 6 in one fresh window admitted 6, the limit 5 admits exactly 5']] as const) {
+    for (const [limiter, expected] of [
+      ['sliding', undefined],
+      ['offByOne', 'c: a burst of 6 in one fresh window admitted 6, the limit 5 admits exactly 5'],
+    ] as const) {
       const { counter } = serve(burst, 5, 1_000, 0, limiter);
       expect(exactBurstProblem(counter, counter.decisions)).toBe(expected);
     }

@@ -15,7 +15,10 @@ afterAll(() => cleanUpCli());
 
 /** The service-clock readings a history recorded around its requests. */
 function serviceTimes(historyFile: string): number[] {
-  const lines = gunzipSync(readFileSync(historyFile)).toString('utf8').split('\n').filter((l) => l !== '');
+  const lines = gunzipSync(readFileSync(historyFile))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   return lines.flatMap((line) => {
     const event = JSON.parse(line) as { serviceInvokeMs?: unknown };
     return typeof event.serviceInvokeMs === 'number' ? [event.serviceInvokeMs] : [];
@@ -24,7 +27,26 @@ function serviceTimes(historyFile: string): number[] {
 
 test("mixed --workers 2 runs (its fixtures did not survive JSON) and its segments see the simulator's clock run, as mixed asks", async () => {
   const out = tempDir('keysim-workers-clock-');
-  const args = ['run', 'mixed', '--workers', '2', '--duration', '3s', '--warmup', '0', '--rate', '20', '--out', out, '--history', '--quiet', '--max-late-share', '1', '--max-loop-delay', 'off'];
+  const args = [
+    'run',
+    'mixed',
+    '--workers',
+    '2',
+    '--duration',
+    '3s',
+    '--warmup',
+    '0',
+    '--rate',
+    '20',
+    '--out',
+    out,
+    '--history',
+    '--quiet',
+    '--max-late-share',
+    '1',
+    '--max-loop-delay',
+    'off',
+  ];
   const finished = await cli(args);
   const shown = `exit ${finished.code}\n${finished.stderr.slice(-3000)}\n${finished.stdout.slice(-2000)}`;
   expect(finished.code, shown).toBe(EXIT.ok);

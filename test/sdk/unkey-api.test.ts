@@ -370,7 +370,11 @@ describe('identities through the SDK', () => {
 
   it('an identity limit shared by its keys shows up in keys.verifyKey; gone after deleteIdentity', async () => {
     const apiId = await newApi();
-    await unkey.identities.createIdentity({ externalId: 'org_1', meta: { org: true }, ratelimits: [{ name: 'org', limit: 1, duration: 60_000, autoApply: true }] });
+    await unkey.identities.createIdentity({
+      externalId: 'org_1',
+      meta: { org: true },
+      ratelimits: [{ name: 'org', limit: 1, duration: 60_000, autoApply: true }],
+    });
     const a = await unkey.keys.createKey({ apiId, externalId: 'org_1' });
     const b = await unkey.keys.createKey({ apiId, externalId: 'org_1' });
     const first = await unkey.keys.verifyKey({ key: a.data.key });

@@ -94,7 +94,12 @@ describe('Ratelimit.limit against the simulator', () => {
   it('a per-call limit (opts.limit) replaces the configured one', async () => {
     const rl = limiter({ limit: 100, duration: MINUTE });
     const id = fresh('per-call');
-    expect(await rl.limit(id, { limit: { limit: 1, duration: '10s' } })).toMatchObject({ success: true, limit: 1, remaining: 0, reset: windowEnd(sim.clock.now(), 10_000) });
+    expect(await rl.limit(id, { limit: { limit: 1, duration: '10s' } })).toMatchObject({
+      success: true,
+      limit: 1,
+      remaining: 0,
+      reset: windowEnd(sim.clock.now(), 10_000),
+    });
     expect(await rl.limit(id, { limit: { limit: 1, duration: '10s' } })).toMatchObject({ success: false, limit: 1 });
   });
 

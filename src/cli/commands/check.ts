@@ -83,7 +83,10 @@ export function renderVerdict(
 ): string {
   const lines: string[] = [];
   const run = header.run;
-  const about = run === undefined ? '' : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
+  const about =
+    run === undefined
+      ? ''
+      : ` (${[run.scenario, run.seed === undefined ? undefined : `seed ${run.seed}`, run.target].filter((x) => x !== undefined).join(', ')})`;
   lines.push(`history: ${file}${about}`);
   if (header.combined !== undefined) lines.push(`combined from ${header.combined.length} histories: ${header.combined.join(', ')}`);
   if (truncation !== undefined) lines.push(...truncationLines(truncation));
@@ -94,7 +97,11 @@ export function renderVerdict(
   lines.push('');
   const width = Math.max(...report.invariants.map((i) => i.id.length));
   for (const inv of report.invariants) {
-    const state = inv.passed ? (inv.checked === 0 ? 'passed (nothing to check)' : `passed (${inv.checked} checks)`) : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})`;
+    const state = inv.passed
+      ? inv.checked === 0
+        ? 'passed (nothing to check)'
+        : `passed (${inv.checked} checks)`
+      : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})`;
     lines.push(`${inv.id.padEnd(width)}  ${state}`);
     if (inv.passed) continue;
     lines.push(`  ${inv.title}`);
@@ -116,8 +123,16 @@ export function renderVerdict(
   if (recheck !== undefined && recheck.exitCode !== invariantsCode) {
     const invariants = report.passed ? 'every invariant holds' : violations;
     lines.push(verdictLine(recheck.exitCode, `the run's verdict: ${recheck.verdict}; ${invariants}`, style));
-  } else if (!report.passed) lines.push(verdictLine(EXIT.invariantViolated, truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`, style));
-  else if (truncation !== undefined) lines.push(verdictLine(EXIT.historyTruncated, 'PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked', style));
+  } else if (!report.passed)
+    lines.push(
+      verdictLine(
+        EXIT.invariantViolated,
+        truncation === undefined ? violations : `${violations}, in the part of a truncated history that could be judged`,
+        style,
+      ),
+    );
+  else if (truncation !== undefined)
+    lines.push(verdictLine(EXIT.historyTruncated, 'PARTIAL — the part that could be judged holds every invariant; the rest of the run was not checked', style));
   else lines.push(verdictLine(EXIT.ok, 'all invariants hold', style));
   return `${lines.join('\n')}\n`;
 }
@@ -129,7 +144,10 @@ export function historyFileOf(path: string): string {
   if (!existsSync(file)) {
     // An --out folder holds its run folders: name the ones with a history, the usual slip.
     const inside = statSync(path).isDirectory() ? readdirSync(path).filter((name) => existsSync(join(path, name, HISTORY_FILE))) : [];
-    if (inside.length > 0) throw new UsageError(`${path} has no ${HISTORY_FILE}, but its run folder${inside.length === 1 ? '' : 's'} ${inside.map((n) => join(path, n)).join(', ')} ${inside.length === 1 ? 'has one' : 'have one'}: give the run folder (e.g. ${join(path, '*')}).`);
+    if (inside.length > 0)
+      throw new UsageError(
+        `${path} has no ${HISTORY_FILE}, but its run folder${inside.length === 1 ? '' : 's'} ${inside.map((n) => join(path, n)).join(', ')} ${inside.length === 1 ? 'has one' : 'have one'}: give the run folder (e.g. ${join(path, '*')}).`,
+      );
     throw new UsageError(`${path} has no ${HISTORY_FILE}: the run did not record a history.`);
   }
   return file;
@@ -165,41 +183,71 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
     const wallSkewMs = args.skew ?? history.header.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
     const segment = history.header.run?.segment;
     // One segment alone misses the others' calls on the same keys and limits.
-    const notes = segment === undefined ? [] : [`This is segment ${segment.index}/${segment.count} alone: give the set-up's and every segment's history to judge the invariants across segments.`];
-    return { name: file, header: history.header, events: truncation?.prefix.events ?? history.events, wallSkewMs, truncation, notes, segment: segment !== undefined };
+    const notes =
+      segment === undefined
+        ? []
+        : [`This is segment ${segment.index}/${segment.count} alone: give the set-up's and every segment's history to judge the invariants across segments.`];
+    return {
+      name: file,
+      header: history.header,
+      events: truncation?.prefix.events ?? history.events,
+      wallSkewMs,
+      truncation,
+      notes,
+      segment: segment !== undefined,
+    };
   }
   const parts: HistoryPart[] = [];
   for (const file of files) parts.push({ name: file, ...(await readForCheck(file)) });
   let combined;
   try {
-    combined = combineHistories(parts, { ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }), ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }) });
+    combined = combineHistories(parts, {
+      ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
+      ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }),
+    });
   } catch (error) {
     if (error instanceof HistoryCombineError) throw new UsageError(`These histories cannot be checked together: ${error.message}`);
     throw error;
   }
   const t = combined.truncated;
-  const truncation: Truncation | undefined = t === undefined ? undefined : { read: t.read, prefix: { events: combined.events, leftOut: t.leftOut, untilMs: t.untilMs } };
+  const truncation: Truncation | undefined =
+    t === undefined ? undefined : { read: t.read, prefix: { events: combined.events, leftOut: t.leftOut, untilMs: t.untilMs } };
   return { name: files.join(' + '), header: combined.header, events: combined.events, wallSkewMs: combined.wallSkewMs, truncation, notes: combined.notes };
 }
 
 export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   const files = args.paths.map(historyFileOf);
-  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
-  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0)) throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0))
+    throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0))
+    throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
   const judged = await judgedHistories(files, args);
   const { events, truncation, wallSkewMs } = judged;
-  const report = checkHistory(events, { wallSkewMs, refill: args.compat === 'production' ? 'production' : 'replace', ...(judged.segment === true ? { segment: {} } : {}) });
+  const report = checkHistory(events, {
+    wallSkewMs,
+    refill: args.compat === 'production' ? 'production' : 'replace',
+    ...(judged.segment === true ? { segment: {} } : {}),
+  });
   report.notes.push(...judged.notes);
   // Only wall-timed events depend on the skew: say which one judged them.
   if (events.some((e) => e.serviceInvokeMs === undefined || e.serviceCompleteMs === undefined)) {
-    const source = args.skew !== undefined ? 'given (--skew)' : judged.header.wallSkewMs !== undefined ? `the history's (measured or given when it was recorded${files.length > 1 ? '; the largest of them' : ''})` : 'the default: the history names none';
+    const source =
+      args.skew !== undefined
+        ? 'given (--skew)'
+        : judged.header.wallSkewMs !== undefined
+          ? `the history's (measured or given when it was recorded${files.length > 1 ? '; the largest of them' : ''})`
+          : 'the default: the history names none';
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
   // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
   const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
-  if (files.length > 1) report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
+  if (files.length > 1)
+    report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
   if (args.json) {
-    const cut = truncation === undefined ? {} : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
+    const cut =
+      truncation === undefined
+        ? {}
+        : { truncated: true, read: truncation.read, checkedUntilMs: truncation.prefix.untilMs ?? null, leftOut: truncation.prefix.leftOut };
     const which = files.length === 1 ? { file: files[0] } : { files };
     const run = recheck === undefined ? {} : { run: recheck };
     process.stdout.write(`${JSON.stringify({ ...which, header: judged.header, operations: events.length, ...cut, ...report, ...run }, null, 2)}\n`);
@@ -215,13 +263,38 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
   describe: `Re-check a saved run: the invariants over its history (${HISTORY_FILE}), the oracle from its saved journal, the thresholds from its report — or the histories of one run's segments together`,
   builder: (y: Argv) =>
     y
-      .positional('paths', { type: 'string', array: true, demandOption: true, describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one` })
-      .option('skew', { type: 'number', describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})` })
-      .option('host-skew', { type: 'number', describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)` })
-      .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'production: a refill leaves a balance ≥ its amount alone' })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: `A run folder or its ${HISTORY_FILE}; several: the set-up's and segments' of one run, checked as one`,
+      })
+      .option('skew', {
+        type: 'number',
+        describe: `Bound on service-clock vs wall-clock skew in ms, for events without service times (default: the history's, else ${DEFAULT_WALL_SKEW_MS})`,
+      })
+      .option('host-skew', {
+        type: 'number',
+        describe: `With several histories: bound on how far the wall clocks that recorded them are apart, ms (default ${DEFAULT_HOST_SKEW_MS} across machines, 0 when they name one machine)`,
+      })
+      .option('compat', {
+        choices: ['interface', 'production'] as const,
+        default: 'interface' as const,
+        describe: 'production: a refill leaves a balance ≥ its amount alone',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
-      .example(...example('$0 check reports/20270115T120000Z-credits-drain', 'exits as the run did: 0 when everything holds, 100 when an invariant is violated or the oracle differs, 99 for a failed threshold, 94 when a killed run left the history cut short'))
-      .example(...example('$0 check reports/setup/* reports/*-segment-*', 'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls')) as unknown as Argv<CheckArgs>,
+      .example(
+        ...example(
+          '$0 check reports/20270115T120000Z-credits-drain',
+          'exits as the run did: 0 when everything holds, 100 when an invariant is violated or the oracle differs, 99 for a failed threshold, 94 when a killed run left the history cut short',
+        ),
+      )
+      .example(
+        ...example(
+          '$0 check reports/setup/* reports/*-segment-*',
+          'the invariants across segments: a key spent by several segments obeys its bounds on the union of their calls',
+        ),
+      ) as unknown as Argv<CheckArgs>,
   handler: async (args: ArgumentsCamelCase<CheckArgs>) => {
     process.exitCode = await checkCommand(args);
   },

@@ -55,17 +55,24 @@ async function simulatorCall(client: HttpJsonClient, op: string): Promise<unknow
 function runTag(args: Pick<CleanupArgs, 'tag' | 'fixtures'>): string {
   const fromFile = args.fixtures === undefined ? undefined : readFixturesTag(args.fixtures);
   if (args.tag !== undefined && fromFile !== undefined && args.tag !== fromFile) {
-    throw new UsageError(`--tag ${args.tag} and --fixtures ${args.fixtures as string} name different runs (the file's set-up is ${fromFile}): give one of them.`);
+    throw new UsageError(
+      `--tag ${args.tag} and --fixtures ${args.fixtures as string} name different runs (the file's set-up is ${fromFile}): give one of them.`,
+    );
   }
   const tag = args.tag ?? fromFile;
-  if (tag === undefined) throw new UsageError('Name the run to clean up: --tag <run tag> (its summary names it), or --fixtures FILE for a shared set-up (keysim run --setup-only --fixtures FILE).');
+  if (tag === undefined)
+    throw new UsageError(
+      'Name the run to clean up: --tag <run tag> (its summary names it), or --fixtures FILE for a shared set-up (keysim run --setup-only --fixtures FILE).',
+    );
   return tag;
 }
 
 export async function cleanupCommand(args: CleanupArgs, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<ExitCode> {
   const tag = runTag(args);
   if (!TAG_PATTERN.test(tag)) {
-    throw new UsageError(`--tag "${tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run's summary and --keep name it, and so does its ledger file, <reports>/.resources/<tag>.jsonl).`);
+    throw new UsageError(
+      `--tag "${tag}" is not a run tag: a run's tag looks like keysim-20260101T120000-1 (the run's summary and --keep name it, and so does its ledger file, <reports>/.resources/<tag>.jsonl).`,
+    );
   }
   try {
     new URL(args.target);
@@ -74,7 +81,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
   }
   const fromEnv = process.env.KEYSIM_ROOT_KEY;
   const rootKey = args.rootKey ?? (fromEnv === '' ? undefined : fromEnv);
-  if (rootKey === undefined) throw new UsageError('keysim cleanup needs the target\'s root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.');
+  if (rootKey === undefined) throw new UsageError("keysim cleanup needs the target's root key: set KEYSIM_ROOT_KEY (recommended) or pass --root-key.");
   try {
     liveTarget(args.target, rootKey);
   } catch (error) {
@@ -101,7 +108,9 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
   const ledger = hasLedger ? ResourceLedger.read(path, tag, !args.dryRun) : new ResourceLedger(tag);
   for (const entry of handedBack) ledger.created(entry);
   if (!hasLedger && handedBack.length > 0) {
-    write(`No ledger of run ${tag} in ${path}: using the ${handedBack.length} resources the --resources files list, and looking for identities and overrides by the tag.\n`);
+    write(
+      `No ledger of run ${tag} in ${path}: using the ${handedBack.length} resources the --resources files list, and looking for identities and overrides by the tag.\n`,
+    );
   } else if (!hasLedger && target.clockControl) {
     write(`No ledger of run ${tag} in ${path}: looking for its resources by the tag in the simulator's snapshot.\n`);
   } else if (!hasLedger) {
@@ -118,7 +127,7 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
     admin: target.clockControl ? trackingAdmin(simulatorAdmin(client), ledger) : undefined,
     ledger,
     namespaces,
-    ...(target.clockControl ? { snapshot: async () => (await simulatorCall(client, 'snapshot')) } : {}),
+    ...(target.clockControl ? { snapshot: async () => await simulatorCall(client, 'snapshot') } : {}),
   };
   try {
     let leftovers: ResourceEntry[];
@@ -126,7 +135,9 @@ export async function cleanupCommand(args: CleanupArgs, write: (text: string) =>
       leftovers = await findLeftovers(sweep);
     } catch (error) {
       const untrusted = untrustedCertificateMessage(target.url, error);
-      process.stderr.write(`keysim: could not look for the resources of ${tag} on ${target.url}: ${untrusted ?? `${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})`}\n`);
+      process.stderr.write(
+        `keysim: could not look for the resources of ${tag} on ${target.url}: ${untrusted ?? `${error instanceof Error ? error.message : String(error)} (${classifyTransportError(error)})`}\n`,
+      );
       return EXIT.targetUnreachable;
     }
     const apis = leftovers.filter((e) => e.kind === 'apis');
@@ -159,18 +170,46 @@ export const cleanupCommandModule: CommandModule<object, CleanupArgs> = {
   builder: (y: Argv) =>
     y
       .option('target', { type: 'string', demandOption: true, describe: 'The base URL the run went to' })
-      .option('tag', { type: 'string', describe: 'The run\'s tag, e.g. keysim-20260101T120000-1 (the names of what it created start with it)' })
-      .option('fixtures', { type: 'string', describe: 'A shared set-up\'s fixtures file (keysim run --setup-only --fixtures FILE): its tag, instead of --tag' })
+      .option('tag', { type: 'string', describe: "The run's tag, e.g. keysim-20260101T120000-1 (the names of what it created start with it)" })
+      .option('fixtures', { type: 'string', describe: "A shared set-up's fixtures file (keysim run --setup-only --fixtures FILE): its tag, instead of --tag" })
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be deleted; delete nothing' })
-      .option('out', { type: 'string', default: 'reports', describe: 'The reports folder of the run: its ledger (.resources/<tag>.jsonl) lists the keys it made' })
-      .option('namespace', { type: 'string', array: true, default: [], describe: 'Also look for the run\'s overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)' })
-      .option('resources', { type: 'string', array: true, describe: `Also delete what segments run elsewhere left: their ${RESOURCES_FILE} files or run folders (repeatable)` })
+      .option('out', {
+        type: 'string',
+        default: 'reports',
+        describe: 'The reports folder of the run: its ledger (.resources/<tag>.jsonl) lists the keys it made',
+      })
+      .option('namespace', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: "Also look for the run's overrides in this rate-limit namespace (repeatable; KEYSIM_NAMESPACE is searched too)",
+      })
+      .option('resources', {
+        type: 'string',
+        array: true,
+        describe: `Also delete what segments run elsewhere left: their ${RESOURCES_FILE} files or run folders (repeatable)`,
+      })
       .option('root-key', { type: 'string', describe: 'Root key of the target (prefer the KEYSIM_ROOT_KEY variable)' })
-      .option('ca', { type: 'string', describe: 'PEM file of the CA(s) that signed an https target\'s certificate (a private CA)' })
+      .option('ca', { type: 'string', describe: "PEM file of the CA(s) that signed an https target's certificate (a private CA)" })
       .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --dry-run', 'list what the run left'))
-      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1', 'delete it (exit 95 if something could not be)'))
-      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*', 'with the keys the segments\' load created'))
-      .example(...example('KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --fixtures fixtures.json --out reports/setup --resources reports/*-segment-*', 'after segments that shared a set-up: its tag from the fixtures file')) as unknown as Argv<CleanupArgs>,
+      .example(
+        ...example(
+          'KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1',
+          'delete it (exit 95 if something could not be)',
+        ),
+      )
+      .example(
+        ...example(
+          'KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --tag keysim-20260101T120000-1 --resources reports/*-segment-*',
+          "with the keys the segments' load created",
+        ),
+      )
+      .example(
+        ...example(
+          'KEYSIM_ROOT_KEY=… $0 cleanup --target https://api.example.com --fixtures fixtures.json --out reports/setup --resources reports/*-segment-*',
+          'after segments that shared a set-up: its tag from the fixtures file',
+        ),
+      ) as unknown as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
     process.exitCode = await cleanupCommand(args);
   },

@@ -45,7 +45,8 @@ export function compareOptionsOf(flags: CompareFlags): CompareOptions {
   if (!(Number.isInteger(flags.resamples) && flags.resamples >= 100 && flags.resamples <= 100_000)) {
     throw new UsageError(`--resamples must be an integer from 100 to 100000, got ${String(flags.resamples)}.`);
   }
-  if (flags.block !== undefined && !(Number.isInteger(flags.block) && flags.block >= 1)) throw new UsageError(`--block must be a whole number of seconds ≥ 1, got ${String(flags.block)}.`);
+  if (flags.block !== undefined && !(Number.isInteger(flags.block) && flags.block >= 1))
+    throw new UsageError(`--block must be a whole number of seconds ≥ 1, got ${String(flags.block)}.`);
   return {
     noise: noise.noise,
     seed: flags.seed,
@@ -71,13 +72,22 @@ export function compareCommand(args: CompareArgs): ExitCode {
     candidatePaths = [args.runs[1] as string];
   }
   if (baselinePaths.length === 0 || candidatePaths.length === 0) {
-    throw new UsageError('Name the runs to compare: keysim compare BASELINE CANDIDATE (run folders or report.json files), or --baseline a b c --candidate d e f.');
+    throw new UsageError(
+      'Name the runs to compare: keysim compare BASELINE CANDIDATE (run folders or report.json files), or --baseline a b c --candidate d e f.',
+    );
   }
   const options = compareOptionsOf(args);
   const result = compareRuns(baselinePaths.map(readRunReport), candidatePaths.map(readRunReport), options);
   if (!result.ok) throw new UsageError(result.error);
   const c = result.comparison;
-  const text = args.format === 'md' ? renderCompareMarkdown(c) : args.format === 'json' ? renderCompareJson(c) : args.format === 'html' ? renderCompareHtml(c) : renderCompareTable(c);
+  const text =
+    args.format === 'md'
+      ? renderCompareMarkdown(c)
+      : args.format === 'json'
+        ? renderCompareJson(c)
+        : args.format === 'html'
+          ? renderCompareHtml(c)
+          : renderCompareTable(c);
   process.stdout.write(text);
   if (args.out !== undefined) {
     mkdirSync(args.out, { recursive: true });
@@ -90,19 +100,25 @@ export function compareCommand(args: CompareArgs): ExitCode {
 /** The flags `compare` shares with `run --baseline`. */
 export function compareFlagOptions<T>(y: Argv<T>): Argv<T> {
   return y
-    .option('noise', { type: 'string', default: `${COMPARE_DEFAULTS.noise * 100}%`, describe: 'Practical threshold: a change is worse or better only when its whole confidence interval is beyond ±noise' })
+    .option('noise', {
+      type: 'string',
+      default: `${COMPARE_DEFAULTS.noise * 100}%`,
+      describe: 'Practical threshold: a change is worse or better only when its whole confidence interval is beyond ±noise',
+    })
     .option('watch', {
       type: 'string',
       array: true,
       default: [],
-      describe: 'A figure whose "worse" fails the comparison (exit 93), e.g. "p99(keys.verifyKey)", "errors", "throughput(ratelimit.limit)" (repeatable; default: p99 of every operation and errors)',
+      describe:
+        'A figure whose "worse" fails the comparison (exit 93), e.g. "p99(keys.verifyKey)", "errors", "throughput(ratelimit.limit)" (repeatable; default: p99 of every operation and errors)',
     })
     .option('resamples', { type: 'number', default: COMPARE_DEFAULTS.resamples, describe: 'Bootstrap resamples (one or two runs per side)' })
-    .option('block', { type: 'number', describe: 'Bootstrap block length in seconds (default: √ of the run\'s seconds, rounded up)' })
+    .option('block', { type: 'number', describe: "Bootstrap block length in seconds (default: √ of the run's seconds, rounded up)" })
     .option('between-runs', {
       type: 'boolean',
       default: true,
-      describe: 'With one or two runs per side, widen each interval by the variation between runs, estimated from each side\'s halves or runs (--no-between-runs: the seconds alone)',
+      describe:
+        "With one or two runs per side, widen each interval by the variation between runs, estimated from each side's halves or runs (--no-between-runs: the seconds alone)",
     }) as unknown as Argv<T>;
 }
 

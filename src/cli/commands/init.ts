@@ -23,7 +23,9 @@ export const INIT_FILES: ReadonlyArray<{ path: string; text: string }> = [
 export function initProject(dir: string, force: boolean): string {
   const existing = INIT_FILES.map((f) => f.path).filter((p) => existsSync(join(dir, p)));
   if (existing.length > 0 && !force) {
-    throw new UsageError(`Not overwriting ${existing.join(' and ')} in ${dir === '.' ? 'this folder' : dir}: move ${existing.length > 1 ? 'them' : 'it'} away, or pass --force to overwrite.`);
+    throw new UsageError(
+      `Not overwriting ${existing.join(' and ')} in ${dir === '.' ? 'this folder' : dir}: move ${existing.length > 1 ? 'them' : 'it'} away, or pass --force to overwrite.`,
+    );
   }
   for (const file of INIT_FILES) {
     const path = join(dir, file.path);

@@ -16,7 +16,9 @@ interface Listed {
 function render(entries: readonly Listed[]): string {
   const width = Math.max(...entries.map((e) => e.name.length));
   const lines = entries.map((e) => {
-    const tags = [e.isDefault === true ? 'default' : '', requiresClock(e.scenario) ? 'needs clock control: simulator only' : '', e.file ?? ''].filter((t) => t !== '');
+    const tags = [e.isDefault === true ? 'default' : '', requiresClock(e.scenario) ? 'needs clock control: simulator only' : '', e.file ?? ''].filter(
+      (t) => t !== '',
+    );
     return `${e.name.padEnd(width)}  ${e.scenario.description}${tags.length > 0 ? ` (${tags.join('; ')})` : ''}`;
   });
   return lines.join('\n');

@@ -73,7 +73,12 @@ export function mergeParts(parts: readonly RunReport[], extraThresholds: readonl
 function partialText(report: RunReport): string {
   const merge = report.merge;
   if (merge === undefined) return '';
-  return [merge.missing.length > 0 ? `missing segments ${merge.missing.join(', ')}` : '', merge.incomplete.length > 0 ? `incomplete segments ${merge.incomplete.join(', ')}` : ''].filter((t) => t !== '').join('; ');
+  return [
+    merge.missing.length > 0 ? `missing segments ${merge.missing.join(', ')}` : '',
+    merge.incomplete.length > 0 ? `incomplete segments ${merge.incomplete.join(', ')}` : '',
+  ]
+    .filter((t) => t !== '')
+    .join('; ');
 }
 
 /** The final line of a merge: the merged report's verdict, or the partial merge that outranks it. */
@@ -93,17 +98,28 @@ export function mergeExitCode(report: RunReport): ExitCode {
 export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
   const read = args.parts.map((path) => ({ path, report: readPart(path, (line) => process.stderr.write(`keysim: ${line}\n`)) }));
   const parts = read.filter((p): p is { path: string; report: RunReport } => p.report !== undefined);
-  if (parts.length === 0) throw new UsageError('none of the parts has a report.json: there is nothing to merge (give the segments\' run folders or report.json files).');
-  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0)) throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  if (parts.length === 0)
+    throw new UsageError("none of the parts has a report.json: there is nothing to merge (give the segments' run folders or report.json files).");
+  if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0))
+    throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
   const extraHistories = args.history.map(historyFileOf);
-  let report = mergeParts(parts.map((p) => p.report), args.threshold);
+  let report = mergeParts(
+    parts.map((p) => p.report),
+    args.threshold,
+  );
   try {
     mkdirSync(args.out, { recursive: true });
   } catch (error) {
     throw new UsageError(`--out ${args.out} cannot be created (${String((error as { code?: unknown }).code ?? error)}): name a folder you can write to.`);
   }
   // The invariants across segments: over the union of the histories, when the parts recorded them.
-  report = await crossCheckMerged({ merged: report, segmentHistories: parts.map((p) => partHistoryFile(p.path)), extraHistories, out: args.out, ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }) });
+  report = await crossCheckMerged({
+    merged: report,
+    segmentHistories: parts.map((p) => partHistoryFile(p.path)),
+    extraHistories,
+    out: args.out,
+    ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }),
+  });
   try {
     const written = writeReport(report, args.out);
     writeHgrmFiles(report, args.out);
@@ -128,12 +144,30 @@ export const mergeCommandModule: CommandModule<object, MergeArgs> = {
     y
       .positional('parts', { type: 'string', array: true, demandOption: true, describe: "The segments' run folders or report.json files" })
       .option('out', { type: 'string', demandOption: true, describe: 'Folder for the merged report.json, report.md and report.html (created if missing)' })
-      .option('threshold', { type: 'string', array: true, default: [], describe: "More thresholds to evaluate on the merged figures, beside the segments' own (repeatable)" })
+      .option('threshold', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: "More thresholds to evaluate on the merged figures, beside the segments' own (repeatable)",
+      })
       .option('quiet', { type: 'boolean', default: false, describe: 'No summary on the terminal' })
-      .option('history', { type: 'string', array: true, default: [], describe: "More histories to judge with the segments' (repeatable): the shared set-up's run folder (keysim run --setup-only --history)" })
-      .option('host-skew', { type: 'number', describe: 'With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default 1000; 0 when they name one machine)' })
+      .option('history', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: "More histories to judge with the segments' (repeatable): the shared set-up's run folder (keysim run --setup-only --history)",
+      })
+      .option('host-skew', {
+        type: 'number',
+        describe: 'With histories recorded on several machines: bound on how far their wall clocks are apart, ms (default 1000; 0 when they name one machine)',
+      })
       .example(...example('$0 merge reports/*-segment-* --out reports/merged', 'one report from the four segments of a plan'))
-      .example(...example('$0 merge reports/*-segment-* --history reports/setup/* --out reports/merged', 'with the shared set-up\'s history: the invariants judged across the segments')) as unknown as Argv<MergeArgs>,
+      .example(
+        ...example(
+          '$0 merge reports/*-segment-* --history reports/setup/* --out reports/merged',
+          "with the shared set-up's history: the invariants judged across the segments",
+        ),
+      ) as unknown as Argv<MergeArgs>,
   handler: async (args: ArgumentsCamelCase<MergeArgs>) => {
     process.exitCode = await mergeCommand(args);
   },

@@ -97,22 +97,34 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   const settings = scenarios.map((s) => settingsFor(s, args, config?.shape));
   const deadTargetMs = deadAfterFlag(args.deadAfter);
   if (!Number.isSafeInteger(args.seed)) throw new UsageError(`--seed must be an integer, got ${String(args.seed)}.`);
-  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0)) throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
+  if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0))
+    throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   if (args.skew !== undefined && (!args.history || args.target === 'sim')) {
-    throw new UsageError("--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).");
+    throw new UsageError(
+      "--skew bounds a live target's clock skew in the run's history: it needs --history and a URL --target (the simulator records its own clock).",
+    );
   }
   if (args.workers !== undefined && (args.segment !== undefined || args.startAt !== undefined)) {
-    throw new UsageError('--workers runs the segments itself (it gives each child its --segment and --start-at): drop --segment and --start-at, or drop --workers to run one segment.');
+    throw new UsageError(
+      '--workers runs the segments itself (it gives each child its --segment and --start-at): drop --segment and --start-at, or drop --workers to run one segment.',
+    );
   }
-  if (args.workers !== undefined && names.length !== 1) throw new UsageError(`--workers runs one scenario at a time, got ${names.length} (${names.join(', ')}).`);
+  if (args.workers !== undefined && names.length !== 1)
+    throw new UsageError(`--workers runs one scenario at a time, got ${names.length} (${names.join(', ')}).`);
   // Each worker would move the one simulator's clock on its own schedule.
-  if (args.workers !== undefined && scenarios[0] !== undefined && requiresClock(scenarios[0])) throw new UsageError(`--workers cannot run "${scenarios[0].name}": it moves the service clock, which its segments would move each on their own. Run it in one process.`);
+  if (args.workers !== undefined && scenarios[0] !== undefined && requiresClock(scenarios[0]))
+    throw new UsageError(
+      `--workers cannot run "${scenarios[0].name}": it moves the service clock, which its segments would move each on their own. Run it in one process.`,
+    );
   if (args.setupOnly === true && args.fixtures === undefined) throw new UsageError('--setup-only writes the fixtures to a file: name it with --fixtures FILE.');
   if ((args.setupOnly === true || args.fixtures !== undefined) && (names.length !== 1 || args.target === 'sim' || args.workers !== undefined)) {
-    throw new UsageError('--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.');
+    throw new UsageError(
+      '--setup-only and --fixtures share one set-up of one scenario between segments on a target that outlives the run: give one scenario and a URL --target (keysim serve, or a deployment), without --workers.',
+    );
   }
   // Matched by the scenario's name, as --setup-only wrote it (a scenario file is given by its path).
-  const sharedFixtures = args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, (scenarios[0] as Scenario<unknown>).name) : undefined;
+  const sharedFixtures =
+    args.fixtures !== undefined && args.setupOnly !== true ? readFixturesFile(args.fixtures, (scenarios[0] as Scenario<unknown>).name) : undefined;
   const segment = segmentFlag(args.segment);
   const startAt = startAtFlag(args.startAt, Date.now(), process.env[WORKER_CHILD_ENV] === '1');
   if (segment !== undefined) {
@@ -126,7 +138,9 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   // The embedded simulator, or a URL target that turned out to be a simulator whose clock keysim may move.
   let clockControl = args.target === 'sim';
   if (args.fault.length > 0 && args.target !== 'sim') {
-    throw new UsageError('--fault injects faults into the embedded simulator: it needs --target sim (for a running keysim serve, use its --fault or /_sim/faults.set).');
+    throw new UsageError(
+      '--fault injects faults into the embedded simulator: it needs --target sim (for a running keysim serve, use its --fault or /_sim/faults.set).',
+    );
   }
   const faults = faultsFromFlags(args.fault);
   if (!faults.ok) throw new UsageError(faults.message);
@@ -138,7 +152,12 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     makeTarget = (scenario) => {
       const startMs = clockStartMs(scenario);
       // clockMode 'running': the simulator's clock follows real time (windows roll, refills fall due).
-      return startEmbeddedSimulator({ seed: args.seed, ...embeddedClockOption(scenario), ...(startMs === undefined ? {} : { startMs }), ...(args.fault.length > 0 ? { faults: faults.config } : {}) });
+      return startEmbeddedSimulator({
+        seed: args.seed,
+        ...embeddedClockOption(scenario),
+        ...(startMs === undefined ? {} : { startMs }),
+        ...(args.fault.length > 0 ? { faults: faults.config } : {}),
+      });
     };
   } else {
     let url: URL;
@@ -189,15 +208,36 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     // The setup once here, the segments in `between`, then the teardown once (docs/distributed.md#workers).
     const setUp: SetUpOnce = ({ historyPath, between }) =>
       runScenario({
-        scenario, target, settings: settings[0] as LoadSettings, seed: args.seed, thresholds: [], keep: args.keep, signal: controller.signal,
+        scenario,
+        target,
+        settings: settings[0] as LoadSettings,
+        seed: args.seed,
+        thresholds: [],
+        keep: args.keep,
+        signal: controller.signal,
         log: args.quiet ? () => undefined : (line) => process.stderr.write(`  ${line}\n`),
         warn: (line) => process.stderr.write(`keysim: ${line}\n`),
-        resourcesDir: args.out, keysimVersion: keysimVersion(), oracle: false, generatorLimits, setupOnly: between,
+        resourcesDir: args.out,
+        keysimVersion: keysimVersion(),
+        oracle: false,
+        generatorLimits,
+        setupOnly: between,
         ...(historyPath === undefined ? {} : { historyPath }),
         ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
       });
     try {
-      return await runWorkers({ workers: args.workers, scenario: scenario.name, seed: args.seed, argv: process.argv.slice(2), outFolder, target, quiet: args.quiet, history: args.history, setUp, signal: controller.signal });
+      return await runWorkers({
+        workers: args.workers,
+        scenario: scenario.name,
+        seed: args.seed,
+        argv: process.argv.slice(2),
+        outFolder,
+        target,
+        quiet: args.quiet,
+        history: args.history,
+        setUp,
+        signal: controller.signal,
+      });
     } finally {
       process.off('SIGINT', onSigint);
       await target.close();
@@ -214,7 +254,9 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
     for (const [i, scenario] of scenarios.entries()) {
       if (controller.signal.aborted) break;
       if (requiresClock(scenario) && !clockControl) {
-        process.stderr.write(`keysim: skipping "${scenario.name}": it moves the service clock, which only a simulator allows (--target sim, or the URL of a keysim serve).\n`);
+        process.stderr.write(
+          `keysim: skipping "${scenario.name}": it moves the service clock, which only a simulator allows (--target sim, or the URL of a keysim serve).\n`,
+        );
         continue;
       }
       ran++;
@@ -222,11 +264,17 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
       let report: RunReport;
       // The run's folder exists from the start and the history is written into it as the run goes:
       // a run that is killed leaves it there, findable, for keysim check.
-      const folder = createRunFolder(outFolder, reportFolderName(new Date().toISOString(), segment === undefined ? scenario.name : `${scenario.name}-segment-${segment.index}of${segment.count}`));
+      const folder = createRunFolder(
+        outFolder,
+        reportFolderName(new Date().toISOString(), segment === undefined ? scenario.name : `${scenario.name}-segment-${segment.index}of${segment.count}`),
+      );
       const historyPath = args.history ? join(folder, HISTORY_FILE) : undefined;
       const metrics = outputs.metricsFor(basename(folder), scenario.name);
       try {
-        if (!args.quiet) process.stderr.write(`keysim: running "${scenario.name}" against ${target.kind === 'live' ? target.url : target.remote === true ? `the simulator at ${target.url}` : 'the embedded simulator'}\n`);
+        if (!args.quiet)
+          process.stderr.write(
+            `keysim: running "${scenario.name}" against ${target.kind === 'live' ? target.url : target.remote === true ? `the simulator at ${target.url}` : 'the embedded simulator'}\n`,
+          );
         if (historyPath !== undefined && !args.quiet) process.stderr.write(`  history: ${historyPath}\n`);
         report = await runScenario({
           scenario,
@@ -251,7 +299,15 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
           ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
           generatorLimits,
           ...(segment === undefined ? {} : { segment }),
-          ...(sharedFixtures === undefined ? {} : { fixtures: { value: sharedFixtures.fixtures, tag: sharedFixtures.tag, ...(sharedFixtures.keyIds === undefined ? {} : { keyIds: sharedFixtures.keyIds }) } }),
+          ...(sharedFixtures === undefined
+            ? {}
+            : {
+                fixtures: {
+                  value: sharedFixtures.fixtures,
+                  tag: sharedFixtures.tag,
+                  ...(sharedFixtures.keyIds === undefined ? {} : { keyIds: sharedFixtures.keyIds }),
+                },
+              }),
           ...(args.setupOnly === true && args.fixtures !== undefined ? { setupOnly: fixturesWriter(args.fixtures, scenario.name, args.seed, target.url) } : {}),
           ...(startAt === undefined ? {} : { startAt }),
           ...(metrics.onMeasured === undefined ? {} : { onMeasured: metrics.onMeasured }),
@@ -327,7 +383,9 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
   }
   if (ran === 0 && !controller.signal.aborted) {
     // A QA job gating on the exit code must not go green having tested nothing.
-    process.stderr.write(`keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`);
+    process.stderr.write(
+      `keysim: nothing was tested: every requested scenario was skipped (${names.join(', ')}). Run them against the simulator (--target sim), or choose scenarios that run on a live target (keysim list).\n`,
+    );
     return EXIT.usage;
   }
   // One verdict, said once, after every scenario: what a CI log is searched for.
@@ -338,8 +396,7 @@ export async function runCommand(given: GivenArgs): Promise<ExitCode> {
 export const runCommandModule: CommandModule<object, GivenArgs> = {
   command: 'run [scenario..]',
   describe: `Run scenarios (default: ${DEFAULT_SCENARIO}) and write reports`,
-  builder: (y: Argv) =>
-    runFlagOptions(y) as unknown as Argv<GivenArgs>,
+  builder: (y: Argv) => runFlagOptions(y) as unknown as Argv<GivenArgs>,
   handler: async (args: ArgumentsCamelCase<GivenArgs>) => {
     process.exitCode = await runCommand(args);
   },

@@ -56,18 +56,35 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', default: 8787, describe: 'Port to listen on (0 = a free port)' })
       .option('root-key', {
         type: 'string',
-        describe: "Root key of the start workspace and the operator's credential, the only one /_sim/* answers (or set KEYSIM_ROOT_KEY); default: a random one, printed",
+        describe:
+          "Root key of the start workspace and the operator's credential, the only one /_sim/* answers (or set KEYSIM_ROOT_KEY); default: a random one, printed",
       })
-      .option('clock', { choices: ['system', 'manual'] as const, default: 'system' as const, describe: 'system: real time plus an offset; manual: frozen until moved' })
+      .option('clock', {
+        choices: ['system', 'manual'] as const,
+        default: 'system' as const,
+        describe: 'system: real time plus an offset; manual: frozen until moved',
+      })
       .option('start', { type: 'string', describe: 'Where the clock starts: ISO-8601 (e.g. 2028-02-28T23:59:59Z) or Unix ms; default now' })
-      .option('seed', { type: 'number', describe: 'Seed of every generated id and key, the start root key included (reproducible runs); default: a random seed and a random root key' })
-      .option('restore', { type: 'string', describe: "Start from a snapshot file (the data of /_sim/snapshot, or a /_sim/restore body); needs the operator's root key of that snapshot (--root-key)" })
-      .option('compat', { choices: ['interface', 'production'] as const, default: 'interface' as const, describe: 'Follow the interface document, or the production service where they differ' })
+      .option('seed', {
+        type: 'number',
+        describe: 'Seed of every generated id and key, the start root key included (reproducible runs); default: a random seed and a random root key',
+      })
+      .option('restore', {
+        type: 'string',
+        describe:
+          "Start from a snapshot file (the data of /_sim/snapshot, or a /_sim/restore body); needs the operator's root key of that snapshot (--root-key)",
+      })
+      .option('compat', {
+        choices: ['interface', 'production'] as const,
+        default: 'interface' as const,
+        describe: 'Follow the interface document, or the production service where they differ',
+      })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
       .option('restore-max-body-bytes', {
         type: 'number',
         default: RESTORE_STREAM_MAX_BODY_BYTES,
-        describe: 'Largest /_sim/restore body, read as it arrives one record at a time (413 beyond; with --workers a restore body is read whole, up to 256 MiB)',
+        describe:
+          'Largest /_sim/restore body, read as it arrives one record at a time (413 beyond; with --workers a restore body is read whole, up to 256 MiB)',
       })
       .option('errors-url', { type: 'string', describe: 'Base URL of the error `type` field' })
       .option('fault', {
@@ -94,7 +111,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       })
       .check((args) => {
         const workers = Number(args.workers);
-        if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
+        if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS)
+          return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
         if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
         if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
@@ -123,13 +141,19 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .example(...example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app'))
       .example(...example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot'))
       .example(...example('$0 serve --allow-host sim.internal --keep-alive 75', 'behind a reverse proxy that passes Host: sim.internal on'))
-      .example(...example('$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey', '5 % of verifications answer 500, all wait 5–50 ms')) as unknown as Argv<ServeArgs>,
+      .example(
+        ...example(
+          '$0 serve --fault errorRate=0.05 --fault latencyMs=5..50 --fault operations=keys.verifyKey',
+          '5 % of verifications answer 500, all wait 5–50 ms',
+        ),
+      ) as unknown as Argv<ServeArgs>,
   handler: async (args: ArgumentsCamelCase<ServeArgs>) => {
     const fromEnv = process.env.KEYSIM_ROOT_KEY;
     const givenRootKey = args.rootKey ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
     let snapshot: CheckedSnapshot | undefined;
     if (args.restore !== undefined) {
-      if (givenRootKey === undefined) usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
+      if (givenRootKey === undefined)
+        usageError("--restore needs the operator's root key of that snapshot (--root-key or KEYSIM_ROOT_KEY): a snapshot holds root keys as hashes only.");
       // The snapshot itself, the answer of /_sim/snapshot or a restore body, read one record at a time.
       const read = await readSnapshotFile(args.restore, nodeSha256);
       if (!read.ok) usageError(`--restore ${args.restore}: ${read.message}`);
@@ -175,7 +199,9 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     }
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
-    out.write(`  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`);
+    out.write(
+      `  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`,
+    );
     if (args.workers > 1) out.write(`  ${args.workers} HTTP worker processes; this process (pid ${process.pid}) owns the engine, clock, journal and faults\n`);
     if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
     if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
@@ -186,7 +212,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     out.write(`  idle keep-alive connections kept ${args.keepAlive} s (--keep-alive)\n`);
     const loopback = isLoopbackAddress(new URL(sim.url).hostname);
     if (allowedHosts.length > 0) {
-      out.write(loopback ? `  Host names answered besides the loopback ones: ${allowedHosts.join(', ')}\n` : `  --allow-host has no effect: bound beyond loopback, every Host is answered\n`);
+      out.write(
+        loopback
+          ? `  Host names answered besides the loopback ones: ${allowedHosts.join(', ')}\n`
+          : `  --allow-host has no effect: bound beyond loopback, every Host is answered\n`,
+      );
     }
     const warning = exposureWarning(new URL(sim.url).hostname);
     if (warning !== null) process.stderr.write(`keysim serve: ${warning}\n`);

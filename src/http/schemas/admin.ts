@@ -10,13 +10,20 @@ export const clockView = object({
   mode: string({ description: '"manual" (frozen until moved) or "system" (real time plus an offset).' }),
 });
 export const clockSetRequest = object({
-  to: oneOf(string({ minLength: 1, maxLength: 64, description: 'ISO-8601' }), integer({ minimum: 0, description: 'Unix ms' }), 'The new time: ISO-8601 or Unix ms; never earlier than now.'),
+  to: oneOf(
+    string({ minLength: 1, maxLength: 64, description: 'ISO-8601' }),
+    integer({ minimum: 0, description: 'Unix ms' }),
+    'The new time: ISO-8601 or Unix ms; never earlier than now.',
+  ),
 });
 export const clockAdvanceRequest = object({ byMs: integer({ minimum: 0, description: 'How far to move the clock forward, in ms.' }) });
 /** The workspace an admin call acts in; default the operator's. */
 const inWorkspace = optional(string({ minLength: 1, maxLength: 255, description: "The workspace to act in (a ws_ id); default the operator's." }));
 export const namespaceCreateRequest = object({ name: string({ minLength: 1, maxLength: 255 }), workspaceId: inWorkspace });
-export const namespaceDeleteRequest = object({ namespace: string({ minLength: 1, maxLength: 255, description: 'Name or rlns_ id.' }), workspaceId: inWorkspace });
+export const namespaceDeleteRequest = object({
+  namespace: string({ minLength: 1, maxLength: 255, description: 'Name or rlns_ id.' }),
+  workspaceId: inWorkspace,
+});
 export const workspaceCreateRequest = object({ name: optional(string({ minLength: 1, maxLength: 255 })) });
 export const rootKeyCreateRequest = object({ permissions: permissionList, workspaceId: inWorkspace });
 export const apiConfigureRequest = object({
@@ -45,7 +52,10 @@ const latencyBound = (description: string) => number({ minimum: 0, maximum: MAX_
 const rate = (description: string) => number({ minimum: 0, maximum: 1, description });
 const fixedLatency = latencyBound('A fixed added latency, ms.');
 const uniformLatency = object({ min: latencyBound('Uniform: the least added latency, ms.'), max: latencyBound('Uniform: the most, ms (≥ min).') });
-const normalLatency = object({ mean: latencyBound('Normal: the mean added latency, ms.'), stddev: latencyBound('Normal: the standard deviation, ms (draws clamped to 0..60000).') });
+const normalLatency = object({
+  mean: latencyBound('Normal: the mean added latency, ms.'),
+  stddev: latencyBound('Normal: the standard deviation, ms (draws clamped to 0..60000).'),
+});
 const LATENCY_DESCRIPTION = 'Added latency before the request is executed: ms, { min, max } (uniform) or { mean, stddev } (normal).';
 /** A number, or the object form its fields name (so violations point at the right field). */
 const latencyMs: Schema<number | { min: number; max: number } | { mean: number; stddev: number }> = {
@@ -90,7 +100,11 @@ export const faultsView = object({
 });
 export const journalStartRequest = object({
   capacity: optional(
-    integer({ minimum: 1, maximum: MAX_JOURNAL_CAPACITY, description: `Most undrained entries kept; beyond it nothing more is recorded (default ${DEFAULT_JOURNAL_CAPACITY}).` }),
+    integer({
+      minimum: 1,
+      maximum: MAX_JOURNAL_CAPACITY,
+      description: `Most undrained entries kept; beyond it nothing more is recorded (default ${DEFAULT_JOURNAL_CAPACITY}).`,
+    }),
   ),
 });
 export const journalTakeRequest = object({

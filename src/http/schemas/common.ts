@@ -1,5 +1,13 @@
 /** Schemas shared by several groups. */
-import { type JsonObject, MAX_LIMIT_DURATION_MS, MAX_META_BYTES, MAX_META_DEPTH, MAX_META_PROPERTIES, MIN_LIMIT_DURATION_MS, metaProblem } from '../../engine/index.js';
+import {
+  type JsonObject,
+  MAX_LIMIT_DURATION_MS,
+  MAX_META_BYTES,
+  MAX_META_DEPTH,
+  MAX_META_PROPERTIES,
+  MIN_LIMIT_DURATION_MS,
+  metaProblem,
+} from '../../engine/index.js';
 import { type Schema, array, boolean, integer, literals, nullable, object, optional, string } from '../schema.js';
 
 export const id = (description: string) => string({ minLength: 1, maxLength: 255, description });

@@ -63,7 +63,9 @@ export const v1IdentityRoutes = [
       if (input.identityId === undefined && input.externalId === undefined) {
         return invalid('query.identityId', 'Send identityId or externalId as a query parameter.');
       }
-      return v1Data(engine.identities.getIdentity(rootKey, input.identityId !== undefined ? { identityId: input.identityId } : { externalId: input.externalId ?? '' }));
+      return v1Data(
+        engine.identities.getIdentity(rootKey, input.identityId !== undefined ? { identityId: input.identityId } : { externalId: input.externalId ?? '' }),
+      );
     },
   }),
   defineRoute({

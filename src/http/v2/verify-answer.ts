@@ -47,7 +47,8 @@ export function verifyKeyOutputText(out: VerifyKeyOutput): string {
   const limits = out.ratelimits;
   if (limits !== undefined) {
     text += ',"ratelimits":[';
-    for (let i = 0; i < limits.length; i++) text += i === 0 ? rateLimitText(limits[i] as VerifyRateLimitView) : `,${rateLimitText(limits[i] as VerifyRateLimitView)}`;
+    for (let i = 0; i < limits.length; i++)
+      text += i === 0 ? rateLimitText(limits[i] as VerifyRateLimitView) : `,${rateLimitText(limits[i] as VerifyRateLimitView)}`;
     text += ']';
   }
   return `${text}}`;

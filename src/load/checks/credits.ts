@@ -130,8 +130,18 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
       const sureWitness = (s: SetEvent) => witness([s.event], check.sureSpendsBetween(s, x).slice(0, 3), [read.event], others);
       // A lower bound rests on the set and the top-ups surely after it: they come before the spends.
       const possibleWitness = (s: SetEvent) =>
-        witness([s.event], [read.event], check.sureTopUpsBetween(s, x).slice(-3).map((a) => a.event), check.possibleSpendsBetween(s, x, read.event).slice(0, 3), others);
-      const candidateText = (s: SetEvent) => (candidates.length === 1 ? `after ${s.label}` : `after ${s.label} (or another of ${candidates.length} concurrent changes)`);
+        witness(
+          [s.event],
+          [read.event],
+          check
+            .sureTopUpsBetween(s, x)
+            .slice(-3)
+            .map((a) => a.event),
+          check.possibleSpendsBetween(s, x, read.event).slice(0, 3),
+          others,
+        );
+      const candidateText = (s: SetEvent) =>
+        candidates.length === 1 ? `after ${s.label}` : `after ${s.label} (or another of ${candidates.length} concurrent changes)`;
 
       if (read.kind === 'verify') counts[valid ? 'credits.no-over-spend' : 'credits.no-under-serve'] += 1;
       if (allRefills) counts['credits.refill'] += 1;
@@ -218,9 +228,13 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
       counts['credits.no-over-spend'] += 1;
       if (spent <= budget) continue;
       const inside = key.sureDown.filter((a) => a.comp < end && surelyAfter(a, s)).sort((p, q) => p.comp - q.comp);
-      log.add('credits.no-over-spend', subject, (inside[inside.length - 1]?.comp ?? s.hi), () => ({
+      log.add('credits.no-over-spend', subject, inside[inside.length - 1]?.comp ?? s.hi, () => ({
         message: `${inside.length} VALID answers worth ${inside.reduce((n, a) => n + a.amount, 0)} credits all came after ${s.label} and before any other credit change, but the budget was ${fmt(budget)}.`,
-        witness: witness([s.event], inside.slice(0, 2).map((a) => a.event), inside.slice(-3).map((a) => a.event)),
+        witness: witness(
+          [s.event],
+          inside.slice(0, 2).map((a) => a.event),
+          inside.slice(-3).map((a) => a.event),
+        ),
       }));
     }
   }
@@ -228,8 +242,12 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
   const notes: string[] = [];
   if (keysWithoutCreate > 0) notes.push(`${keysWithoutCreate} keys were used without their createKey in the history: their credits were not checked.`);
   if (collected.verificationsWithoutKeyId > 0) notes.push(`${collected.verificationsWithoutKeyId} verifications name no key id: not checked for credits.`);
-  if (collected.createsWithoutKeyId > 0) notes.push(`${collected.createsWithoutKeyId} createKey calls have no answer (unknown outcome): the keys they may have made cannot be followed.`);
-  if (keysLeftToMerge > 0) notes.push(`${keysLeftToMerge} keys were changed by this segment but not created by it: other segments may change them too, so their credits are judged across segments, not here.`);
+  if (collected.createsWithoutKeyId > 0)
+    notes.push(`${collected.createsWithoutKeyId} createKey calls have no answer (unknown outcome): the keys they may have made cannot be followed.`);
+  if (keysLeftToMerge > 0)
+    notes.push(
+      `${keysLeftToMerge} keys were changed by this segment but not created by it: other segments may change them too, so their credits are judged across segments, not here.`,
+    );
   if (skippedAmbiguous > 0) notes.push(`${skippedAmbiguous} answers came amid more than ${cap} possible credit changes: not checked.`);
   return {
     violations: log.violations(),
@@ -238,6 +256,13 @@ export function checkCredits(events: Iterable<HistoryEvent>, options: CheckOptio
     notes,
     ...(ownedKeys === undefined
       ? {}
-      : { notJudged: { 'credits.no-over-spend': keysLeftToMerge, 'credits.no-under-serve': keysLeftToMerge, 'credits.consistent': keysLeftToMerge, 'credits.refill': keysLeftToMerge } }),
+      : {
+          notJudged: {
+            'credits.no-over-spend': keysLeftToMerge,
+            'credits.no-under-serve': keysLeftToMerge,
+            'credits.consistent': keysLeftToMerge,
+            'credits.refill': keysLeftToMerge,
+          },
+        }),
   };
 }

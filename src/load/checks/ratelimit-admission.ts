@@ -61,7 +61,11 @@ export function checkOverAdmission(counters: Iterable<Counter>, log: ViolationLo
         const sure = bucket.sure;
         log.add(INVARIANT, counter.subject, (sure[sure.length - 1] as Item).comp, () => ({
           message: `${sure.length} requests with a total cost of ${bucket.sureTotal} were admitted in ${windowText(counter, k)}, but the effective limit is ${bucket.maxSureLimit}${sure.some((i) => i.source !== undefined) ? ' (an override)' : ''}.`,
-          witness: witness([sure.find((i) => i.source !== undefined)?.source], sure.slice(0, 2).map((i) => i.event), sure.slice(-3).map((i) => i.event)),
+          witness: witness(
+            [sure.find((i) => i.source !== undefined)?.source],
+            sure.slice(0, 2).map((i) => i.event),
+            sure.slice(-3).map((i) => i.event),
+          ),
         }));
       }
       if (d === undefined) continue;

@@ -195,7 +195,16 @@ export function collect(events: readonly HistoryEvent[], wallSkewMs: number, seg
       const named = req.ratelimits?.find((n) => n.name === info.name);
       entries.push({
         cost: named === undefined ? 1 : (named.cost ?? 1),
-        possibilities: [{ counter: info.counter, subject: info.subject, durationMs: info.durationMs, limit: info.limit, ...windows(t, info.durationMs, undefined), source: undefined }],
+        possibilities: [
+          {
+            counter: info.counter,
+            subject: info.subject,
+            durationMs: info.durationMs,
+            limit: info.limit,
+            ...windows(t, info.durationMs, undefined),
+            source: undefined,
+          },
+        ],
         exceeded: false,
       });
     }
@@ -205,7 +214,16 @@ export function collect(events: readonly HistoryEvent[], wallSkewMs: number, seg
       if (known?.has(counter) === true) continue;
       entries.push({
         cost: named.cost ?? 1,
-        possibilities: [{ counter, subject: `${req.keyId}/${named.name}`, durationMs: named.duration, limit: named.limit, ...windows(t, named.duration, undefined), source: undefined }],
+        possibilities: [
+          {
+            counter,
+            subject: `${req.keyId}/${named.name}`,
+            durationMs: named.duration,
+            limit: named.limit,
+            ...windows(t, named.duration, undefined),
+            source: undefined,
+          },
+        ],
         exceeded: false,
       });
     }

@@ -109,7 +109,6 @@ export class Counter {
   }
 }
 
-
 export function windowText(p: { durationMs: number | undefined }, k: number): string {
   if (p.durationMs === undefined) return `the window ending ${iso(k)}`;
   return `the window ${iso(k * p.durationMs)} … ${iso((k + 1) * p.durationMs)}`;

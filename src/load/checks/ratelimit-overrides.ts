@@ -46,7 +46,12 @@ export class Overrides {
    * it may be absent, also the matching wildcards' and the request's own (unless a wildcard is
    * surely present).
    */
-  configs(namespace: string, identifier: string, request: { limit: number; durationMs: number }, x: TimeBracket): Array<{ limit: number; durationMs: number; source: HistoryEvent | undefined }> {
+  configs(
+    namespace: string,
+    identifier: string,
+    request: { limit: number; durationMs: number },
+    x: TimeBracket,
+  ): Array<{ limit: number; durationMs: number; source: HistoryEvent | undefined }> {
     const byIdentifier = this.#byNamespace.get(namespace);
     const out: Array<{ limit: number; durationMs: number; source: HistoryEvent | undefined }> = [];
     const push = (c: { limit: number; durationMs: number; source: HistoryEvent | undefined }) => {

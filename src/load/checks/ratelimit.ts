@@ -166,7 +166,9 @@ export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOp
     );
   }
   if (leftToMerge > 0) {
-    notes.push(`${leftToMerge} denials were on limits other segments may also spend (a namespace's identifier, a key's attached or an identity's limit): they are judged across segments, not here.`);
+    notes.push(
+      `${leftToMerge} denials were on limits other segments may also spend (a namespace's identifier, a key's attached or an identity's limit): they are judged across segments, not here.`,
+    );
   }
   return {
     violations: log.violations(),

@@ -5,12 +5,7 @@
 import type { HistoryEvent } from '../history.js';
 
 export type InvariantId =
-  | 'credits.no-over-spend'
-  | 'credits.no-under-serve'
-  | 'credits.consistent'
-  | 'credits.refill'
-  | 'ratelimit.no-over-admission'
-  | 'ratelimit.no-false-denial';
+  'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
 
 /** Every invariant, in the order the verdict lists them. */
 export const INVARIANTS: ReadonlyArray<{ id: InvariantId; title: string }> = [

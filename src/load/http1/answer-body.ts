@@ -23,7 +23,9 @@ export class NotServiceAnswerError extends Error {
     readonly why: string,
     body: Buffer,
   ) {
-    super(`The target answered ${status} (${contentType ?? 'no content-type'}) with a body that is not the service's JSON (${why}): ${firstBytes(body)}. Is a proxy or firewall in front of the service answering instead of it?`);
+    super(
+      `The target answered ${status} (${contentType ?? 'no content-type'}) with a body that is not the service's JSON (${why}): ${firstBytes(body)}. Is a proxy or firewall in front of the service answering instead of it?`,
+    );
     this.name = 'NotServiceAnswerError';
   }
 }
@@ -43,7 +45,9 @@ export class DecodedBodyTooLargeError extends Error {
     readonly limitBytes: number,
     coding: string,
   ) {
-    super(`The target's ${coding}-compressed answer decodes to more than ${limitBytes} bytes (${mib(limitBytes)} MiB), the body limit of this call: keysim asked for an uncompressed answer (Accept-Encoding: identity); a proxy compressed it anyway, or the answer is not the service's.`);
+    super(
+      `The target's ${coding}-compressed answer decodes to more than ${limitBytes} bytes (${mib(limitBytes)} MiB), the body limit of this call: keysim asked for an uncompressed answer (Accept-Encoding: identity); a proxy compressed it anyway, or the answer is not the service's.`,
+    );
     this.name = 'DecodedBodyTooLargeError';
   }
 }
@@ -58,11 +62,20 @@ function mib(bytes: number): string {
  * set-up client's larger one for the simulator's snapshots): past it, DecodedBodyTooLargeError.
  * Throws NotServiceAnswerError for a coding it does not know or bytes that do not decode.
  */
-export function decodeBody(status: number, contentType: string | undefined, contentEncoding: string | undefined, body: Buffer, maxBytes: number = MAX_BODY_BYTES): Buffer {
+export function decodeBody(
+  status: number,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  body: Buffer,
+  maxBytes: number = MAX_BODY_BYTES,
+): Buffer {
   if (contentEncoding === undefined) return body;
   let out = body;
   // Codings are listed in the order they were applied: undo them from the last.
-  const codings = contentEncoding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  const codings = contentEncoding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
   for (const coding of codings.reverse()) {
     const options = { maxOutputLength: maxBytes };
     try {
@@ -73,7 +86,12 @@ export function decodeBody(status: number, contentType: string | undefined, cont
     } catch (error) {
       if (error instanceof NotServiceAnswerError) throw error;
       if (tooLarge(error)) throw new DecodedBodyTooLargeError(maxBytes, coding);
-      throw new NotServiceAnswerError(status, contentType, `content-encoding ${coding} that does not decode: ${error instanceof Error ? error.message : String(error)}`, body);
+      throw new NotServiceAnswerError(
+        status,
+        contentType,
+        `content-encoding ${coding} that does not decode: ${error instanceof Error ? error.message : String(error)}`,
+        body,
+      );
     }
   }
   return out;

@@ -69,10 +69,20 @@ export class Http1Client {
     this.#url = new URL(baseUrl);
     this.#pathPrefix = this.#url.pathname.replace(/\/+$/, '');
     this.#max = Math.max(1, options.connections ?? 16);
-    const tlsOptions = options.ca === undefined && options.tlsOptions === undefined ? undefined : { ...options.tlsOptions, ...(options.ca === undefined ? {} : { ca: options.ca }) };
+    const tlsOptions =
+      options.ca === undefined && options.tlsOptions === undefined
+        ? undefined
+        : { ...options.tlsOptions, ...(options.ca === undefined ? {} : { ca: options.ca }) };
     const endpoint = { ...endpointOf(this.#url), tlsOptions };
     const idleClose = new IdleCloseLearner();
-    const connectionOptions = { endpoint, timeoutMs: options.timeoutMs, connectTimeoutMs: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000), idleClose, dates: options.dates === true, maxBodyBytes: options.maxBodyBytes };
+    const connectionOptions = {
+      endpoint,
+      timeoutMs: options.timeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 10_000),
+      idleClose,
+      dates: options.dates === true,
+      maxBodyBytes: options.maxBodyBytes,
+    };
     const handlers = {
       answered: (exchange: Exchange, r: ParsedResponse) =>
         exchange.resolve({ status: r.status, body: Buffer.from(r.body), contentType: r.contentType, contentEncoding: r.contentEncoding, dateMs: r.dateMs }),
@@ -113,7 +123,8 @@ export class Http1Client {
   #text(req: ClientRequest): string {
     let head = `${req.method} ${this.#pathPrefix}${req.path} HTTP/1.1\r\nhost: ${this.#url.host}\r\nconnection: keep-alive\r\n${ACCEPT_IDENTITY}`;
     for (const [name, value] of Object.entries(req.headers ?? {})) {
-      if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) throw new TypeError(`The header ${JSON.stringify(name)} contains a line break or NUL, which cannot go in an HTTP header.`);
+      if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value))
+        throw new TypeError(`The header ${JSON.stringify(name)} contains a line break or NUL, which cannot go in an HTTP header.`);
       head += `${name}: ${value}\r\n`;
     }
     if (req.body === undefined) return `${head}\r\n`;

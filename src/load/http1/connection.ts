@@ -147,7 +147,12 @@ export class Http1Connection<T> {
     if (socket !== undefined && closedByServer(socket)) {
       // The server closed it (its FIN is read, the close event not yet handled): nothing may go on it.
       this.#teardown(socket, new ConnectionClosedError('the server closed the connection'));
-    } else if (socket !== undefined && this.inFlight === 0 && this.#connected && nowMs - this.#lastDataMs > Math.min(this.#idleLimitMs, this.#idleClose.limitMs)) {
+    } else if (
+      socket !== undefined &&
+      this.inFlight === 0 &&
+      this.#connected &&
+      nowMs - this.#lastDataMs > Math.min(this.#idleLimitMs, this.#idleClose.limitMs)
+    ) {
       // Idle past the server's keep-alive: it may be closing it right now. Nothing is outstanding.
       this.#teardown(socket, undefined);
     }
@@ -212,7 +217,13 @@ export class Http1Connection<T> {
       }
     };
     const socket: Socket = endpoint.tls
-      ? tlsConnect({ host: endpoint.host, port: endpoint.port, ALPNProtocols: ['http/1.1'], ...(isIP(endpoint.host) === 0 ? { servername: endpoint.host } : {}), ...endpoint.tlsOptions })
+      ? tlsConnect({
+          host: endpoint.host,
+          port: endpoint.port,
+          ALPNProtocols: ['http/1.1'],
+          ...(isIP(endpoint.host) === 0 ? { servername: endpoint.host } : {}),
+          ...endpoint.tlsOptions,
+        })
       : netConnect({
           host: endpoint.host,
           port: endpoint.port,
@@ -231,7 +242,10 @@ export class Http1Connection<T> {
     this.#openedMs = nowMs;
     this.#lastDataMs = nowMs;
     this.#idleLimitMs = MAX_IDLE_MS;
-    const parser = new ResponseParser((response) => this.#answer(socket, response), { dates: this.#options.dates === true, ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }) });
+    const parser = new ResponseParser((response) => this.#answer(socket, response), {
+      dates: this.#options.dates === true,
+      ...(this.#options.maxBodyBytes === undefined ? {} : { maxBodyBytes: this.#options.maxBodyBytes }),
+    });
     socket.once(endpoint.tls ? 'secureConnect' : 'connect', () => {
       if (this.#socket !== socket) return;
       this.#connected = true;

@@ -10,7 +10,9 @@ import type { Endpoint } from './connection.js';
 /** Where a target URL's requests go: host, port and TLS, from the URL's scheme. */
 export function endpointOf(url: URL): Endpoint {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`The target URL must start with http:// or https://, got "${url.protocol}//…". Give the service's base URL, e.g. https://api.example.com.`);
+    throw new TypeError(
+      `The target URL must start with http:// or https://, got "${url.protocol}//…". Give the service's base URL, e.g. https://api.example.com.`,
+    );
   }
   const tls = url.protocol === 'https:';
   // URL keeps IPv6 addresses in brackets; sockets want them bare.
@@ -26,7 +28,8 @@ export class RequestText {
 
   /** `url` may carry a base path: every request path goes under it. */
   constructor(url: URL, rootKey: string) {
-    if (/[\r\n\0]/.test(rootKey)) throw new TypeError('The root key contains a line break or NUL, which cannot go in an HTTP header: check the key you were given.');
+    if (/[\r\n\0]/.test(rootKey))
+      throw new TypeError('The root key contains a line break or NUL, which cannot go in an HTTP header: check the key you were given.');
     this.#pathPrefix = `${url.pathname.replace(/\/+$/, '')}/v2/`;
     this.#hostLine = `host: ${url.host}\r\n`;
     this.#authorization = `authorization: Bearer ${rootKey}\r\n`;

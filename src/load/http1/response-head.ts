@@ -76,7 +76,8 @@ export function readResponseHead(buf: Buffer, start: number, end: number, dates:
     const valueEnd = buf[lineEnd - 1] === 0x0d ? lineEnd - 1 : lineEnd;
     let colon = line;
     while (colon < valueEnd && buf[colon] !== 0x3a) colon++;
-    if (colon === valueEnd) throw new HttpProtocolError(`a response header line has no colon: "${buf.toString('latin1', line, Math.min(valueEnd, line + 40))}"`);
+    if (colon === valueEnd)
+      throw new HttpProtocolError(`a response header line has no colon: "${buf.toString('latin1', line, Math.min(valueEnd, line + 40))}"`);
     const nameLength = colon - line;
     // Only four names matter, and they differ in length or first letter.
     const first = lower(buf[line] as number);

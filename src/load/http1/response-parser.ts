@@ -67,7 +67,9 @@ const enum State {
 }
 
 function tooLarge(limit: number): HttpProtocolError {
-  return new HttpProtocolError(`the response body is larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), far beyond any answer of the service`);
+  return new HttpProtocolError(
+    `the response body is larger than ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB), far beyond any answer of the service`,
+  );
 }
 
 export class ResponseParser {
@@ -271,7 +273,13 @@ export class ResponseParser {
 
   /** Reads the head in buf[start, end) (end = its blank line); returns false when the parser was stopped. */
   #head(buf: Buffer, start: number, end: number): boolean {
-    const { status, contentLength, chunked, close, keepAliveMs, contentType, contentEncoding, dateMs } = readResponseHead(buf, start, end, this.#dates, this.#headRead);
+    const { status, contentLength, chunked, close, keepAliveMs, contentType, contentEncoding, dateMs } = readResponseHead(
+      buf,
+      start,
+      end,
+      this.#dates,
+      this.#headRead,
+    );
     if (status < 200 && status !== 101) {
       // An interim answer (100 Continue, 103 Early Hints): the real one follows.
       return true;

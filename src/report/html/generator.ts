@@ -25,7 +25,10 @@ export function generatorSectionHtml(report: RunReport): string {
     .map(
       (p) =>
         `<tr><th scope="row">${esc(p.name)}</th>` +
-        td(p.scheduledSends === null || p.lateSends === null ? '— (closed model)' : `${esc(formatValue(p.lateSends))} / ${esc(formatValue(p.scheduledSends))}`, 'num') +
+        td(
+          p.scheduledSends === null || p.lateSends === null ? '— (closed model)' : `${esc(formatValue(p.lateSends))} / ${esc(formatValue(p.scheduledSends))}`,
+          'num',
+        ) +
         [p.loopDelayMs.p50, p.loopDelayMs.p99, p.loopDelayMs.max].map((v) => td(esc(formatValue(v)), 'num')).join('') +
         td(`${Math.round(p.mainThreadBusy * 100)} %`, 'num') +
         td(esc(formatValue(p.processCpuCores)), 'num') +

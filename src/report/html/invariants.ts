@@ -30,7 +30,11 @@ export function invariantsCard(section: InvariantsSection): { value: string; det
       return { value, detail: `${section.invariants.length}/${section.invariants.length} held${oracle}`, tone: differs ? 'error' : 'ok' };
     case 'violated': {
       const broken = section.invariants.filter((inv) => !inv.passed).length;
-      return { value: 'violated', detail: `${broken}/${section.invariants.length} broken · ${plural(section.violationsTotal, 'violation')}${oracle}`, tone: 'error' };
+      return {
+        value: 'violated',
+        detail: `${broken}/${section.invariants.length} broken · ${plural(section.violationsTotal, 'violation')}${oracle}`,
+        tone: 'error',
+      };
     }
     case 'not-checked':
       return { value, detail: `history of ${plural(section.operations, 'operation')}${oracle}`, tone: differs ? 'error' : 'warn' };
@@ -83,7 +87,11 @@ function scopeParagraph(section: InvariantsSection): string {
 function invariantsTable(section: InvariantsSection): string {
   if (section.invariants.length === 0) return '';
   const badge = (passed: boolean, checked: number) =>
-    passed ? (checked === 0 ? '<span class="badge neutral">– nothing to check</span>' : '<span class="badge pass">✓ held</span>') : '<span class="badge fail">✗ violated</span>';
+    passed
+      ? checked === 0
+        ? '<span class="badge neutral">– nothing to check</span>'
+        : '<span class="badge pass">✓ held</span>'
+      : '<span class="badge fail">✗ violated</span>';
   const rows = section.invariants
     .map(
       (inv) =>
@@ -152,7 +160,11 @@ function violationsPart(section: InvariantsSection): string {
 
 function oraclePart(o: OracleSection): string {
   const badge =
-    o.verdict === 'agrees' ? '<span class="badge pass">✓ agrees</span>' : o.verdict === 'differs' ? '<span class="badge fail">✗ differs</span>' : '<span class="badge neutral">not run</span>';
+    o.verdict === 'agrees'
+      ? '<span class="badge pass">✓ agrees</span>'
+      : o.verdict === 'differs'
+        ? '<span class="badge fail">✗ differs</span>'
+        : '<span class="badge neutral">not run</span>';
   const skipped = o.skipped > 0 ? ` (${formatCount(o.skipped)} skipped)` : '';
   const text =
     o.verdict === 'agrees'

@@ -32,7 +32,8 @@ export function outcomeSections(op: OperationStats): OutcomeSection[] {
   const sections: OutcomeSection[] = [];
   const statuses = sortedCounts(op.statuses).filter(([, c]) => c > 0);
   const transport = TRANSPORT_ERROR_KINDS.filter((k) => op.transportErrors[k] > 0);
-  const answeredOrFailed = sumCounts(op.statuses) + TRANSPORT_ERROR_KINDS.reduce((s, k) => s + (Number.isFinite(op.transportErrors[k]) ? op.transportErrors[k] : 0), 0);
+  const answeredOrFailed =
+    sumCounts(op.statuses) + TRANSPORT_ERROR_KINDS.reduce((s, k) => s + (Number.isFinite(op.transportErrors[k]) ? op.transportErrors[k] : 0), 0);
   // Cut off at a closed-model phase's end: sent, not in `requests`, no answer and no error.
   const cutOff = Number.isFinite(op.cutOff) ? (op.cutOff ?? 0) : 0;
   if (statuses.length > 0 || transport.length > 0 || cutOff > 0) {
@@ -129,7 +130,14 @@ export function verdictChart(report: RunReport): string {
         return { state, name: t.expression, label: `${t.expression}: ${STATE_WORD[state]} (actual ${actual(t)})` };
       }),
     },
-    { title: 'Checks', tally: verdict.checkTally, items: report.checks.map((c, i) => { const state = verdict.checks[i]?.state ?? 'failed'; return { state, name: c.name, label: `${c.name}: ${STATE_WORD[state]}` }; }) },
+    {
+      title: 'Checks',
+      tally: verdict.checkTally,
+      items: report.checks.map((c, i) => {
+        const state = verdict.checks[i]?.state ?? 'failed';
+        return { state, name: c.name, label: `${c.name}: ${STATE_WORD[state]}` };
+      }),
+    },
   ];
   const summary = groups.map((g) => (g.items.length === 0 ? `${g.title}: none` : `${g.title}: ${tallyText(g.tally)}`)).join('; ');
   let out = svgOpen(box, summary, 'verdicts');
@@ -168,7 +176,13 @@ const STATE_WORD: Record<StripState, string> = { passed: 'passed', failed: 'FAIL
 
 /** `2/3 passed · 1 failed · 1 inconclusive`: an inconclusive item is never counted as a failed one. */
 export function tallyText(tally: Tally): string {
-  return [`${tally.passed}/${tally.total} passed`, tally.failed > 0 ? `${tally.failed} failed` : '', tally.inconclusive > 0 ? `${tally.inconclusive} inconclusive` : ''].filter((x) => x !== '').join(' · ');
+  return [
+    `${tally.passed}/${tally.total} passed`,
+    tally.failed > 0 ? `${tally.failed} failed` : '',
+    tally.inconclusive > 0 ? `${tally.inconclusive} inconclusive` : '',
+  ]
+    .filter((x) => x !== '')
+    .join(' · ');
 }
 
 /* ------------------------------------------------------------------------------- tables */

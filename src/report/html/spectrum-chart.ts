@@ -74,7 +74,13 @@ export function spectrum(encoded: string, summary: Percentiles, decades: number)
  * send times: one curve, the latency from the actual send, never labelled corrected. The latency
  * axis is drawn log and linear (latency-axis.ts); `thresholds` (ms) are drawn as lines on it.
  */
-export function spectrumChart(op: OperationStats, title: string, size: 'large' | 'small', model: 'open' | 'closed' = 'open', thresholds: readonly ChartThreshold[] = []): string {
+export function spectrumChart(
+  op: OperationStats,
+  title: string,
+  size: 'large' | 'small',
+  model: 'open' | 'closed' = 'open',
+  thresholds: readonly ChartThreshold[] = [],
+): string {
   const box: Box =
     size === 'large'
       ? { width: 1000, height: 340, left: 64, right: 36, top: 36, bottom: 44 }
@@ -84,7 +90,9 @@ export function spectrumChart(op: OperationStats, title: string, size: 'large' |
   const open = model === 'open';
   const corrected = open ? spectrum(op.histograms.corrected, op.latency.corrected, decades) : { points: [], approximate: false };
   const uncorrected = spectrum(op.histograms.uncorrected, op.latency.uncorrected, decades);
-  const values = [...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms), ...thresholds.map((t) => t.value)].filter((v) => Number.isFinite(v));
+  const values = [...corrected.points.map((p) => p.ms), ...uncorrected.points.map((p) => p.ms), ...thresholds.map((t) => t.value)].filter((v) =>
+    Number.isFinite(v),
+  );
   const maxMs = Math.max(0, ...values);
   const scales = yScales(box, Math.min(...values.filter((v) => v > 0)), maxMs);
   const x = linear(0, decades, box.left, box.width - box.right);

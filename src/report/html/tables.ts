@@ -1,7 +1,19 @@
 /** The tables, cards and banners of the report page (every chart has a table for accessibility). */
 import { type OperationStats, type Percentiles, type RunReport, TRANSPORT_ERROR_KINDS } from '../model.js';
 import { runVerdict } from '../verdict.js';
-import { formatBytes, formatCount, formatDuration, formatMs, formatMsValue, formatPercent, formatRate, formatValue, sortedCounts, sumCounts, unionKeys } from '../format.js';
+import {
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMs,
+  formatMsValue,
+  formatPercent,
+  formatRate,
+  formatValue,
+  sortedCounts,
+  sumCounts,
+  unionKeys,
+} from '../format.js';
 import { esc } from './svg.js';
 import { type Tone } from './outcome-charts.js';
 import { invariantsBadges, invariantsCard } from './invariants.js';
@@ -17,7 +29,8 @@ export function td(text: string, cls = ''): string {
 export function latencyTable(report: RunReport): string {
   // The closed model has no intended send times: one group, from the actual send, never "corrected".
   const open = report.settings.model === 'open';
-  const cols = (p: Percentiles) => [p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 && v !== undefined ? formatMsValue(v) : '—', 'num')).join('');
+  const cols = (p: Percentiles) =>
+    [p.p50, p.p90, p.p95, p.p99, p.p999, p.max, p.mean].map((v) => td(p.count > 0 && v !== undefined ? formatMsValue(v) : '—', 'num')).join('');
   const groups = (op: OperationStats) =>
     open ? `${cols(op.latency.corrected)}${cols(op.latency.uncorrected).replace(/class="num"/g, 'class="num uncorr"')}` : cols(op.latency.uncorrected);
   const row = (name: string, op: OperationStats, cls = '') =>
@@ -62,13 +75,14 @@ export function outcomeTables(report: RunReport): string {
   const tables = [
     countsTable('HTTP statuses by operation', report.operations, (op) => op.statuses),
     countsTable('Verification codes by operation', report.operations, (op) => op.codes),
-    countsTable('Rate-limit decisions by operation', report.operations, (op) => ({ allowed: op.ratelimit.allowed, denied: op.ratelimit.denied }), ['allowed', 'denied']),
+    countsTable('Rate-limit decisions by operation', report.operations, (op) => ({ allowed: op.ratelimit.allowed, denied: op.ratelimit.denied }), [
+      'allowed',
+      'denied',
+    ]),
     countsTable('Transport errors by operation', report.operations, (op) => ({ ...op.transportErrors }), TRANSPORT_ERROR_KINDS),
-    countsTable(
-      "Cut off at a phase's end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)",
-      report.operations,
-      (op) => ({ 'cut off': op.cutOff ?? 0 }),
-    ),
+    countsTable("Cut off at a phase's end: sent, answer abandoned when a closed-model phase ended (not errors; effect unknown)", report.operations, (op) => ({
+      'cut off': op.cutOff ?? 0,
+    })),
     countsTable("Responses failing the scenario's check", report.operations, (op) => ({ responses: op.checkFailures })),
   ].filter((t) => t !== '');
   return tables.length === 0 ? '<p class="muted">No outcomes recorded.</p>' : tables.join('');
@@ -78,22 +92,32 @@ export function verdictTables(report: RunReport): string {
   const badge = (passed: boolean) => `<span class="badge ${passed ? 'pass' : 'fail'}">${passed ? '✓ passed' : '✗ failed'}</span>`;
   const { thresholds: states, checks: checkStates } = runVerdict(report);
   const checkStateOf = (i: number) => checkStates[i]?.state ?? 'failed';
-  const checkBadge = (i: number) => (checkStateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? not judged</span>' : badge(checkStateOf(i) === 'passed'));
+  const checkBadge = (i: number) =>
+    checkStateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? not judged</span>' : badge(checkStateOf(i) === 'passed');
   const stateOf = (i: number) => states[i]?.state ?? 'failed';
-  const thresholdBadge = (i: number) => (stateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(stateOf(i) === 'passed'));
+  const thresholdBadge = (i: number) =>
+    stateOf(i) === 'inconclusive' ? '<span class="badge inconclusive">? inconclusive</span>' : badge(stateOf(i) === 'passed');
   const thresholds =
     report.thresholds.length === 0
       ? '<p class="muted">No thresholds defined.</p>'
       : `<div class="table-wrap"><table><caption>Thresholds</caption><thead><tr><th scope="col">Result</th><th scope="col">Threshold</th><th scope="col" class="num">Actual</th><th scope="col">Detail</th></tr></thead><tbody>` +
         report.thresholds
-          .map((t, i) => `<tr class="${stateOf(i) === 'failed' ? 'fail' : stateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(thresholdBadge(i))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`)
+          .map(
+            (t, i) =>
+              `<tr class="${stateOf(i) === 'failed' ? 'fail' : stateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(thresholdBadge(i))}${td(`<code>${esc(t.expression)}</code>`)}${td(t.actual === null ? 'no data' : esc(formatValue(t.actual)), 'num')}${td(esc(t.detail))}</tr>`,
+          )
           .join('') +
         `</tbody></table></div>`;
   const checks =
     report.checks.length === 0
       ? '<p class="muted">No checks were run.</p>'
       : `<div class="table-wrap"><table><caption>Checks</caption><thead><tr><th scope="col">Result</th><th scope="col">Check</th><th scope="col">Detail</th></tr></thead><tbody>` +
-        report.checks.map((c, i) => `<tr class="${checkStateOf(i) === 'failed' ? 'fail' : checkStateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(checkBadge(i))}${td(esc(c.name))}${td(esc(c.detail))}</tr>`).join('') +
+        report.checks
+          .map(
+            (c, i) =>
+              `<tr class="${checkStateOf(i) === 'failed' ? 'fail' : checkStateOf(i) === 'inconclusive' ? 'inconclusive' : 'pass'}">${td(checkBadge(i))}${td(esc(c.name))}${td(esc(c.detail))}</tr>`,
+          )
+          .join('') +
         `</tbody></table></div>`;
   return thresholds + checks;
 }
@@ -101,7 +125,10 @@ export function verdictTables(report: RunReport): string {
 export function timelineTable(report: RunReport): string {
   if (report.timeline.length === 0) return '<p class="muted">No per-second data.</p>';
   const rows = report.timeline
-    .map((p) => `<tr>${td(formatCount(p.second), 'num')}${td(formatCount(p.requests), 'num')}${td(formatCount(p.errors), 'num')}${td(formatMsValue(p.p50Ms), 'num')}${td(formatMsValue(p.p99Ms), 'num')}</tr>`)
+    .map(
+      (p) =>
+        `<tr>${td(formatCount(p.second), 'num')}${td(formatCount(p.requests), 'num')}${td(formatCount(p.errors), 'num')}${td(formatMsValue(p.p50Ms), 'num')}${td(formatMsValue(p.p99Ms), 'num')}</tr>`,
+    )
     .join('');
   return (
     `<details><summary>Per-second figures (${formatCount(report.timeline.length)} ${report.timeline.length === 1 ? 'row' : 'rows'})</summary><div class="table-wrap"><table><caption>Per second of the measured part</caption>` +
@@ -130,7 +157,10 @@ export function phasesTable(report: RunReport): string {
 
 export function statusBanner(report: RunReport): string {
   const segments = segmentBanner(report);
-  const segmentsHtml = segments === undefined ? '' : `<div class="banner ${segments.partial ? 'failed' : 'interrupted'}" role="${segments.partial ? 'alert' : 'note'}">${segments.partial ? '<strong>Partial.</strong> ' : ''}${esc(segments.text)}</div>`;
+  const segmentsHtml =
+    segments === undefined
+      ? ''
+      : `<div class="banner ${segments.partial ? 'failed' : 'interrupted'}" role="${segments.partial ? 'alert' : 'note'}">${segments.partial ? '<strong>Partial.</strong> ' : ''}${esc(segments.text)}</div>`;
   return segmentsHtml + runStatusBanner(report);
 }
 
@@ -196,7 +226,9 @@ export function summaryCards(report: RunReport): string {
       report.thresholds.length === 0 ? 'none' : `${report.thresholds.length - failedThresholds - inconclusive}/${report.thresholds.length}`,
       report.thresholds.length === 0
         ? 'defined'
-        : [failedThresholds > 0 ? `${failedThresholds} failed` : '', inconclusive > 0 ? `${inconclusive} inconclusive` : ''].filter((x) => x !== '').join(' · ') || 'all passed',
+        : [failedThresholds > 0 ? `${failedThresholds} failed` : '', inconclusive > 0 ? `${inconclusive} inconclusive` : '']
+            .filter((x) => x !== '')
+            .join(' · ') || 'all passed',
       report.thresholds.length === 0 ? '' : failedThresholds > 0 ? 'error' : inconclusive > 0 ? 'warn' : 'ok',
     ) +
     card(
@@ -227,7 +259,10 @@ export function detailsList(report: RunReport): string {
     ['Duration', `${formatDuration(report.measuredMs)} measured (planned ${formatDuration(s.durationMs)} + ${formatDuration(s.warmupMs)} warm-up)`],
     ['Started', report.startedAt],
     ['Finished', report.finishedAt],
-    ['Environment', `keysim ${env.keysimVersion} · Node ${env.node} · ${env.platform}/${env.arch} · ${formatCount(env.cpus)} × ${env.cpuModel} · ${formatBytes(env.totalMemoryBytes)}`],
+    [
+      'Environment',
+      `keysim ${env.keysimVersion} · Node ${env.node} · ${env.platform}/${env.arch} · ${formatCount(env.cpus)} × ${env.cpuModel} · ${formatBytes(env.totalMemoryBytes)}`,
+    ],
   ];
   return `<dl class="details">${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;
 }

@@ -42,7 +42,8 @@ export function throughputChart(report: RunReport): string {
   const span = timelineSpan(report);
   // A run with stages draws its ramping target instead of one flat intended rate.
   const staged = targetLine(report);
-  const intended = staged === undefined && report.settings.model === 'open' && Number.isFinite(report.settings.rate) && report.settings.rate > 0 ? report.settings.rate : 0;
+  const intended =
+    staged === undefined && report.settings.model === 'open' && Number.isFinite(report.settings.rate) && report.settings.rate > 0 ? report.settings.rate : 0;
   const peak = points.reduce((max, p) => Math.max(max, Number.isFinite(p.requests) ? p.requests : 0), 0);
   const rpsThresholds = rateThresholds(chartThresholds(report));
   const yTicks = niceTicks(Math.max(peak, intended, staged?.peak ?? 0, ...rpsThresholds.map((t) => t.value)));
@@ -111,8 +112,7 @@ export function latencyOverTimeChart(report: RunReport): string {
   const values = [...points.flatMap((p) => [p.p50Ms, p.p99Ms]), ...thresholds.map((t) => t.value)].filter((v) => Number.isFinite(v));
   const scales = yScales(box, Math.min(...values.filter((v) => v > 0)), Math.max(0, ...values));
   const x = linear(0, span, box.left, box.width - box.right);
-  const label =
-    points.length === 0 ? 'Latency over time: no data' : `p99 and p50 latency per second (${kind}): highest p99 ${formatMs(peak)}`;
+  const label = points.length === 0 ? 'Latency over time: no data' : `p99 and p50 latency per second (${kind}): highest p99 ${formatMs(peak)}`;
   let out = svgOpen(box, label, 'latency-over-time');
   out += `<text class="chart-title" x="${n(box.left)}" y="16">Latency per second (${kind}, ms)</text>`;
   out += plotBackground(box);
@@ -135,7 +135,10 @@ export function latencyOverTimeChart(report: RunReport): string {
     }
     return drawn;
   };
-  out += perScale(scales, (scale) => yAxis(box, scale, 'latency (ms)') + (points.length === 0 ? '' : curves(scale.y)) + thresholdLines(box, thresholds, scale.y));
+  out += perScale(
+    scales,
+    (scale) => yAxis(box, scale, 'latency (ms)') + (points.length === 0 ? '' : curves(scale.y)) + thresholdLines(box, thresholds, scale.y),
+  );
   if (points.length === 0) out += noData(box, 'no per-second data');
   out += legend(box.width - box.right - 150, 16, [
     { label: 'p99', cls: 'p99', kind: 'line' },

@@ -32,7 +32,13 @@ class History {
   readonly events: HistoryEvent[] = [];
   #seq = 0;
 
-  add(op: Operation, at: readonly [number, number], request: HistoryRequest, outcome: HistoryOutcome | 'unknown', service?: readonly [number, number]): HistoryEvent {
+  add(
+    op: Operation,
+    at: readonly [number, number],
+    request: HistoryRequest,
+    outcome: HistoryOutcome | 'unknown',
+    service?: readonly [number, number],
+  ): HistoryEvent {
     const event: HistoryEvent = { seq: this.#seq++, op, invokeMs: T0 + at[0], completeMs: T0 + at[1], request, outcome };
     if (service !== undefined) {
       event.serviceInvokeMs = service[0];
@@ -46,7 +52,14 @@ class History {
     return this.add('keys.createKey', at, credits === undefined ? {} : { credits }, { status: 200, keyId }, service);
   }
 
-  verify(at: readonly [number, number], keyId: string, code: string, credits: number | undefined, cost?: number, service?: readonly [number, number]): HistoryEvent {
+  verify(
+    at: readonly [number, number],
+    keyId: string,
+    code: string,
+    credits: number | undefined,
+    cost?: number,
+    service?: readonly [number, number],
+  ): HistoryEvent {
     const outcome: HistoryOutcome = { status: 200, code, valid: code === 'VALID', keyId };
     if (credits !== undefined) outcome.credits = credits;
     return this.add('keys.verifyKey', at, cost === undefined ? { keyId } : { keyId, cost }, outcome, service);
@@ -57,7 +70,13 @@ class History {
     return this.add('keys.verifyKey', at, cost === undefined ? { keyId } : { keyId, cost }, 'unknown');
   }
 
-  updateCredits(at: readonly [number, number], keyId: string, operation: 'set' | 'increment' | 'decrement', value: number | null, remaining: number | null): HistoryEvent {
+  updateCredits(
+    at: readonly [number, number],
+    keyId: string,
+    operation: 'set' | 'increment' | 'decrement',
+    value: number | null,
+    remaining: number | null,
+  ): HistoryEvent {
     return this.add('keys.updateCredits', at, { keyId, operation, value }, { status: 200, remaining });
   }
 
@@ -175,7 +194,11 @@ describe('violations', () => {
   test('over-spend, concurrent: three overlapping VALID answers on two credits (no balances reported)', () => {
     const h = new History();
     const create = h.create([0, 2], 'key_a', { remaining: 2 });
-    const valids = [h.verify([10, 50], 'key_a', 'VALID', undefined), h.verify([12, 48], 'key_a', 'VALID', undefined), h.verify([15, 45], 'key_a', 'VALID', undefined)];
+    const valids = [
+      h.verify([10, 50], 'key_a', 'VALID', undefined),
+      h.verify([12, 48], 'key_a', 'VALID', undefined),
+      h.verify([15, 45], 'key_a', 'VALID', undefined),
+    ];
     const v = only(check(h), 'credits.no-over-spend');
     expect(v.message).toMatch(/3 VALID answers worth 3 credits .* budget was 2/);
     expectWitness(v, create, ...valids);
@@ -291,7 +314,9 @@ describe('refills', () => {
     // 1 + 5 = 6 − 1: the refill added; replaced, it would be 5 − 1 = 4.
     const after = h.verify([40, 42], 'key_r', 'VALID', 5, 1, at(nextDay));
     const v = only(check(h), 'credits.refill');
-    expect(v.message).toMatch(/reports 5 credits, but after the daily refill at 2027-01-16T00:00:00.000Z to 5 credits .* at most 4 could be left: a refill replaces the balance/);
+    expect(v.message).toMatch(
+      /reports 5 credits, but after the daily refill at 2027-01-16T00:00:00.000Z to 5 credits .* at most 4 could be left: a refill replaces the balance/,
+    );
     expectWitness(v, after);
   });
 
@@ -462,7 +487,14 @@ class EngineRecorder {
     return { status: name === 'key_not_found' ? 404 : 400, body: { error: { type: `https://errors.test/service/${category}/${name}` } } };
   }
 
-  record(seq: number, op: Operation, body: unknown, wall: readonly [number, number], service: readonly [number, number], response: { status: number; body: unknown } | 'unknown'): HistoryEvent {
+  record(
+    seq: number,
+    op: Operation,
+    body: unknown,
+    wall: readonly [number, number],
+    service: readonly [number, number],
+    response: { status: number; body: unknown } | 'unknown',
+  ): HistoryEvent {
     if (response !== 'unknown') this.keys.observe(op, body, response.status, response.body);
     const event: HistoryEvent = {
       seq,
@@ -506,7 +538,12 @@ interface PlannedOp {
  * `serviceAt(point)`, and records them. `after` runs right after an operation, at the same
  * instant (for injected faults).
  */
-function execute(rec: EngineRecorder, planned: PlannedOp[], serviceAt: (wallMs: number) => number, after?: (p: PlannedOp, result: Result<unknown>) => void): void {
+function execute(
+  rec: EngineRecorder,
+  planned: PlannedOp[],
+  serviceAt: (wallMs: number) => number,
+  after?: (p: PlannedOp, result: Result<unknown>) => void,
+): void {
   const order = planned.filter((p) => p.fate !== 'lost-dropped').sort((a, b) => a.point - b.point || a.seq - b.seq);
   for (const p of order) {
     rec.fx.clock.set(Math.max(rec.fx.clock.now(), serviceAt(p.point)));
@@ -530,7 +567,11 @@ function place(startMs: number, iv: { gapMs: number; durationMs: number; at: num
 }
 
 function describeFailure(report: CheckReport): string {
-  return JSON.stringify(report.violations.map((v) => ({ invariant: v.invariant, subject: v.subject, message: v.message, witness: v.witness.map((e) => e.seq) })), null, 1);
+  return JSON.stringify(
+    report.violations.map((v) => ({ invariant: v.invariant, subject: v.subject, message: v.message, witness: v.witness.map((e) => e.seq) })),
+    null,
+    1,
+  );
 }
 
 describe('properties: histories recorded from the real engine', () => {
@@ -562,7 +603,11 @@ describe('properties: histories recorded from the real engine', () => {
     value: fc.nat(6),
     pick: fc.nat(5),
     iv: intervalArb,
-    fate: fc.oneof({ arbitrary: fc.constant<Fate>('ok'), weight: 18 }, { arbitrary: fc.constant<Fate>('lost-applied'), weight: 1 }, { arbitrary: fc.constant<Fate>('lost-dropped'), weight: 1 }),
+    fate: fc.oneof(
+      { arbitrary: fc.constant<Fate>('ok'), weight: 18 },
+      { arbitrary: fc.constant<Fate>('lost-applied'), weight: 1 },
+      { arbitrary: fc.constant<Fate>('lost-dropped'), weight: 1 },
+    ),
     jumpMs: fc.constantFrom(1_800_000, 21_600_000, 86_400_000, 15 * 86_400_000, 40 * 86_400_000),
   });
 
@@ -572,91 +617,117 @@ describe('properties: histories recorded from the real engine', () => {
    * February), recorded without service times and checked with a skew allowance.
    */
   const clockArb = fc.oneof(
-    fc.record({ mode: fc.constant('service' as const), s0: fc.constantFrom(Date.UTC(2027, 0, 31, 22), Date.UTC(2027, 1, 27, 23, 30), Date.UTC(2028, 1, 28, 23)), skewMs: fc.constant(0) }),
+    fc.record({
+      mode: fc.constant('service' as const),
+      s0: fc.constantFrom(Date.UTC(2027, 0, 31, 22), Date.UTC(2027, 1, 27, 23, 30), Date.UTC(2028, 1, 28, 23)),
+      skewMs: fc.constant(0),
+    }),
     fc.record({ mode: fc.constant('wall' as const), s0: fc.constant(Date.UTC(2027, 0, 31, 23, 59, 59)), skewMs: fc.constantFrom(0, 37) }),
   );
 
   test('a correct service is never flagged, whatever the concurrency, refills, updates and lost answers', () => {
     assertProperty(
-      fc.property(fc.array(keyArb, { minLength: 1, maxLength: 3 }), fc.array(opArb, { minLength: 5, maxLength: 60 }), clockArb, fc.constantFrom<Compat>('interface', 'interface', 'production'), (keys, ops, clock, compat) => {
-        const { s0 } = clock;
-        const rec = new EngineRecorder(s0, compat);
-        const { apiId } = rec.fx;
-        const jumps: Array<{ atMs: number; byMs: number }> = [];
-        const serviceAt = (w: number) => s0 + (w - W0) + jumps.reduce((n, j) => (j.atMs <= w ? n + j.byMs : n), 0);
-        const plaintexts: string[] = [];
-        const keyIds: string[] = [];
-        const plaintextOf = (i: number) => plaintexts[i % plaintexts.length] as string;
-        const keyIdOf = (i: number) => keyIds[i % keyIds.length] as string;
-        const planned: PlannedOp[] = [];
-        let t = W0;
-        // Keys first, one after another, so every later call can name them.
-        for (const k of keys) {
-          const credits = k.remaining === null ? undefined : k.refill === null ? { remaining: k.remaining } : { remaining: k.remaining, refill: k.refill };
-          const body = { apiId, ...(credits === undefined ? {} : { credits }), ...(k.burst === undefined ? {} : { externalId: 'shared', ratelimits: [{ name: 'burst', ...k.burst, autoApply: true }] }) };
-          const p: PlannedOp = { seq: rec.nextSeq(), op: 'keys.createKey', body: () => body, inv: t, comp: t + 2, point: t + 1, fate: 'ok' };
-          planned.push(p);
-          t += 3;
-        }
-        execute(rec, planned.splice(0), serviceAt, (_p, result) => {
-          const value = unwrap(result) as { keyId: string; key: string };
-          plaintexts.push(value.key);
-          keyIds.push(value.keyId);
-        });
-        for (const o of ops) {
-          const { inv, comp, point } = place(t, o.iv);
-          t = inv;
-          let op: Operation;
-          let body: unknown;
-          switch (o.kind) {
-            case 'jump':
-              if (clock.mode === 'service') jumps.push({ atMs: inv, byMs: o.jumpMs });
-              continue;
-            case 'verify':
-              op = 'keys.verifyKey';
-              body = { key: plaintextOf(o.key), credits: { cost: o.cost } };
-              break;
-            case 'updateCredits':
-              op = 'keys.updateCredits';
-              body = { keyId: keyIdOf(o.key), operation: (['set', 'increment', 'decrement'] as const)[o.pick % 3], value: o.value };
-              break;
-            case 'updateKey': {
-              op = 'keys.updateKey';
-              const choices = [{ remaining: o.value }, { refill: null }, { refill: { interval: 'daily', amount: o.value + 1 } }, null, { remaining: o.value, refill: { interval: 'monthly', amount: o.value + 1, refillDay: 31 } }];
-              body = { keyId: keyIdOf(o.key), credits: choices[o.pick % choices.length] };
-              break;
-            }
-            case 'getKey':
-              op = 'keys.getKey';
-              body = { keyId: keyIdOf(o.key) };
-              break;
-            case 'limit':
-              op = 'ratelimit.limit';
-              body = { namespace: 'ns', identifier: ['a', 'b1', 'b2'][o.key % 3], limit: 1 + (o.value % 4), duration: o.pick % 2 === 0 ? 1000 : 2000, cost: o.cost % 3 };
-              break;
-            case 'override':
-              if (o.pick % 3 === 0) {
-                op = 'ratelimit.deleteOverride';
-                body = { namespace: 'ns', identifier: o.key % 2 === 0 ? 'a' : 'b*' };
-              } else {
-                op = 'ratelimit.setOverride';
-                body = { namespace: 'ns', identifier: o.key % 2 === 0 ? 'a' : 'b*', limit: o.value % 4, duration: o.pick % 2 === 0 ? 1000 : 3000 };
-              }
-              break;
+      fc.property(
+        fc.array(keyArb, { minLength: 1, maxLength: 3 }),
+        fc.array(opArb, { minLength: 5, maxLength: 60 }),
+        clockArb,
+        fc.constantFrom<Compat>('interface', 'interface', 'production'),
+        (keys, ops, clock, compat) => {
+          const { s0 } = clock;
+          const rec = new EngineRecorder(s0, compat);
+          const { apiId } = rec.fx;
+          const jumps: Array<{ atMs: number; byMs: number }> = [];
+          const serviceAt = (w: number) => s0 + (w - W0) + jumps.reduce((n, j) => (j.atMs <= w ? n + j.byMs : n), 0);
+          const plaintexts: string[] = [];
+          const keyIds: string[] = [];
+          const plaintextOf = (i: number) => plaintexts[i % plaintexts.length] as string;
+          const keyIdOf = (i: number) => keyIds[i % keyIds.length] as string;
+          const planned: PlannedOp[] = [];
+          let t = W0;
+          // Keys first, one after another, so every later call can name them.
+          for (const k of keys) {
+            const credits = k.remaining === null ? undefined : k.refill === null ? { remaining: k.remaining } : { remaining: k.remaining, refill: k.refill };
+            const body = {
+              apiId,
+              ...(credits === undefined ? {} : { credits }),
+              ...(k.burst === undefined ? {} : { externalId: 'shared', ratelimits: [{ name: 'burst', ...k.burst, autoApply: true }] }),
+            };
+            const p: PlannedOp = { seq: rec.nextSeq(), op: 'keys.createKey', body: () => body, inv: t, comp: t + 2, point: t + 1, fate: 'ok' };
+            planned.push(p);
+            t += 3;
           }
-          const fixed = body;
-          planned.push({ seq: rec.nextSeq(), op, body: () => fixed, inv, comp, point, fate: o.fate });
-        }
-        execute(rec, planned, serviceAt);
-        const events = rec.recorded.map((e) => {
-          if (clock.mode === 'service') return e;
-          // A live target: wall times only (shifted so that the wall clock is the service clock).
-          const { serviceInvokeMs: _i, serviceCompleteMs: _c, ...rest } = e;
-          return { ...rest, invokeMs: e.invokeMs + s0 - W0, completeMs: e.completeMs + s0 - W0 };
-        });
-        const report = checkHistory(events, { wallSkewMs: clock.skewMs, refill: compat === 'production' ? 'production' : 'replace' });
-        if (!report.passed) throw new Error(`a correct service was flagged:\n${describeFailure(report)}\n${JSON.stringify(events, null, 0)}`);
-      }),
+          execute(rec, planned.splice(0), serviceAt, (_p, result) => {
+            const value = unwrap(result) as { keyId: string; key: string };
+            plaintexts.push(value.key);
+            keyIds.push(value.keyId);
+          });
+          for (const o of ops) {
+            const { inv, comp, point } = place(t, o.iv);
+            t = inv;
+            let op: Operation;
+            let body: unknown;
+            switch (o.kind) {
+              case 'jump':
+                if (clock.mode === 'service') jumps.push({ atMs: inv, byMs: o.jumpMs });
+                continue;
+              case 'verify':
+                op = 'keys.verifyKey';
+                body = { key: plaintextOf(o.key), credits: { cost: o.cost } };
+                break;
+              case 'updateCredits':
+                op = 'keys.updateCredits';
+                body = { keyId: keyIdOf(o.key), operation: (['set', 'increment', 'decrement'] as const)[o.pick % 3], value: o.value };
+                break;
+              case 'updateKey': {
+                op = 'keys.updateKey';
+                const choices = [
+                  { remaining: o.value },
+                  { refill: null },
+                  { refill: { interval: 'daily', amount: o.value + 1 } },
+                  null,
+                  { remaining: o.value, refill: { interval: 'monthly', amount: o.value + 1, refillDay: 31 } },
+                ];
+                body = { keyId: keyIdOf(o.key), credits: choices[o.pick % choices.length] };
+                break;
+              }
+              case 'getKey':
+                op = 'keys.getKey';
+                body = { keyId: keyIdOf(o.key) };
+                break;
+              case 'limit':
+                op = 'ratelimit.limit';
+                body = {
+                  namespace: 'ns',
+                  identifier: ['a', 'b1', 'b2'][o.key % 3],
+                  limit: 1 + (o.value % 4),
+                  duration: o.pick % 2 === 0 ? 1000 : 2000,
+                  cost: o.cost % 3,
+                };
+                break;
+              case 'override':
+                if (o.pick % 3 === 0) {
+                  op = 'ratelimit.deleteOverride';
+                  body = { namespace: 'ns', identifier: o.key % 2 === 0 ? 'a' : 'b*' };
+                } else {
+                  op = 'ratelimit.setOverride';
+                  body = { namespace: 'ns', identifier: o.key % 2 === 0 ? 'a' : 'b*', limit: o.value % 4, duration: o.pick % 2 === 0 ? 1000 : 3000 };
+                }
+                break;
+            }
+            const fixed = body;
+            planned.push({ seq: rec.nextSeq(), op, body: () => fixed, inv, comp, point, fate: o.fate });
+          }
+          execute(rec, planned, serviceAt);
+          const events = rec.recorded.map((e) => {
+            if (clock.mode === 'service') return e;
+            // A live target: wall times only (shifted so that the wall clock is the service clock).
+            const { serviceInvokeMs: _i, serviceCompleteMs: _c, ...rest } = e;
+            return { ...rest, invokeMs: e.invokeMs + s0 - W0, completeMs: e.completeMs + s0 - W0 };
+          });
+          const report = checkHistory(events, { wallSkewMs: clock.skewMs, refill: compat === 'production' ? 'production' : 'replace' });
+          if (!report.passed) throw new Error(`a correct service was flagged:\n${describeFailure(report)}\n${JSON.stringify(events, null, 0)}`);
+        },
+      ),
       { numRuns: 250 },
     );
   });
@@ -668,7 +739,10 @@ describe('properties: histories recorded from the real engine', () => {
   }
   const batchArb = (minCost: number, maxCost: number) =>
     fc.integer({ min: 1, max: 10 }).chain((n) =>
-      fc.record({ costs: fc.array(fc.integer({ min: minCost, max: maxCost }), { minLength: n, maxLength: n }), ivs: fc.array(intervalArb, { minLength: n, maxLength: n }) }),
+      fc.record({
+        costs: fc.array(fc.integer({ min: minCost, max: maxCost }), { minLength: n, maxLength: n }),
+        ivs: fc.array(intervalArb, { minLength: n, maxLength: n }),
+      }),
     );
 
   function plan(rec: EngineRecorder, batch: Batch, startMs: number, plaintext: string): { planned: PlannedOp[]; endMs: number } {
@@ -686,18 +760,37 @@ describe('properties: histories recorded from the real engine', () => {
 
   function createKey(rec: EngineRecorder, credits: unknown, serviceAt: (w: number) => number): { keyId: string; plaintext: string } {
     let created: { keyId: string; key: string } | undefined;
-    execute(rec, [{ seq: rec.nextSeq(), op: 'keys.createKey', body: () => ({ apiId: rec.fx.apiId, credits }), inv: W0, comp: W0 + 2, point: W0 + 1, fate: 'ok' }], serviceAt, (_p, r) => {
-      created = unwrap(r) as { keyId: string; key: string };
-    });
+    execute(
+      rec,
+      [{ seq: rec.nextSeq(), op: 'keys.createKey', body: () => ({ apiId: rec.fx.apiId, credits }), inv: W0, comp: W0 + 2, point: W0 + 1, fate: 'ok' }],
+      serviceAt,
+      (_p, r) => {
+        created = unwrap(r) as { keyId: string; key: string };
+      },
+    );
     if (created === undefined) throw new Error('test bug');
     return { keyId: created.keyId, plaintext: created.key };
   }
 
   /** Sequential cost-1 verifications until the first refusal. */
-  function drain(rec: EngineRecorder, startMs: number, plaintext: string, serviceAt: (w: number) => number, after?: (p: PlannedOp, r: Result<unknown>) => void): number {
+  function drain(
+    rec: EngineRecorder,
+    startMs: number,
+    plaintext: string,
+    serviceAt: (w: number) => number,
+    after?: (p: PlannedOp, r: Result<unknown>) => void,
+  ): number {
     let t = startMs;
     for (let i = 0; i < 50; i++) {
-      const p: PlannedOp = { seq: rec.nextSeq(), op: 'keys.verifyKey', body: () => ({ key: plaintext, credits: { cost: 1 } }), inv: t + 1, comp: t + 3, point: t + 2, fate: 'ok' };
+      const p: PlannedOp = {
+        seq: rec.nextSeq(),
+        op: 'keys.verifyKey',
+        body: () => ({ key: plaintext, credits: { cost: 1 } }),
+        inv: t + 1,
+        comp: t + 3,
+        point: t + 2,
+        fate: 'ok',
+      };
       let refused = false;
       execute(rec, [p], serviceAt, (q, r) => {
         after?.(q, r);
@@ -747,7 +840,7 @@ describe('properties: histories recorded from the real engine', () => {
           if (out.code !== 'VALID') return;
           if (!lost && valids++ === pick % 3) {
             lost = true;
-            const cost = ((p.body() as { credits: { cost: number } }).credits.cost);
+            const cost = (p.body() as { credits: { cost: number } }).credits.cost;
             unwrap(rec.fx.engine.keys.updateCredits(rec.fx.rootKey, { keyId, operation: 'increment', value: cost }));
           }
         });
@@ -784,7 +877,10 @@ describe('properties: histories recorded from the real engine', () => {
           if (report.violations.length > 0) throw new Error(`a correct service was flagged:\n${describeFailure({ ...report, passed: false, invariants: [] })}`);
           return;
         }
-        expect(report.violations.map((v) => v.invariant), 'the skipped refill went unnoticed').toContain('credits.refill');
+        expect(
+          report.violations.map((v) => v.invariant),
+          'the skipped refill went unnoticed',
+        ).toContain('credits.refill');
       }),
       { numRuns: 200 },
     );

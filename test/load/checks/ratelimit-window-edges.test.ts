@@ -105,7 +105,10 @@ const burstArb = fc.record({
   spreadMs: fc.nat(40),
   who: fc.nat(1),
   cost: fc.oneof({ arbitrary: fc.constant(1), weight: 4 }, { arbitrary: fc.nat(3), weight: 1 }),
-  flights: fc.array(fc.record({ latencyMs: fc.integer({ min: 1, max: 150 }), at: fc.double({ min: 0, max: 1, noNaN: true }), lost: fc.boolean() }), { minLength: 1, maxLength: 9 }),
+  flights: fc.array(fc.record({ latencyMs: fc.integer({ min: 1, max: 150 }), at: fc.double({ min: 0, max: 1, noNaN: true }), lost: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 9,
+  }),
 });
 
 const recordingArb: fc.Arbitrary<Recording> = fc
@@ -156,7 +159,10 @@ const edgeBurstsArb = fc.record({
   duration: fc.constantFrom(1_000, 2_000),
   beforeMs: fc.integer({ min: 200, max: 300 }),
   afterMs: fc.integer({ min: 60, max: 160 }),
-  flights: fc.array(fc.record({ sendMs: fc.nat(10), latencyMs: fc.integer({ min: 20, max: 50 }), at: fc.double({ min: 0, max: 1, noNaN: true }) }), { minLength: 16, maxLength: 16 }),
+  flights: fc.array(fc.record({ sendMs: fc.nat(10), latencyMs: fc.integer({ min: 20, max: 50 }), at: fc.double({ min: 0, max: 1, noNaN: true }) }), {
+    minLength: 16,
+    maxLength: 16,
+  }),
   rec: fc.oneof(
     // The simulator's service-clock brackets.
     fc.integer({ min: -50, max: 50 }).map((offsetMs): Recording => ({ offsetMs, skewMs: 1_000, serviceTimes: true })),
@@ -194,8 +200,14 @@ describe('a fixed-window limiter instead of the sliding window', () => {
         expect(v.subject).toBe('ns/user-1');
         // The witness shows admissions of both windows.
         const seqs = v.witness.map((e) => e.seq);
-        expect(seqs.some((s) => s < p.limit), `witness ${seqs.join(',')} has no admission before the edge`).toBe(true);
-        expect(seqs.some((s) => s >= p.limit), `witness ${seqs.join(',')} has no admission after the edge`).toBe(true);
+        expect(
+          seqs.some((s) => s < p.limit),
+          `witness ${seqs.join(',')} has no admission before the edge`,
+        ).toBe(true);
+        expect(
+          seqs.some((s) => s >= p.limit),
+          `witness ${seqs.join(',')} has no admission after the edge`,
+        ).toBe(true);
         expect(v.witness.length).toBeLessThanOrEqual(6);
         // And the same traffic through the real engine is clean.
         const clean = checkRateLimits(record(flights, engineService(), p.rec), { wallSkewMs: p.rec.skewMs });
@@ -220,7 +232,9 @@ describe('a fixed-window limiter instead of the sliding window', () => {
     // The first answers after the edge arrive 130 ms into the window, + 50 ms skew: decided by
     // 12:00:05.181, when the 5 of the previous window weigh floor(5 · 819 / 1000) = 4. The
     // earliest proof is kept: the first two requests of the burst already exceed the limit.
-    expect(v?.message).toMatch(/^2 requests with a total cost of 2 were admitted in the window 2027-01-15T12:00:05.000Z … 2027-01-15T12:00:06.000Z, concurrently or not, all decided by 2027-01-15T12:00:05.181Z at the latest, when the previous window's 5 still weighed at least 4: 2 \+ 4 > limit 5/);
+    expect(v?.message).toMatch(
+      /^2 requests with a total cost of 2 were admitted in the window 2027-01-15T12:00:05.000Z … 2027-01-15T12:00:06.000Z, concurrently or not, all decided by 2027-01-15T12:00:05.181Z at the latest, when the previous window's 5 still weighed at least 4: 2 \+ 4 > limit 5/,
+    );
     expect(v?.witness.map((e) => e.seq)).toEqual([3, 4, 5, 6]);
   });
 });

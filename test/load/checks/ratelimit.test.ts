@@ -23,14 +23,34 @@ class History {
   #seq = 0;
 
   /** `at` is a wall offset from T0; the service clock is the same instant unless `service` says otherwise. */
-  add(op: Operation, at: readonly [number, number], request: HistoryRequest, outcome: HistoryOutcome | 'unknown', service?: readonly [number, number]): HistoryEvent {
+  add(
+    op: Operation,
+    at: readonly [number, number],
+    request: HistoryRequest,
+    outcome: HistoryOutcome | 'unknown',
+    service?: readonly [number, number],
+  ): HistoryEvent {
     const [sInv, sComp] = service ?? [T0 + at[0], T0 + at[1]];
-    const event: HistoryEvent = { seq: this.#seq++, op, invokeMs: T0 + at[0], completeMs: T0 + at[1], serviceInvokeMs: sInv, serviceCompleteMs: sComp, request, outcome };
+    const event: HistoryEvent = {
+      seq: this.#seq++,
+      op,
+      invokeMs: T0 + at[0],
+      completeMs: T0 + at[1],
+      serviceInvokeMs: sInv,
+      serviceCompleteMs: sComp,
+      request,
+      outcome,
+    };
     this.events.push(event);
     return event;
   }
 
-  limit(at: readonly [number, number], identifier: string, success: boolean | 'unknown', o: { limit?: number; duration?: number; cost?: number; effective?: number; overrideId?: string; service?: readonly [number, number] } = {}): HistoryEvent {
+  limit(
+    at: readonly [number, number],
+    identifier: string,
+    success: boolean | 'unknown',
+    o: { limit?: number; duration?: number; cost?: number; effective?: number; overrideId?: string; service?: readonly [number, number] } = {},
+  ): HistoryEvent {
     const limit = o.limit ?? 3;
     const duration = o.duration ?? MINUTE;
     const request: HistoryRequest = { namespace: 'ns', identifier, limit, duration };
@@ -39,7 +59,14 @@ class History {
     const outcome: HistoryOutcome | 'unknown' =
       success === 'unknown'
         ? 'unknown'
-        : { status: 200, limit: o.effective ?? limit, remaining: 0, reset: (Math.floor(sAt / duration) + 1) * duration, success, ...(o.overrideId === undefined ? {} : { overrideId: o.overrideId }) };
+        : {
+            status: 200,
+            limit: o.effective ?? limit,
+            remaining: 0,
+            reset: (Math.floor(sAt / duration) + 1) * duration,
+            success,
+            ...(o.overrideId === undefined ? {} : { overrideId: o.overrideId }),
+          };
     return this.add('ratelimit.limit', at, request, outcome, o.service);
   }
 
@@ -236,7 +263,12 @@ describe('ratelimit.limit', () => {
       h.add(
         'ratelimit.multiLimit',
         at,
-        { limits: [{ namespace: 'ns', identifier: 'a', limit: 1, duration: MINUTE }, { namespace: 'ns', identifier: 'b', limit: 1, duration: MINUTE }] },
+        {
+          limits: [
+            { namespace: 'ns', identifier: 'a', limit: 1, duration: MINUTE },
+            { namespace: 'ns', identifier: 'b', limit: 1, duration: MINUTE },
+          ],
+        },
         {
           status: 200,
           success,
@@ -323,7 +355,12 @@ interface Step {
 }
 
 const stepArb = fc.record({
-  kind: fc.oneof({ arbitrary: fc.constant<Kind>('limit'), weight: 6 }, { arbitrary: fc.constant<Kind>('multi'), weight: 1 }, { arbitrary: fc.constant<Kind>('verify'), weight: 3 }, { arbitrary: fc.constant<Kind>('override'), weight: 1 }),
+  kind: fc.oneof(
+    { arbitrary: fc.constant<Kind>('limit'), weight: 6 },
+    { arbitrary: fc.constant<Kind>('multi'), weight: 1 },
+    { arbitrary: fc.constant<Kind>('verify'), weight: 3 },
+    { arbitrary: fc.constant<Kind>('override'), weight: 1 },
+  ),
   who: fc.nat(3),
   cost: fc.nat(2),
   limit: fc.integer({ min: 1, max: 4 }),
@@ -382,7 +419,10 @@ function simulate(steps: readonly Step[], concurrent: boolean, lostEvery: number
         break;
       case 'verify':
         op = 'keys.verifyKey';
-        body = { key: (keys[s.who % 2] as { key: string }).key, ...(s.cost === 2 ? { ratelimits: [{ name: 'inline', limit: s.limit, duration: s.duration, cost: 1 }] } : {}) };
+        body = {
+          key: (keys[s.who % 2] as { key: string }).key,
+          ...(s.cost === 2 ? { ratelimits: [{ name: 'inline', limit: s.limit, duration: s.duration, cost: 1 }] } : {}),
+        };
         break;
       case 'override':
         if (s.cost === 0) {
@@ -454,7 +494,10 @@ describe('properties: the real engine', () => {
         victim.outcome = { ...outcome, success: outcome.success !== true };
         const report = checkRateLimits(events);
         const expected: InvariantId = outcome.success === true ? 'ratelimit.no-false-denial' : 'ratelimit.no-over-admission';
-        expect(report.violations.map((v) => v.invariant), `flipping #${victim.seq} went unnoticed`).toContain(expected);
+        expect(
+          report.violations.map((v) => v.invariant),
+          `flipping #${victim.seq} went unnoticed`,
+        ).toContain(expected);
       }),
       { numRuns: 250 },
     );

@@ -328,7 +328,8 @@ describe('scheduled interleavings against the real engine', () => {
           throw error;
         }
         const report = check(read);
-        if (!report.passed) throw new Error(`a correct service was flagged:\n${describeViolations(report)}\nhistory (completion order):\n${describeEvents(read.events)}`);
+        if (!report.passed)
+          throw new Error(`a correct service was flagged:\n${describeViolations(report)}\nhistory (completion order):\n${describeEvents(read.events)}`);
         const seqs = read.events.map((e) => e.seq);
         if (seqs.some((seq, i) => i > 0 && seq < (seqs[i - 1] as number))) seen.outOfOrder++;
         if (crossedDay) seen.crossedDay++;
@@ -383,7 +384,14 @@ describe('scheduled interleavings against the real engine', () => {
     });
   }
 
-  async function faultProperty(name: string, faults: EngineFaults, expected: InvariantId, startMs: number, arb: fc.Arbitrary<FaultScenario>, numRuns: number): Promise<void> {
+  async function faultProperty(
+    name: string,
+    faults: EngineFaults,
+    expected: InvariantId,
+    startMs: number,
+    arb: fc.Arbitrary<FaultScenario>,
+    numRuns: number,
+  ): Promise<void> {
     await assertProperty(
       fc.asyncProperty(fc.scheduler(), arb, async (s, sc) => {
         const h = await Harness.open(join(dir, `${name}.jsonl.gz`), startMs);
@@ -392,9 +400,13 @@ describe('scheduled interleavings against the real engine', () => {
         try {
           const noiseKeys = setUp(h, sc.noiseKeys);
           const v = sc.victim;
-          victim = h.fixture<Key>('keys.createKey', { apiId: h.fx.apiId, credits: v.refill === null ? { remaining: v.budget } : { remaining: v.budget, refill: v.refill } });
+          victim = h.fixture<Key>('keys.createKey', {
+            apiId: h.fx.apiId,
+            credits: v.refill === null ? { remaining: v.budget } : { remaining: v.budget, refill: v.refill },
+          });
           unwrap(h.fx.engine.setFaults(faults));
-          const verify = (phase: string, cost: number, i: number) => h.call(s, `victim ${phase}[${i}] verifyKey cost ${cost}`, 'keys.verifyKey', { key: victim.key, credits: { cost } });
+          const verify = (phase: string, cost: number, i: number) =>
+            h.call(s, `victim ${phase}[${i}] verifyKey cost ${cost}`, 'keys.verifyKey', { key: victim.key, credits: { cost } });
           const before = v.before.map((cost, i) => verify('before', cost, i));
           const boundary =
             v.after.length === 0
@@ -417,7 +429,9 @@ describe('scheduled interleavings against the real engine', () => {
         const report = check(read);
         const hits = report.violations.filter((v) => v.invariant === expected && v.subject === victim.keyId);
         if (hits.length === 0) {
-          throw new Error(`${name} on ${victim.keyId} went unnoticed (no ${expected} violation); violations:\n${describeViolations(report)}\nhistory (completion order):\n${describeEvents(read.events)}`);
+          throw new Error(
+            `${name} on ${victim.keyId} went unnoticed (no ${expected} violation); violations:\n${describeViolations(report)}\nhistory (completion order):\n${describeEvents(read.events)}`,
+          );
         }
         for (const v of hits) {
           expect(v.witness.length).toBeGreaterThan(0);
@@ -440,9 +454,22 @@ describe('scheduled interleavings against the real engine', () => {
     // More credits asked for than the budget, every cost ≥ 1: at least one verification finds
     // too few credits, is over-admitted, and the VALID answers then spend more than the budget.
     const victimArb = costsArb(1, 3, 1).chain((costs) =>
-      fc.record({ budget: fc.integer({ min: 0, max: sum(costs) - 1 }), refill: fc.constant(null), before: fc.constant(costs), after: noArb, advanceMs: fc.constant(0) }),
+      fc.record({
+        budget: fc.integer({ min: 0, max: sum(costs) - 1 }),
+        refill: fc.constant(null),
+        before: fc.constant(costs),
+        after: noArb,
+        advanceMs: fc.constant(0),
+      }),
     );
-    await faultProperty('over-admission', { overAdmitRate: 1 }, 'credits.no-over-spend', Date.UTC(2027, 0, 31, 23, 59, 58, 500), faultScenarioArb(victimArb, true), 80);
+    await faultProperty(
+      'over-admission',
+      { overAdmitRate: 1 },
+      'credits.no-over-spend',
+      Date.UTC(2027, 0, 31, 23, 59, 58, 500),
+      faultScenarioArb(victimArb, true),
+      80,
+    );
   });
 
   test('a lost decrement is always reported as over-spend once the VALID answers exceed the budget', async () => {
@@ -457,7 +484,14 @@ describe('scheduled interleavings against the real engine', () => {
         advanceMs: fc.constant(0),
       }),
     );
-    await faultProperty('lost-decrement', { lostDecrementRate: 1 }, 'credits.no-over-spend', Date.UTC(2027, 0, 31, 23, 59, 58, 500), faultScenarioArb(victimArb, true), 80);
+    await faultProperty(
+      'lost-decrement',
+      { lostDecrementRate: 1 },
+      'credits.no-over-spend',
+      Date.UTC(2027, 0, 31, 23, 59, 58, 500),
+      faultScenarioArb(victimArb, true),
+      80,
+    );
   });
 
   test('a skipped refill is always reported by the verifications after the boundary', async () => {

@@ -8,7 +8,16 @@
 import { describe, expect, test } from 'vitest';
 import { type CheckReport, checkHistory } from '../../../src/load/checks/index.js';
 import { invariantsSection } from '../../../src/load/invariants-section.js';
-import { HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, type HistoryHeader, type HistoryOutcome, type HistoryPart, type HistoryRequest, combineHistories } from '../../../src/load/history.js';
+import {
+  HISTORY_FORMAT,
+  HISTORY_VERSION,
+  type HistoryEvent,
+  type HistoryHeader,
+  type HistoryOutcome,
+  type HistoryPart,
+  type HistoryRequest,
+  combineHistories,
+} from '../../../src/load/history.js';
 import type { Operation } from '../../../src/load/scenario.js';
 
 /** 2027-01-15T12:00:00Z: aligned to a minute, the window used here. */
@@ -21,7 +30,16 @@ class Segment {
   readonly events: HistoryEvent[] = [];
 
   add(op: Operation, at: number, request: HistoryRequest, outcome: HistoryOutcome): HistoryEvent {
-    const event: HistoryEvent = { seq: this.events.length, op, invokeMs: T0 + at, completeMs: T0 + at + 2, serviceInvokeMs: T0 + at, serviceCompleteMs: T0 + at + 2, request, outcome };
+    const event: HistoryEvent = {
+      seq: this.events.length,
+      op,
+      invokeMs: T0 + at,
+      completeMs: T0 + at + 2,
+      serviceInvokeMs: T0 + at,
+      serviceCompleteMs: T0 + at + 2,
+      request,
+      outcome,
+    };
     this.events.push(event);
     return event;
   }
@@ -32,7 +50,14 @@ class Segment {
       'ratelimit.limit',
       at,
       { namespace: 'ns', identifier, limit: 3, duration: MINUTE },
-      { status: 200, limit: effective?.limit ?? 3, remaining: 0, reset: T0 + MINUTE, success, ...(effective === undefined ? {} : { overrideId: effective.overrideId }) },
+      {
+        status: 200,
+        limit: effective?.limit ?? 3,
+        remaining: 0,
+        reset: T0 + MINUTE,
+        success,
+        ...(effective === undefined ? {} : { overrideId: effective.overrideId }),
+      },
     );
   }
 
@@ -54,7 +79,13 @@ class Segment {
       'keys.verifyKey',
       at,
       { keyId, ratelimits: [{ name: 'burst', limit: 2, duration: MINUTE }] },
-      { status: 200, code: exceeded ? 'RATE_LIMITED' : 'VALID', valid: !exceeded, keyId, ratelimits: [{ id: 'rl_inline', name: 'burst', limit: 2, duration: MINUTE, reset: T0 + MINUTE, remaining: 0, exceeded }] },
+      {
+        status: 200,
+        code: exceeded ? 'RATE_LIMITED' : 'VALID',
+        valid: !exceeded,
+        keyId,
+        ratelimits: [{ id: 'rl_inline', name: 'burst', limit: 2, duration: MINUTE, reset: T0 + MINUTE, remaining: 0, exceeded }],
+      },
     );
   }
 
@@ -66,7 +97,12 @@ class Segment {
 function header(run: NonNullable<HistoryHeader['run']>): HistoryHeader {
   return { format: HISTORY_FORMAT, version: HISTORY_VERSION, startedAt: new Date(T0).toISOString(), run, host: 'loadbox' };
 }
-const setUpPart = (events: HistoryEvent[]): HistoryPart => ({ name: 'setup', header: header({ scenario: 's', seed: 7, target: 'simulator', tag: TAG, setUp: 'setup-only' }), events, truncated: false });
+const setUpPart = (events: HistoryEvent[]): HistoryPart => ({
+  name: 'setup',
+  header: header({ scenario: 's', seed: 7, target: 'simulator', tag: TAG, setUp: 'setup-only' }),
+  events,
+  truncated: false,
+});
 const segmentPart = (index: number, s: Segment, setUp: 'shared' | 'own' = 'shared'): HistoryPart => ({
   name: `seg${index}`,
   header: header({ scenario: 's', seed: 7, target: 'simulator', tag: TAG, setUp, segment: { index, count: 2 } }),
@@ -100,7 +136,9 @@ describe("a segment's own verdict", () => {
       expect(own.passed).toBe(true);
       expect(verdictOf(own, 'ratelimit.no-false-denial')).toMatchObject({ checked: 0, notJudged: 1 });
       expect(verdictOf(own, 'ratelimit.no-over-admission')?.checked).toBeGreaterThan(0);
-      expect(own.notes.join('\n')).toMatch(/Not judged in one segment \(judged across segments by keysim merge \/ keysim check\): ratelimit\.no-false-denial \(1 denials\)/);
+      expect(own.notes.join('\n')).toMatch(
+        /Not judged in one segment \(judged across segments by keysim merge \/ keysim check\): ratelimit\.no-false-denial \(1 denials\)/,
+      );
       const section = invariantsSection(own, { operations: seg.events.length });
       expect(section.verdict).toBe('clean');
       expect(section.invariants.find((i) => i.id === 'ratelimit.no-false-denial')?.notJudged).toBe(1);
@@ -144,7 +182,7 @@ describe("a segment's own verdict", () => {
     expect(checkHistory(seg0.events, { segment: {} }).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
   });
 
-  test("a false denial on a key the segment created is still found by that segment alone", () => {
+  test('a false denial on a key the segment created is still found by that segment alone', () => {
     // Only this segment holds key_own's secret: every use of its inline limit is in this history.
     const seg0 = new Segment();
     seg0.create(0, 'key_own', 100);
@@ -188,7 +226,7 @@ describe("a segment's own verdict", () => {
     expect(verdictOf(across, 'credits.no-under-serve')?.checked).toBeGreaterThan(0);
   });
 
-  test("an over-spend on a key the segment created is still found by that segment alone", () => {
+  test('an over-spend on a key the segment created is still found by that segment alone', () => {
     const seg0 = new Segment();
     seg0.create(0, 'key_own', 2);
     for (let i = 1; i <= 3; i++) seg0.verify(i * 10, 'key_own', 'VALID');

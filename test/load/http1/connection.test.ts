@@ -151,7 +151,7 @@ describe('answers', () => {
 });
 
 describe('connections that end', () => {
-  test('enqueue after close failed unwritten requests: a request sent by an answer\'s handler, never written when the same read broke the connection, goes on a new connection', async () => {
+  test("enqueue after close failed unwritten requests: a request sent by an answer's handler, never written when the same read broke the connection, goes on a new connection", async () => {
     const server = await rawServer((socket, seq) => {
       // Request 1's answer and, in the same write, bytes that are no HTTP: the connection is done for.
       if (seq === 1) socket.write(`${answer(1)}GARBAGE / NOT-HTTP\r\n\r\n`);
@@ -214,7 +214,7 @@ describe('connections that end', () => {
     expect(connectionsSeen).toBe(2);
   });
 
-  test('a connection idle past the server\'s Keep-Alive timeout is replaced before the next send', async () => {
+  test("a connection idle past the server's Keep-Alive timeout is replaced before the next send", async () => {
     const { url, sockets } = await rawServer((socket, seq) => socket.write(answer(seq, 'Keep-Alive: timeout=1\r\n')));
     const c = connection(url);
     expect(await send(c, url, 1)).toMatchObject({ status: 200 });
@@ -270,8 +270,11 @@ describe('https', () => {
     return { url, names };
   }
   /** The test name resolves to 127.0.0.1, so the URL can carry a host name (sent as SNI). */
-  const lookup = (_host: string, options: { all?: boolean }, callback: (error: null, address: string | Array<{ address: string; family: number }>, family?: number) => void) =>
-    options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
+  const lookup = (
+    _host: string,
+    options: { all?: boolean },
+    callback: (error: null, address: string | Array<{ address: string; family: number }>, family?: number) => void,
+  ) => (options.all === true ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4));
 
   test('an https target: TLS with the host name as SNI, the certificate checked against the given CA', async () => {
     const { url, names } = await tlsServer();

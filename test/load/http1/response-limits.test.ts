@@ -71,15 +71,20 @@ describe('head size', () => {
   test('any chunking of the same response bytes gives the same result: accepted or refused, the same parsed responses', () => {
     const sizes = [1024, MAX_HEAD_BYTES - 1, MAX_HEAD_BYTES, MAX_HEAD_BYTES + 1, 70 * 1024];
     assertProperty(
-      fc.property(fc.constantFrom(...sizes), fc.boolean(), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 60 }), (headBytes, twice, fractions) => {
-        const one = answerWithHead(headBytes);
-        const stream = twice ? Buffer.concat([answerWithHead(200), one]) : one;
-        const cuts = [...new Set(fractions.map((f) => Math.floor(f * stream.length)))].filter((c) => c > 0 && c < stream.length).sort((a, b) => a - b);
-        const whole = feed(stream, []);
-        const split = feed(stream, cuts);
-        expect(split).toEqual(whole);
-        expect(whole.error === undefined).toBe(headBytes <= MAX_HEAD_BYTES);
-      }),
+      fc.property(
+        fc.constantFrom(...sizes),
+        fc.boolean(),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 60 }),
+        (headBytes, twice, fractions) => {
+          const one = answerWithHead(headBytes);
+          const stream = twice ? Buffer.concat([answerWithHead(200), one]) : one;
+          const cuts = [...new Set(fractions.map((f) => Math.floor(f * stream.length)))].filter((c) => c > 0 && c < stream.length).sort((a, b) => a - b);
+          const whole = feed(stream, []);
+          const split = feed(stream, cuts);
+          expect(split).toEqual(whole);
+          expect(whole.error === undefined).toBe(headBytes <= MAX_HEAD_BYTES);
+        },
+      ),
       { numRuns: 150 },
     );
   });

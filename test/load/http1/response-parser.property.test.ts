@@ -77,17 +77,23 @@ function parse(stream: Buffer, cuts: readonly number[], borrowed = false): Array
 
 test('any split of a stream of responses parses the same as the whole stream', () => {
   assertProperty(
-    fc.property(fc.array(response, { minLength: 1, maxLength: 6 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }), (written, fractions) => {
-      const stream = Buffer.concat(written.map(serialize));
-      const cuts = [...new Set(fractions.map((f) => Math.floor(f * stream.length)))].filter((c) => c > 0 && c < stream.length).sort((a, b) => a - b);
-      const expected = written.map((w) => ({ status: w.status, body: w.body }));
-      const whole = parse(stream, []);
-      const split = parse(stream, cuts);
-      const lent = parse(stream, cuts, true);
-      if (JSON.stringify(whole) !== JSON.stringify(expected)) throw new Error(`whole stream: ${JSON.stringify(whole)} ≠ written ${JSON.stringify(expected)}`);
-      if (JSON.stringify(split) !== JSON.stringify(expected)) throw new Error(`split at ${cuts.join(',')}: ${JSON.stringify(split)} ≠ written ${JSON.stringify(expected)}`);
-      if (JSON.stringify(lent) !== JSON.stringify(expected)) throw new Error(`split at ${cuts.join(',')}, lent buffer: ${JSON.stringify(lent)} ≠ written ${JSON.stringify(expected)}`);
-    }),
+    fc.property(
+      fc.array(response, { minLength: 1, maxLength: 6 }),
+      fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }),
+      (written, fractions) => {
+        const stream = Buffer.concat(written.map(serialize));
+        const cuts = [...new Set(fractions.map((f) => Math.floor(f * stream.length)))].filter((c) => c > 0 && c < stream.length).sort((a, b) => a - b);
+        const expected = written.map((w) => ({ status: w.status, body: w.body }));
+        const whole = parse(stream, []);
+        const split = parse(stream, cuts);
+        const lent = parse(stream, cuts, true);
+        if (JSON.stringify(whole) !== JSON.stringify(expected)) throw new Error(`whole stream: ${JSON.stringify(whole)} ≠ written ${JSON.stringify(expected)}`);
+        if (JSON.stringify(split) !== JSON.stringify(expected))
+          throw new Error(`split at ${cuts.join(',')}: ${JSON.stringify(split)} ≠ written ${JSON.stringify(expected)}`);
+        if (JSON.stringify(lent) !== JSON.stringify(expected))
+          throw new Error(`split at ${cuts.join(',')}, lent buffer: ${JSON.stringify(lent)} ≠ written ${JSON.stringify(expected)}`);
+      },
+    ),
     { numRuns: 300 },
   );
 });

@@ -96,7 +96,12 @@ describe('response framing', () => {
     const length = Buffer.byteLength(stream);
     for (let cut = 1; cut < length; cut++) expect(parseAll(stream, [cut])).toEqual(whole);
     // One byte at a time.
-    expect(parseAll(stream, Array.from({ length: length - 1 }, (_, i) => i + 1))).toEqual(whole);
+    expect(
+      parseAll(
+        stream,
+        Array.from({ length: length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(whole);
   });
 
   test('a close in the middle of a response is reported as cut short', () => {
