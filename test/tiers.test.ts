@@ -79,10 +79,10 @@ describe('the unit tier list', () => {
     expect(specifiersOf("export { a } from './b.js';\nimport './c.js';\nconst d = require('node:net');")).toEqual(['./b.js', './c.js', 'node:net']);
   });
 
-  test('npm run test:unit runs the unit project, npm test everything after the type-check', () => {
+  test('npm run test:unit runs the unit project, npm test everything after the type-check, the lint and the format check', () => {
     const scripts = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['test:unit']).toBe('vitest run --project unit');
-    expect(scripts.test).toBe('npm run typecheck && vitest run');
+    expect(scripts.test).toBe('npm run typecheck && npm run lint && npm run format:check && vitest run');
   });
 });
 

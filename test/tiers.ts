@@ -45,6 +45,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/http/journal-instant.property.test.ts',
   'test/http/schema-compiled.property.test.ts',
   'test/http/verify-answer.property.test.ts',
+  'test/load/edit-distance.test.ts',
   'test/load/checks/credits.test.ts',
   'test/load/checks/ratelimit-window-edges.test.ts',
   'test/load/checks/ratelimit.test.ts',

@@ -4,6 +4,7 @@
  * checker cannot catch a misspelt `keys.verifyKye`, and a request to a route the service does not
  * have answers 404 on every call. The message names the nearest valid operation.
  */
+import { editDistance } from './edit-distance.js';
 import { OPERATIONS, type Operation } from './scenario.js';
 
 const KNOWN: ReadonlySet<string> = new Set(OPERATIONS);
@@ -13,33 +14,12 @@ export function isOperation(op: unknown): op is Operation {
   return typeof op === 'string' && KNOWN.has(op);
 }
 
-/** Edit distance (insertions, deletions, substitutions, and swaps of two neighbours count 1). */
-function distance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row: number[] = [i];
-    for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
-      const prev = rows[i - 1] as number[];
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, ((rows[i - 2] as number[])[j - 2] as number) + 1);
-      row.push(d);
-    }
-    rows.push(row);
-  }
-  return (rows[a.length] as number[])[b.length] as number;
-}
-
 /** The valid operation closest to `op` (case ignored), for "did you mean …?". */
 export function nearestOperation(op: string): Operation {
   let best: Operation = OPERATIONS[0];
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of OPERATIONS) {
-    const d = distance(op.toLowerCase(), candidate.toLowerCase());
+    const d = editDistance(op.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
