@@ -108,7 +108,8 @@ export function runClosedPhase(options: ClosedPhaseOptions): Promise<void> {
       signal?.removeEventListener('abort', end);
       // What is still in flight is cut off (run.failed sees `ending`).
       for (const connection of connections) connection.destroy();
-      if (failure !== undefined) reject(failure instanceof Error ? failure : new Error(String(failure)));
+      if (failure !== undefined)
+        reject(failure instanceof Error ? failure : new Error(`the closed model failed: ${typeof failure === 'string' ? failure : JSON.stringify(failure)}`));
       else resolve();
     };
     const timer = setTimeout(end, Math.max(0, phase.durationMs));
