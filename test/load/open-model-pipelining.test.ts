@@ -11,6 +11,8 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { OpenModelExecutor } from '../../src/load/open-model.js';
 import type { PlannedRequest } from '../../src/load/open-model-requests.js';
 import { planPhases } from '../../src/load/plan.js';
+
+const envelope = (n: number): string => `{"meta":{"requestId":"req_${n}"},"data":{"n":${n}}}`;
 import { Recorder } from '../../src/load/recorder.js';
 
 const PIPELINING = 4;
@@ -38,7 +40,8 @@ const server = createServer((socket) => {
     const cutting = batches % CUT_EVERY === 0 && held.length > 2;
     const answering = cutting ? held.slice(0, 2) : held;
     socket.write(
-      answering.map((n) => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${`{"n":${n}}`.length}\r\n\r\n{"n":${n}}`).join(''),
+      // The service's v2 envelope (its `meta`): a body without it is not the service's answer.
+      answering.map((n) => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${envelope(n).length}\r\n\r\n${envelope(n)}`).join(''),
     );
     answered += answering.length;
     held = [];
