@@ -1,8 +1,6 @@
 /** The known name nearest to a mistyped one: for "did you mean …?" after a usage error. */
 import { editDistance } from '../load/edit-distance.js';
 
-export { editDistance };
-
 /**
  * The candidate nearest to `word`, if near enough to be a typo (a third of the word's length, at
  * least 2 edits), or one that begins with it (a flag cut short: --max-late for --max-late-share).

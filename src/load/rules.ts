@@ -8,6 +8,7 @@
  * of, and those it never touched, so a pass says what it covered. Plain data: ids are never
  * renamed (reports and scenario files name them).
  */
+import { saysNotJudged } from '../report/verdict.js';
 
 /** Where a rule is judged besides the scenario's own checks: an invariant id of src/load/checks/types.ts. */
 export type RuleJudge =
@@ -171,7 +172,7 @@ export class RuleTally {
 
 /** Whether an end-of-run check judged anything: its detail does not say "not judged" or "inconclusive". */
 export function checkJudged(check: { detail: string }): boolean {
-  return !/^(not judged|inconclusive)\b/.test(check.detail);
+  return !saysNotJudged(check.detail);
 }
 
 /** What a run did, as far as its rules go. */

@@ -295,6 +295,7 @@ export function mergeSection(parts: readonly RunReport[]): MergeSection {
 export function mergeReports(parts: readonly RunReport[]): RunReport {
   const merge = mergeSection(parts);
   const sorted = [...parts].sort((a, b) => (a.segment?.index ?? 0) - (b.segment?.index ?? 0));
+  const rules = rulesOf(sorted);
   const first = sorted[0] as RunReport;
   const measuredMs = Math.max(...sorted.map((p) => p.measuredMs));
   const names = [...new Set(sorted.flatMap((p) => p.operations.map((o) => o.operation)))].sort();
@@ -371,7 +372,7 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
     ...(generator === undefined ? {} : { generator }),
     ...(resources === undefined ? {} : { resources }),
     // The segments ran one scenario: a rule any segment judged is exercised.
-    ...(rulesOf(sorted) === undefined ? {} : { rules: rulesOf(sorted) as RulesSection }),
+    ...(rules === undefined ? {} : { rules }),
     merge,
     notes,
   };

@@ -63,11 +63,20 @@ function tally<S extends string>(states: readonly S[]): Tally {
  * `notJudged()` and the scenarios write its detail as `not judged: …` (or `inconclusive: …`). An
  * answer that never came is unknown, never evidence: such a check is inconclusive, not passed.
  */
+/**
+ * Whether a check's detail says it judged nothing (`not judged: …`, as scenario-checks.ts's
+ * `notJudged` writes it, or `inconclusive …`): the one reading of that wording, for the verdict,
+ * JUnit and the rule coverage.
+ */
+export function saysNotJudged(detail: string): boolean {
+  return /^(not judged|inconclusive)\b/i.test(detail);
+}
+
 export function checkStateOf(c: CheckResult): CheckState {
   if (!c.passed) return 'failed';
   const counts = c.counts;
   if (counts !== undefined && counts.total > 0 && counts.failed === 0 && (counts.unanswered ?? 0) >= counts.total) return 'inconclusive';
-  return /^(not judged|inconclusive)\b/i.test(c.detail) ? 'inconclusive' : 'passed';
+  return saysNotJudged(c.detail) ? 'inconclusive' : 'passed';
 }
 
 /**

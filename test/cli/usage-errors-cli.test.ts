@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { editDistance, nearest } from '../../src/cli/nearest-name.js';
+import { editDistance } from '../../src/load/edit-distance.js';
+import { nearest } from '../../src/cli/nearest-name.js';
 import { cleanEnv, cleanUpCli, cli } from '../helpers/cli.js';
 
 afterAll(cleanUpCli);

@@ -7,7 +7,7 @@
  * as an outcome).
  */
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { type ApiStyle, readServiceAnswer, startsLikeJsonObject } from '../service-answer.js';
+import { type ApiStyle, readServiceAnswer } from '../service-answer.js';
 import { MAX_BODY_BYTES } from './response-parser.js';
 
 /** The request header every keysim client sends: answers uncompressed, please. */
@@ -113,7 +113,6 @@ function inflateDeflate(body: Buffer, options: { maxOutputLength: number }): Buf
 }
 
 /** Whether the (decoded) body starts like a JSON object, skipping leading white space. */
-export const looksLikeJsonObject = startsLikeJsonObject;
 
 /**
  * The body as the service's answer (JSON in its envelope for `style`: service-answer.ts); throws
