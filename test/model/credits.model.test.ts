@@ -199,7 +199,7 @@ class Verify extends OnAKey implements KeyCommand {
       expect(getView(r, i).credits?.remaining, `${context}: after cost 0`).toBe(before);
     }
   }
-  toString(): string {
+  override toString(): string {
     return `verify(#${this.index}, cost ${this.cost === undefined ? 'default' : this.cost})`;
   }
 }
@@ -250,7 +250,7 @@ class UpdateCredits extends OnAKey implements KeyCommand {
       expect(out.refill?.amount, `${context}: refill`).toBe(mk.refill.amount);
     }
   }
-  toString(): string {
+  override toString(): string {
     return `updateCredits(#${this.index}, ${this.change.op} ${String(this.change.value)})`;
   }
 }
@@ -315,7 +315,7 @@ class UpdateKeyCredits extends OnAKey implements KeyCommand {
     expect(unwrap(r.fx.engine.keys.updateKey(r.fx.rootKey, { keyId: handle.keyId, credits }))).toEqual({});
     expectView(getView(r, i), mk, `${this.toString()} at ${iso(m.nowMs)}`);
   }
-  toString(): string {
+  override toString(): string {
     const c = this.change;
     const what =
       c.kind === 'null'
@@ -344,7 +344,7 @@ class GetKey extends OnAKey implements KeyCommand {
     expectView(view, mk, context);
     if (refilled && mk.refill !== null) expect(view.credits?.remaining, `${context}: just refilled`).toBe(mk.refill.amount);
   }
-  toString(): string {
+  override toString(): string {
     return `getKey(#${this.index})`;
   }
 }
