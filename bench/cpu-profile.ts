@@ -1,4 +1,6 @@
-/** The shape of a V8 CPU profile (`node --cpu-prof`), as the profiling scripts read it. */
+/** The shape of a V8 CPU profile (`node --cpu-prof`), as the profiling scripts read it, and its reading. */
+import { textTable } from './stats.js';
+
 export interface CallFrame {
   functionName: string;
   url: string;
@@ -83,4 +85,12 @@ export function top(m: Map<string, number>, n: number): Array<[string, number]> 
 /** `ms` as a share of the busy time, e.g. `12.5 %`. */
 export function shareOfBusy(ms: number, analysis: ProfileAnalysis): string {
   return `${((ms / analysis.busyMs) * 100).toFixed(1)} %`;
+}
+
+/** The busy time by layer as a table: self ms, share of busy, and `perRequest` of it. */
+export function layerTable(analysis: ProfileAnalysis, perRequest: (ms: number) => string): string {
+  return textTable(
+    ['layer', 'self ms', 'share of busy', 'per request'],
+    top(analysis.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, analysis), perRequest(v)]),
+  );
 }

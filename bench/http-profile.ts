@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { type ServerKind, type ServerProcess, startServer } from './http-server.js';
 import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { fmtRate, textTable } from './stats.js';
-import { type CallFrame, type CpuProfile, analyseProfile, shareOfBusy, top } from './cpu-profile.js';
+import { type CallFrame, type CpuProfile, analyseProfile, layerTable, shareOfBusy, top } from './cpu-profile.js';
 
 const endpointArg = process.argv[2] ?? 'verifyKey';
 if (!(ENDPOINTS as readonly string[]).includes(endpointArg)) throw new Error(`expected one of ${ENDPOINTS.join(', ')}`);
@@ -74,12 +74,7 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     console.log(
       `   profile: ${(a.totalMs / 1000).toFixed(1)} s, busy (sampled wall time, not idle) ${(a.busyMs / 1000).toFixed(1)} s ≈ ${perAll(a.busyMs)} per request (warm-up and measured run, ~${Math.round(requests).toLocaleString('en-US')} requests)\n`,
     );
-    console.log(
-      textTable(
-        ['layer', 'self ms', 'share of busy', 'per request'],
-        top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a), perAll(v)]),
-      ),
-    );
+    console.log(layerTable(a, perAll));
     console.log('');
     console.log(
       textTable(

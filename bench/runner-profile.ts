@@ -22,7 +22,7 @@ import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-ge
 import { loadRunnerModules } from './runner-modules.js';
 import { RESULT_PREFIX, sendResult } from './subprocess.js';
 import { fmtRate, textTable } from './stats.js';
-import { type CallFrame, type CpuProfile, analyseProfile, shareOfBusy, top } from './cpu-profile.js';
+import { type CallFrame, type CpuProfile, analyseProfile, layerTable, shareOfBusy, top } from './cpu-profile.js';
 
 interface GeneratorResult {
   tool: 'keysim' | 'autocannon';
@@ -186,12 +186,7 @@ function print(result: GeneratorResult, profile: CpuProfile): void {
   console.log(
     `   profile: busy ${(a.busyMs / 1000).toFixed(1)} s ≈ ${per(a.busyMs)} per request over warm-up and run (${result.completedAll.toLocaleString('en-US')} requests)\n`,
   );
-  console.log(
-    textTable(
-      ['layer', 'self ms', 'share of busy', 'per request'],
-      top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a), per(v)]),
-    ),
-  );
+  console.log(layerTable(a, per));
   console.log('');
   console.log(
     textTable(
