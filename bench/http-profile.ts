@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { type ServerKind, type ServerProcess, startServer } from './http-server.js';
 import { ENDPOINTS, type Endpoint, checksPassed, runLoad, workloadFor } from './http-load.js';
 import { fmtRate, textTable } from './stats.js';
-import type { CallFrame, CpuProfile } from './cpu-profile.js';
+import { type CallFrame, type CpuProfile, analyseProfile, layerTable, shareOfBusy, top } from './cpu-profile.js';
 
 const endpointArg = process.argv[2] ?? 'verifyKey';
 if (!(ENDPOINTS as readonly string[]).includes(endpointArg)) throw new Error(`expected one of ${ENDPOINTS.join(', ')}`);
@@ -27,16 +27,6 @@ const endpoint = endpointArg as Endpoint;
 const seconds = Number(process.argv[3] ?? 8);
 const pipelining = Number(process.argv[4] ?? 1);
 if (!Number.isInteger(pipelining) || pipelining < 1) throw new Error('pipelining: an integer ≥ 1');
-
-/**
- * A readable name for a frame: function, file (relative to the project) and line. tsx minifies
- * whitespace, so the lines of .ts files mean nothing and are left out (compile to JavaScript for lines).
- */
-function frameName(f: CallFrame): string {
-  const file = f.url.replace(/^file:\/\/.*?\/(src|bench|node_modules)\//, '$1/');
-  const where = file === '' ? '' : file.endsWith('.ts') ? file : `${file}:${f.lineNumber + 1}`;
-  return `${f.functionName === '' ? '(anonymous)' : f.functionName} ${where}`.trim();
-}
 
 /** The layer a frame belongs to, for the breakdown. */
 function layer(f: CallFrame): string {
@@ -60,52 +50,6 @@ function layer(f: CallFrame): string {
   return 'other';
 }
 
-interface Analysis {
-  totalMs: number;
-  busyMs: number;
-  byLayer: Map<string, number>;
-  self: Map<string, number>;
-  inclusive: Map<string, number>;
-}
-
-function analyse(profile: CpuProfile): Analysis {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const byLayer = new Map<string, number>();
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
-  let totalMs = 0;
-  let idleMs = 0;
-  profile.samples.forEach((id, i) => {
-    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
-    const node = byId.get(id);
-    if (node === undefined) return;
-    totalMs += ms;
-    if (node.callFrame.functionName === '(idle)') {
-      idleMs += ms;
-      return;
-    }
-    add(byLayer, layer(node.callFrame), ms);
-    add(self, frameName(node.callFrame), ms);
-    const seen = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at)?.callFrame;
-      if (frame === undefined) break;
-      const name = frameName(frame);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      add(inclusive, name, ms);
-    }
-  });
-  return { totalMs, busyMs: totalMs - idleMs, byLayer, self, inclusive };
-}
-
-function top(m: Map<string, number>, n: number): Array<[string, number]> {
-  return [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
-}
-
 async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | undefined): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), `keysim-prof-${kind}-`));
   const server = await startServer(kind, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
@@ -117,7 +61,7 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
     if (file === undefined) throw new Error(`no profile written in ${dir}`);
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-    const a = analyse(profile);
+    const a = analyseProfile(profile, layer);
     // Start-up, warm-up and the measured run are all in the profile (start-up is a few hundred ms).
     const requests = warm.completed + run.completed;
     const perAll = (ms: number) => `${((ms * 1000) / requests).toFixed(1)} µs`;
@@ -130,17 +74,12 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     console.log(
       `   profile: ${(a.totalMs / 1000).toFixed(1)} s, busy (sampled wall time, not idle) ${(a.busyMs / 1000).toFixed(1)} s ≈ ${perAll(a.busyMs)} per request (warm-up and measured run, ~${Math.round(requests).toLocaleString('en-US')} requests)\n`,
     );
-    console.log(
-      textTable(
-        ['layer', 'self ms', 'share of busy', 'per request'],
-        top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, perAll(v)]),
-      ),
-    );
+    console.log(layerTable(a, perAll));
     console.log('');
     console.log(
       textTable(
         ['function (self time)', 'ms', 'share'],
-        top(a.self, 25).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`]),
+        top(a.self, 25).map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a)]),
       ),
     );
     console.log('');
@@ -162,7 +101,7 @@ async function profileOne(kind: ServerKind, simForWorkload: ServerProcess | unde
     console.log(
       textTable(
         ['function (inclusive time, own code and hot builtins)', 'ms', 'share'],
-        interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`]),
+        interesting.map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a)]),
       ),
     );
   } finally {

@@ -159,9 +159,11 @@ function postFileFromProcess(url, rootKey) {
   });
 }
 
-if (freshFile) {
-  // A fresh process restoring the file, as `keysim serve --restore` starts: no history of its own.
-  const before = usage();
+/**
+ * Restores the snapshot file into a new engine and measures it: time, peak RSS, memory right after
+ * and once idle. The engine lives until the function returns, so the readings hold its keys.
+ */
+async function restoreFileMeasured() {
   const exactPeak = resetPeak();
   const start = process.hrtime.bigint();
   const engine = new Engine({ clock: new ManualClock(START_MS), sha256, sha256Digest });
@@ -171,8 +173,16 @@ if (freshFile) {
   if (restored.keys !== count) throw new Error(`expected ${count} keys after the restore, got ${restored.keys}`);
   const afterNow = usage();
   const after = await settledUsage();
+  // Reading the engine here keeps it (and its keys) alive through the measurement above.
   if (engine.stats().keys !== count) throw new Error('keys lost');
-  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, before, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`);
+  return { restoreSeconds, restorePeakRss, exactPeak, afterNow, after };
+}
+
+if (freshFile) {
+  // A fresh process restoring the file, as `keysim serve --restore` starts: no history of its own.
+  const before = usage();
+  const measured = await restoreFileMeasured();
+  process.stdout.write(`RESULT ${JSON.stringify({ keys: count, before, ...measured })}\n`);
   process.exit(0);
 }
 
@@ -233,17 +243,7 @@ await new Promise((resolve) => setImmediate(resolve));
 const textOnly = usage();
 if (firstEngine.deref() !== undefined) throw new Error('the first engine is still reachable before the restore');
 
-const exactPeak = resetPeak();
-let start = process.hrtime.bigint();
-const restoredEngine = new Engine({ clock: new ManualClock(START_MS), sha256, sha256Digest });
-const restored = await restoreFromFile(restoredEngine);
-const restoreSeconds = seconds(start);
-const restorePeakRss = peakRss();
-if (restored.keys !== count) throw new Error(`expected ${count} keys after the restore, got ${restored.keys}`);
-const afterNow = usage();
-const after = await settledUsage();
-// Reading the engine here keeps it (and its keys) alive through the measurement above.
-if (restoredEngine.stats().keys !== count) throw new Error('keys lost');
+const measured = await restoreFileMeasured();
 process.stdout.write(
-  `RESULT ${JSON.stringify({ keys: count, rootKey, before, createdNow, created, createSeconds, snapshotSeconds, snapshotBytes, textOnly, restoreSeconds, restorePeakRss, exactPeak, afterNow, after })}\n`,
+  `RESULT ${JSON.stringify({ keys: count, rootKey, before, createdNow, created, createSeconds, snapshotSeconds, snapshotBytes, textOnly, ...measured })}\n`,
 );

@@ -127,11 +127,26 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
   const freshRss = mf((r) => r.after.rss);
   const m = (f: (r: MemoryKeysResult) => number) => median(results.map(f));
   const perKey = (f: (r: MemoryKeysResult) => number) => `${fmtInt(m(f))} B`;
-  const perKey2 = <R>(list: R[], f: (r: R) => number) => `${fmtInt(median(list.map(f)))} B`;
   const createdRss = m((r) => r.created.rss);
   const restoredRss = m((r) => r.after.rss);
   const target = `≤ ${fmtMB(MEMORY_TARGET_BYTES)}`;
   const nowRss = (f: (r: MemoryKeysResult) => Usage) => `${fmtMB(m((r) => f(r).rss))} / ${fmtMB(m((r) => f(r).heapUsed))}`;
+  /** A row of one way to restore: medians over its runs (memory, per key, time, peak, target met). */
+  const restoreRow = (label: string, list: ReadonlyArray<HttpRestoreResult | MemoryKeysResult>): string[] => {
+    const med = (f: (r: HttpRestoreResult) => number) => median(list.map(f));
+    const rss = med((r) => r.after.rss);
+    return [
+      label,
+      fmtMB(rss),
+      fmtMB(med((r) => r.after.heapUsed)),
+      `${fmtInt(med((r) => (r.after.rss - r.before.rss) / r.keys))} B`,
+      `${fmtInt(med((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys))} B`,
+      `${med((r) => r.restoreSeconds).toFixed(1)} s`,
+      fmtMB(med((r) => r.restorePeakRss)),
+      target,
+      yesNo(rss <= MEMORY_TARGET_BYTES),
+    ];
+  };
   const rows = [
     [
       'created',
@@ -144,39 +159,9 @@ export async function memoryKeysReport(runs = 1): Promise<{ text: string; summar
       target,
       yesNo(createdRss <= MEMORY_TARGET_BYTES),
     ],
-    [
-      'restored (file)',
-      fmtMB(restoredRss),
-      fmtMB(m((r) => r.after.heapUsed)),
-      perKey((r) => (r.after.rss - r.before.rss) / r.keys),
-      perKey((r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
-      `${m((r) => r.restoreSeconds).toFixed(1)} s`,
-      fmtMB(m((r) => r.restorePeakRss)),
-      target,
-      yesNo(restoredRss <= MEMORY_TARGET_BYTES),
-    ],
-    [
-      'restored (file, fresh process)',
-      fmtMB(freshRss),
-      fmtMB(mf((r) => r.after.heapUsed)),
-      perKey2(fresh, (r) => (r.after.rss - r.before.rss) / r.keys),
-      perKey2(fresh, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
-      `${mf((r) => r.restoreSeconds).toFixed(1)} s`,
-      fmtMB(mf((r) => r.restorePeakRss)),
-      target,
-      yesNo(freshRss <= MEMORY_TARGET_BYTES),
-    ],
-    [
-      'restored (HTTP)',
-      fmtMB(httpRss),
-      fmtMB(mh((r) => r.after.heapUsed)),
-      perKey2(overHttp, (r) => (r.after.rss - r.before.rss) / r.keys),
-      perKey2(overHttp, (r) => (r.after.heapUsed - r.before.heapUsed) / r.keys),
-      `${mh((r) => r.restoreSeconds).toFixed(1)} s`,
-      fmtMB(mh((r) => r.restorePeakRss)),
-      target,
-      yesNo(httpRss <= MEMORY_TARGET_BYTES),
-    ],
+    restoreRow('restored (file)', results),
+    restoreRow('restored (file, fresh process)', fresh),
+    restoreRow('restored (HTTP)', overHttp),
   ];
   const exact = results.every((r) => r.exactPeak) && overHttp.every((r) => r.exactPeak) && fresh.every((r) => r.exactPeak);
   const inlineClient = overHttp.some((r) => r.inlineClient === true);

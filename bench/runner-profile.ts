@@ -22,7 +22,7 @@ import { BODY, CONNECTIONS, HEADERS, PATH, REQUEST, ROOT_KEY } from './runner-ge
 import { loadRunnerModules } from './runner-modules.js';
 import { RESULT_PREFIX, sendResult } from './subprocess.js';
 import { fmtRate, textTable } from './stats.js';
-import type { CallFrame, CpuProfile } from './cpu-profile.js';
+import { type CallFrame, type CpuProfile, analyseProfile, layerTable, shareOfBusy, top } from './cpu-profile.js';
 
 interface GeneratorResult {
   tool: 'keysim' | 'autocannon';
@@ -101,12 +101,6 @@ async function generate(tool: 'keysim' | 'autocannon', url: string, pipelining: 
   };
 }
 
-function frameName(f: CallFrame): string {
-  const file = f.url.replace(/^file:\/\/.*?\/(dist\/src|src|bench|node_modules)\//, '$1/');
-  const where = file === '' ? '' : file.endsWith('.ts') ? file : `${file}:${f.lineNumber + 1}`;
-  return `${f.functionName === '' ? '(anonymous)' : f.functionName} ${where}`.trim();
-}
-
 function layer(f: CallFrame): string {
   if (f.functionName === '(garbage collector)') return 'GC';
   if (f.functionName === '(program)') return '(program: V8/native, unattributed)';
@@ -129,39 +123,6 @@ function layer(f: CallFrame): string {
   }
   if (f.url === '') return 'native/builtins (JSON, Buffer, writev, wasm …)';
   return 'other';
-}
-
-function analyse(profile: CpuProfile): { busyMs: number; byLayer: Map<string, number>; self: Map<string, number>; inclusive: Map<string, number> } {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const byLayer = new Map<string, number>();
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
-  let busyMs = 0;
-  profile.samples.forEach((id, i) => {
-    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
-    const node = byId.get(id);
-    if (node === undefined || node.callFrame.functionName === '(idle)') return;
-    busyMs += ms;
-    add(byLayer, layer(node.callFrame), ms);
-    add(self, frameName(node.callFrame), ms);
-    const seen = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at)?.callFrame;
-      if (frame === undefined) break;
-      const name = frameName(frame);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      add(inclusive, name, ms);
-    }
-  });
-  return { busyMs, byLayer, self, inclusive };
-}
-
-function top(m: Map<string, number>, n: number): Array<[string, number]> {
-  return [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -216,7 +177,7 @@ function profileChild(
 }
 
 function print(result: GeneratorResult, profile: CpuProfile): void {
-  const a = analyse(profile);
+  const a = analyseProfile(profile, layer);
   const per = (ms: number) => `${((ms * 1000) / result.completedAll).toFixed(2)} µs`;
   const extra = result.tool === 'keysim' ? `; planned ${result.planned ?? 0}, late ${result.late ?? 0}, dropped ${result.dropped ?? 0}` : '';
   console.log(
@@ -225,17 +186,12 @@ function print(result: GeneratorResult, profile: CpuProfile): void {
   console.log(
     `   profile: busy ${(a.busyMs / 1000).toFixed(1)} s ≈ ${per(a.busyMs)} per request over warm-up and run (${result.completedAll.toLocaleString('en-US')} requests)\n`,
   );
-  console.log(
-    textTable(
-      ['layer', 'self ms', 'share of busy', 'per request'],
-      top(a.byLayer, 20).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
-    ),
-  );
+  console.log(layerTable(a, per));
   console.log('');
   console.log(
     textTable(
       ['function (self time)', 'ms', 'share', 'per request'],
-      top(a.self, 30).map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
+      top(a.self, 30).map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a), per(v)]),
     ),
   );
   console.log('');
@@ -245,7 +201,7 @@ function print(result: GeneratorResult, profile: CpuProfile): void {
   console.log(
     textTable(
       ['function (inclusive time)', 'ms', 'share', 'per request'],
-      interesting.map(([k, v]) => [k, v.toFixed(0), `${((v / a.busyMs) * 100).toFixed(1)} %`, per(v)]),
+      interesting.map(([k, v]) => [k, v.toFixed(0), shareOfBusy(v, a), per(v)]),
     ),
   );
 }

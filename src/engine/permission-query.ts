@@ -44,27 +44,24 @@ export function parsePermissionQuery(text: string): Result<PermissionQuery> {
   const problem = (message: string) =>
     invalid('body.permissions', `The permission query is not valid: ${message}.`, 'Write names joined with AND / OR, e.g. "a.read AND (b.write OR c.write)".');
 
-  function parseOr(): PermissionQuery | string {
+  /** Parts joined by one operator (`a OR b OR c`); a single part is itself. */
+  function parseChain(operator: 'AND' | 'OR', parsePart: () => PermissionQuery | string): PermissionQuery | string {
     const parts: PermissionQuery[] = [];
     for (;;) {
-      const part = parseAnd();
+      const part = parsePart();
       if (typeof part === 'string') return part;
       parts.push(part);
-      if (operatorOf(tokens[pos]) !== 'OR') break;
+      if (operatorOf(tokens[pos]) !== operator) break;
       pos++;
     }
-    return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'or', parts };
+    return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: operator === 'OR' ? 'or' : 'and', parts };
+  }
+  // AND binds tighter than OR: an OR chain is made of AND chains.
+  function parseOr(): PermissionQuery | string {
+    return parseChain('OR', parseAnd);
   }
   function parseAnd(): PermissionQuery | string {
-    const parts: PermissionQuery[] = [];
-    for (;;) {
-      const part = parseAtom();
-      if (typeof part === 'string') return part;
-      parts.push(part);
-      if (operatorOf(tokens[pos]) !== 'AND') break;
-      pos++;
-    }
-    return parts.length === 1 ? (parts[0] as PermissionQuery) : { kind: 'and', parts };
+    return parseChain('AND', parseAtom);
   }
   function parseAtom(): PermissionQuery | string {
     const token = tokens[pos];

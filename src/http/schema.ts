@@ -108,25 +108,13 @@ export interface IntegerOptions {
 }
 
 export function integer(options: IntegerOptions = {}): Schema<number> {
-  const minimum = options.minimum ?? Number.MIN_SAFE_INTEGER;
-  const maximum = options.maximum ?? Number.MAX_SAFE_INTEGER;
-  return {
-    test: (value) => typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum,
-    check(value, location, errors) {
-      if (typeof value !== 'number' || !Number.isInteger(value))
-        return push(errors, location, `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`);
-      if (value < minimum) return push(errors, location, `must be ≥ ${minimum}, got ${value}`);
-      if (value > maximum) return push(errors, location, `must be ≤ ${maximum}, got ${value}`);
-      return true;
-    },
-    jsonSchema() {
-      const s: JsonSchema = { type: 'integer', format: 'int64' };
-      if (options.minimum !== undefined) s.minimum = options.minimum;
-      if (options.maximum !== undefined) s.maximum = options.maximum;
-      if (options.description !== undefined) s.description = options.description;
-      return s;
-    },
-  };
+  return bounded(options, {
+    accepts: Number.isInteger,
+    mismatch: (value) => `must be an integer, got ${describeType(value)}${typeof value === 'number' ? ` (${value})` : ''}`,
+    lowest: Number.MIN_SAFE_INTEGER,
+    highest: Number.MAX_SAFE_INTEGER,
+    json: { type: 'integer', format: 'int64' },
+  });
 }
 
 export interface NumberOptions {
@@ -137,18 +125,39 @@ export interface NumberOptions {
 
 /** A finite number (fractions allowed), within bounds. */
 export function number(options: NumberOptions = {}): Schema<number> {
-  const minimum = options.minimum ?? Number.NEGATIVE_INFINITY;
-  const maximum = options.maximum ?? Number.POSITIVE_INFINITY;
+  return bounded(options, {
+    accepts: Number.isFinite,
+    mismatch: (value) => `must be a number, got ${describeType(value)}`,
+    lowest: Number.NEGATIVE_INFINITY,
+    highest: Number.POSITIVE_INFINITY,
+    json: { type: 'number' },
+  });
+}
+
+/** What sets an integer apart from a number: which numbers it takes, the message for others, its default bounds and JSON type. */
+interface NumberKind {
+  accepts: (value: number) => boolean;
+  mismatch: (value: unknown) => string;
+  lowest: number;
+  highest: number;
+  json: JsonSchema;
+}
+
+/** A number of one kind within bounds (the options' or the kind's own). */
+function bounded(options: NumberOptions, kind: NumberKind): Schema<number> {
+  const minimum = options.minimum ?? kind.lowest;
+  const maximum = options.maximum ?? kind.highest;
+  const accepts = kind.accepts;
   return {
-    test: (value) => typeof value === 'number' && Number.isFinite(value) && value >= minimum && value <= maximum,
+    test: (value) => typeof value === 'number' && accepts(value) && value >= minimum && value <= maximum,
     check(value, location, errors) {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return push(errors, location, `must be a number, got ${describeType(value)}`);
-      if (options.minimum !== undefined && value < options.minimum) return push(errors, location, `must be ≥ ${options.minimum}, got ${value}`);
-      if (options.maximum !== undefined && value > options.maximum) return push(errors, location, `must be ≤ ${options.maximum}, got ${value}`);
+      if (typeof value !== 'number' || !accepts(value)) return push(errors, location, kind.mismatch(value));
+      if (value < minimum) return push(errors, location, `must be ≥ ${minimum}, got ${value}`);
+      if (value > maximum) return push(errors, location, `must be ≤ ${maximum}, got ${value}`);
       return true;
     },
     jsonSchema() {
-      const s: JsonSchema = { type: 'number' };
+      const s: JsonSchema = { ...kind.json };
       if (options.minimum !== undefined) s.minimum = options.minimum;
       if (options.maximum !== undefined) s.maximum = options.maximum;
       if (options.description !== undefined) s.description = options.description;

@@ -4,27 +4,18 @@
  * envelope), lists are `{ identities, cursor?, total }`, errors are unstructured
  * `{ error: { code, message, requestId } }`, and the state is shared with version 2.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Simulator, createSimulator } from '../../src/http/simulator.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useSimulator } from '../helpers/simulator.js';
 import { type ServiceClient, httpClient } from '../helpers/service-client.js';
 import { CONTRACT_START_MS } from './contract.js';
 
 const MINUTE = 60_000;
 
-let sim: Simulator;
+const sim = useSimulator({ startMs: CONTRACT_START_MS, seed: 1 });
 let v2: ServiceClient;
 
-beforeAll(async () => {
-  sim = await createSimulator({ host: '127.0.0.1', port: 0, startMs: CONTRACT_START_MS, seed: 1, validateResponses: true });
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
 beforeEach(() => {
-  sim.reset();
-  v2 = httpClient(sim);
+  v2 = httpClient(sim());
 });
 
 interface V1Answer {
@@ -37,11 +28,11 @@ async function v1(
   method: 'GET' | 'POST',
   op: string,
   input: Record<string, string | number | unknown>,
-  rootKey: string | null = sim.rootKey,
+  rootKey: string | null = sim().rootKey,
 ): Promise<V1Answer> {
   const headers: Record<string, string> = {};
   if (rootKey !== null) headers.authorization = `Bearer ${rootKey}`;
-  let url = `${sim.url}/v1/identities.${op}`;
+  let url = `${sim().url}/v1/identities.${op}`;
   let body: string | undefined;
   if (method === 'GET') {
     const query = new URLSearchParams(Object.entries(input).map(([k, v]): [string, string] => [k, String(v)]));

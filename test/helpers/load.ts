@@ -1,11 +1,19 @@
 /**
  * Helpers for the load-runner tests: tiny stub HTTP servers on 127.0.0.1 and a port with nothing
- * listening; the hand-built RunReport and small load settings of `report-fixture.ts` re-exported.
+ * listening; the hand-built RunReport, small load settings and run options of `report-fixture.ts` re-exported.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export { type OperationFixture, type ReportFixture, loadSettings, minimalReport, operationStats } from './report-fixture.js';
+export {
+  type OperationFixture,
+  type ReportFixture,
+  type RunOptionsOverrides,
+  loadSettings,
+  minimalReport,
+  operationStats,
+  runOptions,
+} from './report-fixture.js';
 
 export interface StubServer {
   url: string;

@@ -1,7 +1,8 @@
 /**
- * Hand-built run reports and small load settings for tests: pure values, no server and no socket
- * (so unit-tier files can use them; `load.ts` re-exports them beside its stub servers).
+ * Hand-built run reports, small load settings and run options for tests: pure values, no server and
+ * no socket (so unit-tier files can use them; `load.ts` re-exports them beside its stub servers).
  */
+import type { RunOptions } from '../../src/load/run-options.js';
 import type { LoadSettings } from '../../src/load/scenario.js';
 import { encodeHistogram, newHistogram, percentilesMs, recordMs } from '../../src/report/histogram.js';
 import { type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type RunReport } from '../../src/report/model.js';
@@ -9,6 +10,19 @@ import { type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type RunReport } fr
 /** Small, bounded settings; override what a test needs. */
 export function loadSettings(overrides: Partial<LoadSettings> = {}): LoadSettings {
   return { rate: 50, connections: 4, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 10_000, model: 'open', ...overrides };
+}
+
+/** What a test changes of the run options: any field, and `settings` as overrides of `loadSettings()`. */
+export type RunOptionsOverrides = Partial<Omit<RunOptions, 'scenario' | 'target' | 'settings'>> & { settings?: Partial<LoadSettings> };
+
+/**
+ * The options of one bounded test run of `scenario` against `target`: small settings
+ * (`loadSettings`), seed 1, no thresholds, nothing kept, version `0.0.0-test`; override what the
+ * test is about, e.g. `runOptions(scenario, target, { settings: { rate: 40 }, historyPath })`.
+ */
+export function runOptions(scenario: RunOptions['scenario'], target: RunOptions['target'], overrides: RunOptionsOverrides = {}): RunOptions {
+  const { settings, ...rest } = overrides;
+  return { scenario, target, settings: loadSettings(settings), seed: 1, thresholds: [], keep: false, keysimVersion: '0.0.0-test', ...rest };
 }
 
 export interface OperationFixture {

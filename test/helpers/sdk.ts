@@ -1,14 +1,11 @@
 /**
- * Helpers for the official-SDK tests: a running simulator, its /_sim/* admin surface over plain
+ * Helpers for the official-SDK tests: a running simulator (simulator.ts), its /_sim/* admin surface over plain
  * fetch, an SDK client that fails fast, and a typed "rejects with" check.
  */
 import { HTTPClient, Unkey } from '@unkey/api';
-import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/http/simulator.js';
+import type { Simulator } from '../../src/http/simulator.js';
 
-/** One simulator on 127.0.0.1, a free port, answers checked against their own schemas. */
-export function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  return createSimulator({ host: '127.0.0.1', port: 0, seed: 7, validateResponses: true, ...options });
-}
+export { startSimulator, useSimulator } from './simulator.js';
 
 /** POST /_sim/<op> with a root key as bearer; throws unless the answer is 200. Returns `data`. */
 export async function admin<T = unknown>(sim: Simulator, op: string, body: unknown = {}, rootKey: string = sim.rootKey): Promise<T> {

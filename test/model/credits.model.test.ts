@@ -90,10 +90,14 @@ function expectView(view: KeyView, mk: ModelKey, context: string): void {
   }
 }
 
-function getView(r: Real, i: number): KeyView {
+function handleOf(r: Real, i: number): Real['handles'][number] {
   const handle = r.handles[i];
   if (handle === undefined) throw new Error(`no key #${i}`);
-  return unwrap(r.fx.engine.keys.getKey(r.fx.rootKey, { keyId: handle.keyId }));
+  return handle;
+}
+
+function getView(r: Real, i: number): KeyView {
+  return unwrap(r.fx.engine.keys.getKey(r.fx.rootKey, { keyId: handleOf(r, i).keyId }));
 }
 
 function pick(m: Model, index: number): { i: number; mk: ModelKey } {
@@ -103,8 +107,24 @@ function pick(m: Model, index: number): { i: number; mk: ModelKey } {
   return { i, mk };
 }
 
+/** The key a command acts on (its index modulo the keys there are), its balance settled to now. */
+function pickSettled(m: Model, r: Real, index: number): { i: number; mk: ModelKey; handle: Real['handles'][number] } {
+  const { i, mk } = pick(m, index);
+  const handle = handleOf(r, i);
+  settle(mk, m.nowMs);
+  return { i, mk, handle };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Commands
+
+/** A command on one of the keys created so far: it can run once there is a key. */
+abstract class OnAKey {
+  constructor(readonly index: number) {}
+  check(m: Readonly<Model>): boolean {
+    return m.keys.length > 0;
+  }
+}
 
 type CreateSpec =
   { kind: 'unlimited' } | { kind: 'limited'; remaining: number; refill: RefillSpec | null } | { kind: 'refillWithoutRemaining'; refill: RefillSpec };
@@ -144,19 +164,15 @@ class CreateKey implements KeyCommand {
   }
 }
 
-class Verify implements KeyCommand {
+class Verify extends OnAKey implements KeyCommand {
   constructor(
-    readonly index: number,
+    index: number,
     readonly cost: number | undefined,
-  ) {}
-  check(m: Readonly<Model>): boolean {
-    return m.keys.length > 0;
+  ) {
+    super(index);
   }
   run(m: Model, r: Real): void {
-    const { i, mk } = pick(m, this.index);
-    const handle = r.handles[i];
-    if (handle === undefined) throw new Error(`no key #${i}`);
-    settle(mk, m.nowMs);
+    const { i, mk, handle } = pickSettled(m, r, this.index);
     const before = mk.remaining;
     const cost = this.cost ?? 1;
     const input = this.cost === undefined ? { key: handle.key } : { key: handle.key, credits: { cost: this.cost } };
@@ -183,26 +199,22 @@ class Verify implements KeyCommand {
       expect(getView(r, i).credits?.remaining, `${context}: after cost 0`).toBe(before);
     }
   }
-  toString(): string {
+  override toString(): string {
     return `verify(#${this.index}, cost ${this.cost === undefined ? 'default' : this.cost})`;
   }
 }
 
 type CreditsOp = { op: 'set'; value: number | null } | { op: 'increment' | 'decrement'; value: number };
 
-class UpdateCredits implements KeyCommand {
+class UpdateCredits extends OnAKey implements KeyCommand {
   constructor(
-    readonly index: number,
+    index: number,
     readonly change: CreditsOp,
-  ) {}
-  check(m: Readonly<Model>): boolean {
-    return m.keys.length > 0;
+  ) {
+    super(index);
   }
   run(m: Model, r: Real): void {
-    const { i, mk } = pick(m, this.index);
-    const handle = r.handles[i];
-    if (handle === undefined) throw new Error(`no key #${i}`);
-    settle(mk, m.nowMs);
+    const { i, mk, handle } = pickSettled(m, r, this.index);
     const input: UpdateCreditsInput = { keyId: handle.keyId, operation: this.change.op, value: this.change.value };
     const result = r.fx.engine.keys.updateCredits(r.fx.rootKey, input);
     const context = `${this.toString()} at ${iso(m.nowMs)} on balance ${String(mk.remaining)}`;
@@ -238,7 +250,7 @@ class UpdateCredits implements KeyCommand {
       expect(out.refill?.amount, `${context}: refill`).toBe(mk.refill.amount);
     }
   }
-  toString(): string {
+  override toString(): string {
     return `updateCredits(#${this.index}, ${this.change.op} ${String(this.change.value)})`;
   }
 }
@@ -252,19 +264,15 @@ type KeyCreditsChange =
   | { kind: 'refill'; refill: RefillSpec }
   | { kind: 'remainingAndRefill'; remaining: number; refill: RefillSpec };
 
-class UpdateKeyCredits implements KeyCommand {
+class UpdateKeyCredits extends OnAKey implements KeyCommand {
   constructor(
-    readonly index: number,
+    index: number,
     readonly change: KeyCreditsChange,
-  ) {}
-  check(m: Readonly<Model>): boolean {
-    return m.keys.length > 0;
+  ) {
+    super(index);
   }
   run(m: Model, r: Real): void {
-    const { i, mk } = pick(m, this.index);
-    const handle = r.handles[i];
-    if (handle === undefined) throw new Error(`no key #${i}`);
-    settle(mk, m.nowMs);
+    const { i, mk, handle } = pickSettled(m, r, this.index);
     const change = this.change;
     let credits: CreditsInput | null;
     switch (change.kind) {
@@ -307,7 +315,7 @@ class UpdateKeyCredits implements KeyCommand {
     expect(unwrap(r.fx.engine.keys.updateKey(r.fx.rootKey, { keyId: handle.keyId, credits }))).toEqual({});
     expectView(getView(r, i), mk, `${this.toString()} at ${iso(m.nowMs)}`);
   }
-  toString(): string {
+  override toString(): string {
     const c = this.change;
     const what =
       c.kind === 'null'
@@ -327,11 +335,7 @@ class UpdateKeyCredits implements KeyCommand {
   }
 }
 
-class GetKey implements KeyCommand {
-  constructor(readonly index: number) {}
-  check(m: Readonly<Model>): boolean {
-    return m.keys.length > 0;
-  }
+class GetKey extends OnAKey implements KeyCommand {
   run(m: Model, r: Real): void {
     const { i, mk } = pick(m, this.index);
     const refilled = settle(mk, m.nowMs);
@@ -340,7 +344,7 @@ class GetKey implements KeyCommand {
     expectView(view, mk, context);
     if (refilled && mk.refill !== null) expect(view.credits?.remaining, `${context}: just refilled`).toBe(mk.refill.amount);
   }
-  toString(): string {
+  override toString(): string {
     return `getKey(#${this.index})`;
   }
 }

@@ -16,14 +16,11 @@ import {
   interruptedReport,
 } from '../fixtures/reports.js';
 import { cells, tableStartingWith, tables } from './markdown-tables.js';
+import { itRendersEveryFixtureCleanly } from './renderer-basics.js';
 
 describe('renderMarkdown', () => {
   const fixtures = allFixtureReports();
-
-  it.each(fixtures)('$name: no NaN, undefined, Infinity or [object Object]', ({ report }) => {
-    const md = renderMarkdown(report);
-    expect(md).not.toMatch(/NaN|undefined|Infinity|\[object/);
-  });
+  itRendersEveryFixtureCleanly(renderMarkdown);
 
   it.each(fixtures)('$name: every table has the same number of cells in every row, and a rule row', ({ report }) => {
     const md = renderMarkdown(report);
@@ -34,13 +31,6 @@ describe('renderMarkdown', () => {
       expect(new Set(widths).size, block.join('\n')).toBe(1);
       expect(block[1], block.join('\n')).toMatch(/^\| (-{3}:?|-{3}) (\| (-{3}:?|-{3}) )*\|$/);
     }
-  });
-
-  it.each(fixtures)('$name: rendering is pure — twice the same text, the report untouched', ({ report }) => {
-    const before = structuredClone(report);
-    const first = renderMarkdown(report);
-    expect(renderMarkdown(report)).toBe(first);
-    expect(report).toEqual(before);
   });
 
   it('a completed run: header, settings, environment, per-operation figures, totals', () => {

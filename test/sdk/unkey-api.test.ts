@@ -23,26 +23,18 @@ import {
 } from '@unkey/api/models/errors';
 import type { IdentitiesListIdentitiesResponse } from '@unkey/api/models/operations';
 import type { Paginator } from '@unkey/api/types';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/http/simulator.js';
-import { admin, errorBody, rejectsWith, rootKeyWith, sdk, startSimulator } from '../helpers/sdk.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { admin, errorBody, rejectsWith, rootKeyWith, sdk, startSimulator, useSimulator } from '../helpers/sdk.js';
 
 /** The simulator's clock starts here (and goes back here on every reset): 2028 is a leap year. */
 const START = Date.UTC(2028, 0, 10, 12, 0, 0); // 2028-01-10T12:00:00.000Z
 
-let sim: Simulator;
+const sim = useSimulator({ startMs: START });
 let unkey: Unkey;
 let sent: string[];
 
-beforeAll(async () => {
-  sim = await startSimulator({ startMs: START });
-});
-afterAll(async () => {
-  await sim.close();
-});
 beforeEach(() => {
-  sim.reset();
-  ({ unkey, sent } = sdk(sim));
+  ({ unkey, sent } = sdk(sim()));
 });
 
 async function newApi(name = 'payments'): Promise<string> {
@@ -51,12 +43,12 @@ async function newApi(name = 'payments'): Promise<string> {
 }
 
 async function newNamespace(name: string): Promise<string> {
-  const { namespaceId } = await admin<{ namespaceId: string }>(sim, 'namespaces.create', { name });
+  const { namespaceId } = await admin<{ namespaceId: string }>(sim(), 'namespaces.create', { name });
   return namespaceId;
 }
 
 async function setClock(to: string | number): Promise<number> {
-  const { nowMs } = await admin<{ nowMs: number }>(sim, 'clock.set', { to });
+  const { nowMs } = await admin<{ nowMs: number }>(sim(), 'clock.set', { to });
   return nowMs;
 }
 
@@ -146,7 +138,7 @@ describe('apis and keys through the SDK', () => {
     const unknown = await unkey.keys.verifyKey({ key: 'sk_does_not_exist' });
     expect(unknown.data).toEqual({ valid: false, code: 'NOT_FOUND' });
 
-    await admin(sim, 'clock.advance', { byMs: 60_001 });
+    await admin(sim(), 'clock.advance', { byMs: 60_001 });
     const expired = await unkey.keys.verifyKey({ key: data.key });
     expect(expired.data).toMatchObject({ valid: false, code: 'EXPIRED', expires: START + 60_000 });
 
@@ -196,9 +188,9 @@ describe('apis and keys through the SDK', () => {
   it('keys.verifyKey works with a root key that may only verify, and answers NOT_FOUND (not 403) without verify_key', async () => {
     const apiId = await newApi();
     const { data } = await unkey.keys.createKey({ apiId });
-    const verifier = sdk(sim, await rootKeyWith(sim, ['api.*.verify_key'])).unkey;
+    const verifier = sdk(sim(), await rootKeyWith(sim(), ['api.*.verify_key'])).unkey;
     expect((await verifier.keys.verifyKey({ key: data.key })).data).toMatchObject({ valid: true, code: 'VALID', keyId: data.keyId });
-    const reader = sdk(sim, await rootKeyWith(sim, ['api.*.read_key'])).unkey;
+    const reader = sdk(sim(), await rootKeyWith(sim(), ['api.*.read_key'])).unkey;
     expect((await reader.keys.verifyKey({ key: data.key })).data).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
@@ -298,8 +290,8 @@ describe('apis and keys through the SDK', () => {
   it('keys of another workspace behave as if they did not exist', async () => {
     const apiId = await newApi();
     const { data } = await unkey.keys.createKey({ apiId });
-    const other = await admin<{ rootKey: string }>(sim, 'workspaces.create', { name: 'other' });
-    const stranger = sdk(sim, other.rootKey).unkey;
+    const other = await admin<{ rootKey: string }>(sim(), 'workspaces.create', { name: 'other' });
+    const stranger = sdk(sim(), other.rootKey).unkey;
     await rejectsWith(stranger.keys.getKey({ keyId: data.keyId }), NotFoundErrorResponse);
     await rejectsWith(stranger.keys.createKey({ apiId }), NotFoundErrorResponse);
     expect((await stranger.keys.verifyKey({ key: data.key })).data).toEqual({ valid: false, code: 'NOT_FOUND' });
@@ -618,7 +610,7 @@ describe('errors arrive as the SDK typed errors', () => {
   });
 
   it('401 UnauthorizedErrorResponse for an unknown root key, on every group', async () => {
-    const stranger = sdk(sim, 'unkey_not_a_root_key').unkey;
+    const stranger = sdk(sim(), 'unkey_not_a_root_key').unkey;
     const calls: Array<() => Promise<unknown>> = [
       () => stranger.apis.createApi({ name: 'x' }),
       () => stranger.keys.createKey({ apiId: 'api_x' }),
@@ -643,7 +635,7 @@ describe('errors arrive as the SDK typed errors', () => {
     const { data } = await unkey.keys.createKey({ apiId, credits: { remaining: 1 } });
     await newNamespace('ns');
     await unkey.identities.createIdentity({ externalId: 'someone' });
-    const weak = sdk(sim, await rootKeyWith(sim, ['api.*.verify_key'])).unkey;
+    const weak = sdk(sim(), await rootKeyWith(sim(), ['api.*.verify_key'])).unkey;
     const calls: Array<() => Promise<unknown>> = [
       () => weak.apis.createApi({ name: 'x' }),
       () => weak.keys.createKey({ apiId }),
@@ -671,7 +663,7 @@ describe('errors arrive as the SDK typed errors', () => {
       expect(err.error.type).toMatch(/\/service\/authorization\/insufficient_permissions$/);
     }
     // The narrow permission that is granted works.
-    const limiter = sdk(sim, await rootKeyWith(sim, ['ratelimit.*.limit'])).unkey;
+    const limiter = sdk(sim(), await rootKeyWith(sim(), ['ratelimit.*.limit'])).unkey;
     expect((await limiter.ratelimit.limit({ namespace: 'ns', identifier: 'x', limit: 1, duration: 1_000 })).data.success).toBe(true);
   });
 
@@ -715,8 +707,8 @@ describe('errors arrive as the SDK typed errors', () => {
     const bad = await rejectsWith(unkey.identities.deleteIdentity({ identity: '' }), BadRequestErrorResponse);
     expect(bad.error.errors.map((e) => e.location)).toContain('body.identity');
 
-    await rejectsWith(sdk(sim, 'unkey_not_a_root_key').unkey.identities.deleteIdentity({ identity: 'someone' }), UnauthorizedErrorResponse);
-    const weak = sdk(sim, await rootKeyWith(sim, ['identity.*.read_identity'])).unkey;
+    await rejectsWith(sdk(sim(), 'unkey_not_a_root_key').unkey.identities.deleteIdentity({ identity: 'someone' }), UnauthorizedErrorResponse);
+    const weak = sdk(sim(), await rootKeyWith(sim(), ['identity.*.read_identity'])).unkey;
     await rejectsWith(weak.identities.deleteIdentity({ identity: 'someone' }), ForbiddenErrorResponse);
 
     // and nothing was deleted by the refused calls
@@ -726,7 +718,7 @@ describe('errors arrive as the SDK typed errors', () => {
   it('410 GoneErrorResponse for a namespace deleted through /_sim/namespaces.delete', async () => {
     await newNamespace('old');
     expect((await unkey.ratelimit.limit({ namespace: 'old', identifier: 'x', limit: 1, duration: 1_000 })).data.success).toBe(true);
-    await admin(sim, 'namespaces.delete', { namespace: 'old' });
+    await admin(sim(), 'namespaces.delete', { namespace: 'old' });
     const err = await rejectsWith(unkey.ratelimit.limit({ namespace: 'old', identifier: 'x', limit: 1, duration: 1_000 }), GoneErrorResponse);
     expect(err.statusCode).toBe(410);
     expect(err.error).toMatchObject({ status: 410, title: 'Resource Gone' });
@@ -751,13 +743,13 @@ describe('errors arrive as the SDK typed errors', () => {
     };
 
     await expect412(unkey.keys.createKey({ apiId, recoverable: true }), "Vault hasn't been set up.");
-    await admin(sim, 'vault.configure', { enabled: true });
+    await admin(sim(), 'vault.configure', { enabled: true });
     await expect412(unkey.keys.createKey({ apiId, recoverable: true }), 'This API does not support key encryption.');
-    await admin(sim, 'apis.configure', { apiId, encryption: true });
+    await admin(sim(), 'apis.configure', { apiId, encryption: true });
     const recoverable = await unkey.keys.createKey({ apiId, recoverable: true });
     expect((await unkey.keys.getKey({ keyId: recoverable.data.keyId, decrypt: true })).data.plaintext).toBe(recoverable.data.key);
 
-    await admin(sim, 'apis.configure', { apiId, keyAuth: false });
+    await admin(sim(), 'apis.configure', { apiId, keyAuth: false });
     await expect412(unkey.keys.createKey({ apiId }), 'The requested API is not set up to handle keys.');
 
     // verifyKey naming a limit that exists neither on the key nor on its identity, without inline limit.
@@ -774,7 +766,7 @@ describe('errors arrive as the SDK typed errors', () => {
     httpClient.addHook('beforeRequest', (req) => {
       counted.push(new URL(req.url).pathname);
     });
-    const defaults = new Unkey({ rootKey: sim.rootKey, serverURL: sim.url, httpClient });
+    const defaults = new Unkey({ rootKey: sim().rootKey, serverURL: sim().url, httpClient });
     const t0 = performance.now();
     await rejectsWith(defaults.keys.getKey({ keyId: 'key_missing' }), NotFoundErrorResponse);
     expect(performance.now() - t0).toBeLessThan(2_000);
@@ -789,7 +781,7 @@ describe('errors arrive as the SDK typed errors', () => {
     const closed = await startSimulator();
     const deadUrl = closed.url;
     await closed.close();
-    const dead = new Unkey({ rootKey: sim.rootKey, serverURL: deadUrl, retryConfig: { strategy: 'none' }, timeoutMs: 2_000 });
+    const dead = new Unkey({ rootKey: sim().rootKey, serverURL: deadUrl, retryConfig: { strategy: 'none' }, timeoutMs: 2_000 });
     const t1 = performance.now();
     await rejectsWith(dead.apis.createApi({ name: 'x' }), ConnectionError);
     expect(performance.now() - t1).toBeLessThan(2_000);
@@ -858,13 +850,13 @@ describe('time travel with the SDK', () => {
     const { data } = await unkey.keys.createKey({ apiId, expires: later + 1_000 });
     expect((await unkey.keys.getKey({ keyId: data.keyId })).data.createdAt).toBe(later);
     expect((await unkey.keys.verifyKey({ key: data.key })).data.code).toBe('VALID');
-    await admin(sim, 'clock.advance', { byMs: 1_000 });
+    await admin(sim(), 'clock.advance', { byMs: 1_000 });
     expect((await unkey.keys.verifyKey({ key: data.key })).data.code).toBe('VALID'); // now == expires is not past
-    await admin(sim, 'clock.advance', { byMs: 1 });
+    await admin(sim(), 'clock.advance', { byMs: 1 });
     expect((await unkey.keys.verifyKey({ key: data.key })).data.code).toBe('EXPIRED');
 
-    sim.reset();
-    expect((await admin<{ nowMs: number }>(sim, 'clock.get')).nowMs).toBe(START);
+    sim().reset();
+    expect((await admin<{ nowMs: number }>(sim(), 'clock.get')).nowMs).toBe(START);
     await rejectsWith(unkey.keys.getKey({ keyId: data.keyId }), NotFoundErrorResponse);
   });
 });

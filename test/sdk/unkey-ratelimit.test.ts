@@ -14,14 +14,12 @@
  */
 import type { Unkey } from '@unkey/api';
 import { Overrides, Ratelimit, type RatelimitConfig } from '@unkey/ratelimit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/http/simulator.js';
-import { admin, sdk, startSimulator } from '../helpers/sdk.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { admin, sdk, useSimulator } from '../helpers/sdk.js';
 
 const NAMESPACE = 'api.calls';
 const MINUTE = 60_000;
 
-let sim: Simulator;
 let unkey: Unkey;
 let startMs: number;
 let n = 0;
@@ -29,21 +27,17 @@ let n = 0;
 /** A fresh identifier per call site, so no client-side cache entry is ever shared by two cases. */
 const fresh = (label: string) => `${label}-${++n}`;
 
-beforeAll(async () => {
+const sim = useSimulator(() => {
   startMs = Date.now();
-  sim = await startSimulator({ startMs });
-});
-afterAll(async () => {
-  await sim.close();
+  return { startMs };
 });
 beforeEach(async () => {
-  sim.reset();
-  ({ unkey } = sdk(sim));
-  await admin(sim, 'namespaces.create', { name: NAMESPACE });
+  ({ unkey } = sdk(sim()));
+  await admin(sim(), 'namespaces.create', { name: NAMESPACE });
 });
 
 function limiter(overrides: Partial<RatelimitConfig> = {}): Ratelimit {
-  return new Ratelimit({ rootKey: sim.rootKey, namespace: NAMESPACE, limit: 3, duration: '1m', baseUrl: sim.url, ...overrides });
+  return new Ratelimit({ rootKey: sim().rootKey, namespace: NAMESPACE, limit: 3, duration: '1m', baseUrl: sim().url, ...overrides });
 }
 
 const windowEnd = (now: number, duration: number) => (Math.floor(now / duration) + 1) * duration;
@@ -68,7 +62,7 @@ describe('Ratelimit.limit against the simulator', () => {
   it('admits exactly `limit` requests in the window, then denies', async () => {
     const rl = limiter();
     const id = fresh('user');
-    const reset = windowEnd(sim.clock.now(), MINUTE);
+    const reset = windowEnd(sim().clock.now(), MINUTE);
     for (let i = 1; i <= 3; i++) {
       expect(await rl.limit(id)).toEqual({ success: true, limit: 3, remaining: 3 - i, reset });
     }
@@ -98,7 +92,7 @@ describe('Ratelimit.limit against the simulator', () => {
       success: true,
       limit: 1,
       remaining: 0,
-      reset: windowEnd(sim.clock.now(), 10_000),
+      reset: windowEnd(sim().clock.now(), 10_000),
     });
     expect(await rl.limit(id, { limit: { limit: 1, duration: '10s' } })).toMatchObject({ success: false, limit: 1 });
   });
@@ -108,7 +102,7 @@ describe('Ratelimit.limit against the simulator', () => {
     const set = await unkey.ratelimit.setOverride({ namespace: NAMESPACE, identifier: vip, limit: 5, duration: MINUTE });
     const overrideId = set.data.overrideId;
     const rl = limiter({ limit: 1 });
-    const reset = windowEnd(sim.clock.now(), MINUTE);
+    const reset = windowEnd(sim().clock.now(), MINUTE);
     for (let i = 1; i <= 5; i++) {
       expect(await rl.limit(vip)).toEqual({ success: true, limit: 5, remaining: 5 - i, reset, overrideId });
     }
@@ -126,8 +120,8 @@ describe('Ratelimit.limit against the simulator', () => {
   it('caches a denial client-side until the real clock reaches reset (the simulator clock does not count)', async () => {
     // Put the simulator at the start of a one-minute window so that reset is a full minute ahead of
     // the real time: the cached denial then certainly outlives this test.
-    const windowStart = windowEnd(sim.clock.now(), MINUTE);
-    await admin(sim, 'clock.set', { to: windowStart });
+    const windowStart = windowEnd(sim().clock.now(), MINUTE);
+    await admin(sim(), 'clock.set', { to: windowStart });
     const cache = new Map();
     const rl = limiter({ limit: 1, cache });
     const id = fresh('cached');
@@ -137,7 +131,7 @@ describe('Ratelimit.limit against the simulator', () => {
     expect([...cache.keys()]).toEqual([`${NAMESPACE}:${id}:1:${MINUTE}`]);
 
     // Two windows later on the simulator clock the server admits again ...
-    await admin(sim, 'clock.advance', { byMs: 2 * MINUTE });
+    await admin(sim(), 'clock.advance', { byMs: 2 * MINUTE });
     const reset = windowStart + 3 * MINUTE;
     expect(await limiter({ limit: 1 }).limit(id)).toEqual({ success: true, limit: 1, remaining: 0, reset });
     // ... but the first client still answers its cached denial without asking.
@@ -157,7 +151,7 @@ describe('Ratelimit.limit against the simulator', () => {
 
     const rl = limiter();
     expect(await rl.limit(fresh('before'))).toMatchObject({ success: true });
-    await admin(sim, 'namespaces.delete', { namespace: NAMESPACE });
+    await admin(sim(), 'namespaces.delete', { namespace: NAMESPACE });
     const gone = described(await rejection(rl.limit(fresh('after'))));
     expect(gone).toMatchObject({ name: 'GoneErrorResponse', statusCode: 410 });
     expect(gone.body).toContain('ratelimit_namespace_gone');
@@ -185,7 +179,7 @@ describe('Ratelimit.limit against the simulator', () => {
 
 describe('Overrides (from @unkey/ratelimit) against the simulator', () => {
   it('set, get, list (paginated until the cursor is absent) and delete', async () => {
-    const overrides = new Overrides({ rootKey: sim.rootKey, baseUrl: sim.url });
+    const overrides = new Overrides({ rootKey: sim().rootKey, baseUrl: sim().url });
     const ids = new Map<string, string>();
     for (let i = 0; i < 7; i++) {
       const res = await overrides.setOverride({ namespace: NAMESPACE, identifier: `tenant_${i}`, limit: 10 + i, duration: MINUTE });
