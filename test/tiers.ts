@@ -19,6 +19,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/cli/workers-args.test.ts',
   'test/contract/engine.contract.test.ts',
   'test/docs/doc-examples.test.ts',
+  'test/docs/error-catalogue.test.ts',
   'test/docs/links.test.ts',
   'test/engine/calendar.test.ts',
   'test/engine/clock.test.ts',
