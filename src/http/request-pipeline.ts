@@ -277,7 +277,14 @@ export class RequestPipeline {
   }
 
   private sendProblem(res: ServerResponse, style: RouteStyle, requestId: string, problem: Problem, headers?: Record<string, string>, route?: Route): void {
-    send(res, requestId, problem.status, problemBody(style, requestId, problem, this.s.errorsUrl), headers, style === 'v2' && route?.problemJsonErrors === true);
+    send(
+      res,
+      requestId,
+      problem.status,
+      problemBody(style, requestId, problem, this.s.errorsUrl),
+      headers,
+      style === 'v2' && route?.problemJsonErrors === true,
+    );
   }
 
   private sendReply(res: ServerResponse, route: Route, requestId: string, reply: Reply): void {
