@@ -13,6 +13,10 @@
  * Reading is pure; only `commitWindow` writes, so a refused or rejected request changes nothing.
  */
 import type { EpochMs } from './clock.js';
+
+/** The shortest and longest window a limit may have, ms (1 s, 30 days). */
+export const MIN_LIMIT_DURATION_MS = 1_000;
+export const MAX_LIMIT_DURATION_MS = 2_592_000_000;
 import type { WindowCounter } from './state.js';
 
 /** The counter as seen at `nowMs`, before this request. */

@@ -11,18 +11,16 @@
  * Workers that die are restarted (the state lives here, so only their open connections are
  * lost); workers exit when this process goes away (their IPC channel closes).
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { OwnerMessage, WorkerMessage, WorkerServerOptions } from './cluster-protocol.js';
-import { EngineOwner, type WorkerPort } from './engine-owner.js';
+import type { WorkerServerOptions } from './cluster-protocol.js';
+import { EngineOwner } from './engine-owner.js';
+import { WorkerPool } from './worker-pool.js';
 import type { ObservedFaultInjector } from './observed-faults.js';
 import type { RouteContext } from './route.js';
 
 /** The most workers `--workers` accepts: more processes than this only add IPC on one owner. */
 export const MAX_WORKERS = 64;
-/** How long a worker may take to close its connections when asked before it is killed. */
-const STOP_GRACE_MS = 5_000;
 
 export interface ClusterOptions {
   ctx: RouteContext & { faults: ObservedFaultInjector };
@@ -50,45 +48,6 @@ function workerScript(): { path: string; execArgv: string[] } {
   return { path: here.replace(/cluster\.(ts|js)$/, `cluster-worker.${fromSources ? 'ts' : 'js'}`), execArgv: fromSources ? ['--import', 'tsx'] : [] };
 }
 
-class Worker implements WorkerPort {
-  readonly child: ChildProcess;
-  ready = false;
-  /**
-   * Connections being handed over. node sends one socket at a time (the next waits for the worker's
-   * acknowledgement), so a worker that dies strands the queued ones with their clients waiting
-   * for ever; and without `keepOpen` node itself holds this process's copy of the last one until an
-   * acknowledgement that never comes. So this process keeps its copies, closes each once written
-   * to the worker (the worker then has its own), and closes the rest when the worker dies.
-   */
-  readonly #handingOver = new Set<Socket>();
-  constructor(child: ChildProcess) {
-    this.child = child;
-  }
-  get connected(): boolean {
-    return this.child.connected;
-  }
-  send(message: OwnerMessage, socket?: Socket): void {
-    if (!this.child.connected) {
-      socket?.destroy();
-      return;
-    }
-    if (socket === undefined) {
-      this.child.send(message);
-      return;
-    }
-    this.#handingOver.add(socket);
-    this.child.send(message, socket, { keepOpen: true }, () => {
-      this.#handingOver.delete(socket);
-      socket.destroy();
-    });
-  }
-  /** The worker is gone: close what it never took. */
-  dropHandovers(): void {
-    for (const socket of this.#handingOver) socket.destroy();
-    this.#handingOver.clear();
-  }
-}
-
 /**
  * The owner's listening socket; each accepted connection is handed to a worker unread.
  *
@@ -103,114 +62,37 @@ export function ownerListener(onConnection: (socket: Socket) => void): Server {
   return createServer({ pauseOnConnect: true, noDelay: true }, onConnection);
 }
 
-export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
-  const owner = new EngineOwner(options.ctx, options.sha256);
-  const script = workerScript();
-  const workers: Array<Worker | undefined> = [];
-  let closing = false;
-  let turn = 0;
-  let allowedHosts: string[] | null = null;
-
-  const server: Server = ownerListener((socket) => {
-    // The next worker that is up; none up (all restarting) closes the connection.
-    for (let tried = 0; tried < workers.length; tried++) {
-      const worker = workers[turn];
-      turn = (turn + 1) % workers.length;
-      if (worker?.ready === true && worker.connected) {
-        worker.send({ k: 'connection' }, socket);
-        return;
-      }
-    }
-    socket.destroy();
-  });
-
-  function spawnWorker(workerId: number): Promise<void> {
-    const child = fork(script.path, [], { execArgv: script.execArgv, serialization: 'json', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const worker = new Worker(child);
-    workers[workerId] = worker;
-    owner.attach(worker);
-    return new Promise<void>((resolve, reject) => {
-      child.on('message', (message: WorkerMessage) => {
-        if (message.k === 'batch') void owner.answer(worker, message.calls);
-        else if (message.k === 'ack') owner.acknowledge(worker, message.n);
-        else if (message.k === 'ready') {
-          worker.ready = true;
-          resolve();
-        }
-      });
-      child.once('error', reject);
-      child.once('disconnect', () => worker.dropHandovers());
-      child.once('exit', (code, signal) => {
-        worker.dropHandovers();
-        owner.detach(worker);
-        if (!worker.ready) {
-          reject(new Error(`HTTP worker ${workerId} exited before it was ready (${signal ?? `code ${code}`})`));
-          return;
-        }
-        if (closing) return;
-        // The state is here: a new worker serves new connections as the old one did.
-        options.log(`keysim: HTTP worker ${workerId} (pid ${child.pid ?? '?'}) exited (${signal ?? `code ${code}`}); starting another.`);
-        spawnWorker(workerId).catch((error: unknown) =>
-          options.log(`keysim: cannot restart HTTP worker ${workerId}: ${error instanceof Error ? error.message : String(error)}`),
-        );
-      });
-      child.send({
-        k: 'init',
-        workerId,
-        options: options.serverOptions,
-        allowedHosts,
-        faultsActive: owner.faultsActive,
-        routes: owner.routeKeys,
-      } satisfies OwnerMessage);
-    });
-  }
-
-  function stopWorkers(): Promise<void> {
-    closing = true;
-    return Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((resolve) => {
-            if (worker === undefined || worker.child.exitCode !== null || worker.child.signalCode !== null) {
-              resolve();
-              return;
-            }
-            // A worker that does not stop when asked (hung) is killed: none is ever left behind.
-            const timer = setTimeout(() => worker.child.kill('SIGKILL'), STOP_GRACE_MS);
-            worker.child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            if (worker.connected) worker.send({ k: 'stop' });
-            else worker.child.kill('SIGKILL');
-          }),
-      ),
-    ).then(() => undefined);
-  }
-
-  await new Promise<void>((resolve, reject) => {
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
+}
+
+export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
+  const owner = new EngineOwner(options.ctx, options.sha256);
+  const pool = new WorkerPool(owner, workerScript(), options.serverOptions, options.log);
+  const server: Server = ownerListener((socket) => pool.handOver(socket));
+  await listen(server, options.port, options.host);
   const address = server.address() as AddressInfo;
-  allowedHosts = options.allowedHosts(address);
+  pool.allowedHosts = options.allowedHosts(address);
   try {
-    await Promise.all(Array.from({ length: options.workers }, (_, i) => spawnWorker(i)));
+    await pool.start(options.workers);
   } catch (error) {
     server.close();
-    await stopWorkers();
+    await pool.stop();
     throw error;
   }
 
   return {
     address,
-    workerPids: () => workers.map((w) => w?.child.pid ?? 0),
+    workerPids: () => pool.pids(),
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await stopWorkers();
+      await pool.stop();
       await closed;
     },
   };

@@ -6,12 +6,13 @@
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
-import { createSimulatorServer } from './server.js';
 import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions } from './server-options.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector, FaultsConfig } from './faults.js';
 import { ObservedFaultInjector } from './observed-faults.js';
-import { MAX_WORKERS, startCluster } from './cluster.js';
+import { MAX_WORKERS } from './cluster.js';
+import { listenInProcess, listenWithWorkers } from './simulator-listen.js';
+import type { RouteContext } from './route.js';
 import { OPERATIONS } from './operations.js';
 import { Journal } from './journal.js';
 import { restoreKeepingOperator } from './operator.js';
@@ -91,15 +92,52 @@ export const nodeSha256 = (text: string): string => hash('sha256', text, 'base64
 /** The same as a string of its 32 bytes (`binary`, Node's name for latin1): the form the engine keeps a key's hash in (src/engine/key-digest.ts). */
 export const nodeSha256Digest = (text: string): string => hash('sha256', text, 'binary');
 
-export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+/** The engine, its clock and faults in the start state (or the snapshot), and how to reset them. */
+interface SimulatorState {
+  ctx: RouteContext & { faults: ObservedFaultInjector };
+  initial: { rootKey: string; workspaceId: string };
+}
+
+function checkWorkers(workers: number): void {
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
+    throw new Error(`cannot start the simulator: workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}.`);
+  }
+}
+
+function checkKeepAlive(keepAliveMs: number | undefined): void {
+  if (keepAliveMs !== undefined && (!Number.isFinite(keepAliveMs) || keepAliveMs < 1_000 || keepAliveMs > MAX_KEEP_ALIVE_TIMEOUT_MS)) {
+    throw new Error(
+      `cannot start the simulator: keepAliveTimeoutMs must be from 1000 (1 s) to ${MAX_KEEP_ALIVE_TIMEOUT_MS} (an hour), got ${String(keepAliveMs)}.`,
+    );
+  }
+}
+
+/** The further Host names of `allowedHosts`, each checked (host-check.ts). */
+function extraHostsOf(allowedHosts: readonly string[] | undefined): string[] {
+  return (allowedHosts ?? []).map((h) => {
+    const entry = allowedHostEntry(h);
+    if (!entry.ok) throw new Error(`cannot start the simulator: allowedHosts: ${entry.message}`);
+    return entry.entry;
+  });
+}
+
+/** A snapshot the restore refuses is an error with `code` KEYSIM_BAD_SNAPSHOT (SimulatorOptions.snapshot). */
+function restoreSnapshot(engine: Engine, operatorRootKeyHash: string, clock: ControllableClock, snapshot: unknown): void {
+  const restored = restoreKeepingOperator({ engine, operatorRootKeyHash, clock }, snapshot);
+  if (!restored.ok) {
+    const first = restored.error.errors?.[0];
+    const where = first === undefined ? '' : ` (${first.location}: ${first.message})`;
+    throw Object.assign(new Error(`the snapshot cannot be restored: ${restored.error.detail}${where}`), { code: 'KEYSIM_BAD_SNAPSHOT' });
+  }
+}
+
+/** The state the routes act on; the options are checked in the order their errors are documented. */
+function simulatorState(options: SimulatorOptions, workers: number): SimulatorState {
   const startMs = options.startMs ?? Date.now();
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(options.realTimeMs ?? Date.now, startMs) : new ManualClock(startMs);
   const seed = options.seed ?? 1;
   const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256, sha256Digest: nodeSha256Digest });
-  const workers = options.workers ?? 1;
-  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
-    throw new Error(`cannot start the simulator: workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}.`);
-  }
+  checkWorkers(workers);
   const faults = new ObservedFaultInjector(engine, seed, OPERATIONS);
   if (options.faults !== undefined) {
     const set = faults.set(options.faults, 'faults');
@@ -113,14 +151,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   };
   const initial = start(options.rootKey);
   const operatorRootKeyHash = nodeSha256(initial.rootKey);
-  if (options.snapshot !== undefined) {
-    const restored = restoreKeepingOperator({ engine, operatorRootKeyHash, clock }, options.snapshot);
-    if (!restored.ok) {
-      const first = restored.error.errors?.[0];
-      const where = first === undefined ? '' : ` (${first.location}: ${first.message})`;
-      throw Object.assign(new Error(`the snapshot cannot be restored: ${restored.error.detail}${where}`), { code: 'KEYSIM_BAD_SNAPSHOT' });
-    }
-  }
+  if (options.snapshot !== undefined) restoreSnapshot(engine, operatorRootKeyHash, clock, options.snapshot);
   const apiRateLimit = new ApiRateLimiter();
   const journal = new Journal(nodeSha256);
   const reset = () => {
@@ -131,72 +162,34 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     clock.resetToStart();
     start(initial.rootKey);
   };
+  return { ctx: { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash }, initial };
+}
 
-  const ctx = { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash };
+export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const workers = options.workers ?? 1;
+  const { ctx, initial } = simulatorState(options, workers);
   const serverOptions = { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() };
   const host = options.host ?? '127.0.0.1';
-  const extraHosts = (options.allowedHosts ?? []).map((h) => {
-    const entry = allowedHostEntry(h);
-    if (!entry.ok) throw new Error(`cannot start the simulator: allowedHosts: ${entry.message}`);
-    return entry.entry;
-  });
-  const keepAliveMs = options.keepAliveTimeoutMs;
-  if (keepAliveMs !== undefined && (!Number.isFinite(keepAliveMs) || keepAliveMs < 1_000 || keepAliveMs > MAX_KEEP_ALIVE_TIMEOUT_MS)) {
-    throw new Error(
-      `cannot start the simulator: keepAliveTimeoutMs must be from 1000 (1 s) to ${MAX_KEEP_ALIVE_TIMEOUT_MS} (an hour), got ${String(keepAliveMs)}.`,
-    );
-  }
+  const extraHosts = extraHostsOf(options.allowedHosts);
+  checkKeepAlive(options.keepAliveTimeoutMs);
   const hostsFor = (address: AddressInfo) =>
     options.checkHost !== false && isLoopbackAddress(address.address) ? [...loopbackHosts(address.address, address.port), ...extraHosts] : null;
-  let address: AddressInfo;
-  let closeServer: () => Promise<void>;
-  if (workers > 1) {
-    const cluster = await startCluster({
-      ctx,
-      sha256: nodeSha256,
-      workers,
-      host,
-      port: options.port ?? 0,
-      serverOptions: {
-        ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
-        ...(options.errorsUrl === undefined ? {} : { errorsUrl: options.errorsUrl }),
-        ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
-        ...(options.coalesceWrites === undefined ? {} : { coalesceWrites: options.coalesceWrites }),
-        ...(keepAliveMs === undefined ? {} : { keepAliveTimeoutMs: keepAliveMs }),
-        version: serverOptions.version,
-      },
-      allowedHosts: hostsFor,
-      log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
-    });
-    address = cluster.address;
-    closeServer = cluster.close;
-  } else {
-    const { server, setAllowedHosts } = createSimulatorServer(ctx, serverOptions);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    address = server.address() as AddressInfo;
-    setAllowedHosts(hostsFor(address));
-    closeServer = () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)));
-        server.closeAllConnections();
-      });
-  }
+  const port = options.port ?? 0;
+  const listening =
+    workers > 1
+      ? await listenWithWorkers(ctx, { options, version: serverOptions.version, sha256: nodeSha256, workers, host, port, hostsFor })
+      : await listenInProcess(ctx, serverOptions, host, port, hostsFor);
+  const { address } = listening;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
     url: `http://${shownHost}:${address.port}`,
     rootKey: initial.rootKey,
     workspaceId: initial.workspaceId,
-    clock,
-    engine,
-    faults,
-    reset,
-    close: closeServer,
+    clock: ctx.clock,
+    engine: ctx.engine,
+    faults: ctx.faults,
+    reset: ctx.reset,
+    close: listening.close,
   };
 }
