@@ -1,5 +1,5 @@
 /**
- * `keysim run`, `list` and `report` as child processes (from the sources, with tsx): usage errors
+ * `keysim run`, `list` and `report` as child processes (the built CLI: test/helpers/cli-build.ts): usage errors
  * exit 2 and say what is valid, an unreachable target exits 3 without writing a report, a failed
  * threshold exits 99 with the three report files written, SIGINT writes a partial report and
  * exits 130. Runs are short (2 s at 50 requests/s against the embedded simulator).
