@@ -83,10 +83,12 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 
   test('a bad generator limit → exit 2 before any load, naming what to write', async () => {
     const out = tempDir();
-    const share = await cli(['run', 'smoke', ...SHORT, '--max-late-share', '5', '--out', out]);
+    const [share, delay] = await Promise.all([
+      cli(['run', 'smoke', ...SHORT, '--max-late-share', '5', '--out', out]),
+      cli(['run', 'smoke', ...SHORT, '--max-loop-delay', 'soon', '--out', out]),
+    ]);
     expect(share.code, share.stderr).toBe(EXIT.usage);
     expect(share.stderr).toContain('--max-late-share must be a share between 0 and 1');
-    const delay = await cli(['run', 'smoke', ...SHORT, '--max-loop-delay', 'soon', '--out', out]);
     expect(delay.code, delay.stderr).toBe(EXIT.usage);
     expect(delay.stderr).toContain('--max-loop-delay "soon" is not a duration');
     expect(runFolders(out)).toEqual([]);
@@ -143,7 +145,8 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 });
 
 describe('runs against the embedded simulator', () => {
-  test('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
+  // Each run has its own embedded simulator and its verdict does not depend on the pace: the first two side by side.
+  test.concurrent('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
     const out = tempDir();
     // Limits no pace can exceed: on a busy machine the generator would otherwise make the latency threshold inconclusive (exit 97).
     const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--max-late-share', '1', '--max-loop-delay', 'off', '--out', out]);
@@ -164,7 +167,7 @@ describe('runs against the embedded simulator', () => {
     expect(readFileSync(join(folder, 'report.html'), 'utf8')).toMatch(/<html/i);
   });
 
-  test('a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html', async () => {
+  test.concurrent('a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html', async () => {
     const out = tempDir();
     // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
     // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
