@@ -167,41 +167,44 @@ describe('runs against the embedded simulator', () => {
     expect(readFileSync(join(folder, 'report.html'), 'utf8')).toMatch(/<html/i);
   });
 
-  test.concurrent('a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html', async () => {
-    const out = tempDir();
-    // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
-    // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
-    // whatever the machine's pace (a latency one could be failed over the sends made on time).
-    const result = await cli([
-      'run',
-      'smoke',
-      ...SHORT,
-      '--threshold',
-      'rps > 1000000',
-      '--threshold',
-      'errors == 0',
-      '--threshold',
-      'p99 < 3600s',
-      '--max-loop-delay',
-      '0ms',
-      '--out',
-      out,
-    ]);
-    expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
-    expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
-    expect(result.stdout).toContain('INCONCLUSIVE  threshold rps > 1000000');
-    // A latency threshold the lag can only have made worse that passes is passed.
-    expect(result.stdout).toContain('pass  threshold p99 < 3600s');
-    expect(result.stdout).toContain('pass  threshold errors == 0');
-    const folder = runFolders(out)[0] as string;
-    const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
-    expect(report.generator).toMatchObject({ limited: true, limits: { loopDelayP99Ms: 0 } });
-    const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
-    expect(markdown.indexOf('INCONCLUSIVE')).toBeLessThan(markdown.indexOf('## Totals'));
-    const html = readFileSync(join(folder, 'report.html'), 'utf8');
-    expect(html.indexOf('banner inconclusive')).toBeGreaterThan(0);
-    expect(html.indexOf('banner inconclusive')).toBeLessThan(html.indexOf('class="cards"'));
-  });
+  test.concurrent(
+    'a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html',
+    async () => {
+      const out = tempDir();
+      // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
+      // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
+      // whatever the machine's pace (a latency one could be failed over the sends made on time).
+      const result = await cli([
+        'run',
+        'smoke',
+        ...SHORT,
+        '--threshold',
+        'rps > 1000000',
+        '--threshold',
+        'errors == 0',
+        '--threshold',
+        'p99 < 3600s',
+        '--max-loop-delay',
+        '0ms',
+        '--out',
+        out,
+      ]);
+      expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
+      expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
+      expect(result.stdout).toContain('INCONCLUSIVE  threshold rps > 1000000');
+      // A latency threshold the lag can only have made worse that passes is passed.
+      expect(result.stdout).toContain('pass  threshold p99 < 3600s');
+      expect(result.stdout).toContain('pass  threshold errors == 0');
+      const folder = runFolders(out)[0] as string;
+      const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
+      expect(report.generator).toMatchObject({ limited: true, limits: { loopDelayP99Ms: 0 } });
+      const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
+      expect(markdown.indexOf('INCONCLUSIVE')).toBeLessThan(markdown.indexOf('## Totals'));
+      const html = readFileSync(join(folder, 'report.html'), 'utf8');
+      expect(html.indexOf('banner inconclusive')).toBeGreaterThan(0);
+      expect(html.indexOf('banner inconclusive')).toBeLessThan(html.indexOf('class="cards"'));
+    },
+  );
 
   test('SIGINT during the load → exit 130 well before the planned end, and a report.json marked interrupted', async () => {
     const out = tempDir();

@@ -23,6 +23,14 @@ const LOCK = join(tmpdir(), `keysim-dist-build-${createHash('sha256').update(REP
 
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
+function lockAgeMs(): number | undefined {
+  try {
+    return Date.now() - statSync(LOCK).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
 function takeLock(): void {
   for (;;) {
     try {
@@ -31,12 +39,8 @@ function takeLock(): void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    let ageMs = 0;
-    try {
-      ageMs = Date.now() - statSync(LOCK).mtimeMs;
-    } catch {
-      continue; // released meanwhile
-    }
+    const ageMs = lockAgeMs();
+    if (ageMs === undefined) continue; // released meanwhile
     if (ageMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
     else pause(200);
   }
