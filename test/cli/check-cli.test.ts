@@ -1,5 +1,5 @@
 /**
- * `keysim check` as a child process (from the sources, with tsx), on histories written with
+ * `keysim check` as a child process (built: test/helpers/cli-build.ts), on histories written with
  * HistoryWriter: a clean run folder exits 0, a violating history exits 100 with the witnesses
  * and their times, and neither prints a key; a bad or missing file exits 2 with a clear message.
  * Its witness lines word an operation as the report's witness rows do.
@@ -15,9 +15,11 @@ import { describeEvent } from '../../src/cli/commands/check.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, HistoryWriter } from '../../src/load/history.js';
 import { witnessOperation } from '../../src/load/invariants-section.js';
+import { CLI_ENTRY, ensureBuiltCli } from '../helpers/cli-build.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD_LIMIT_MS = 60_000;
+ensureBuiltCli();
 const T0 = Date.UTC(2027, 0, 15, 12);
 /** What a createKey answer carries once: it must never reach a history or the verdict. */
 const PLAINTEXT = 'ks_9wQpZt3LmVxRb7NcYhKd2A';
@@ -31,7 +33,7 @@ interface Finished {
 function keysim(args: string[]): Promise<Finished> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

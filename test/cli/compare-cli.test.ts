@@ -135,7 +135,8 @@ test('run --baseline: a worse comparison (93) ranks below every verdict of the r
   }
 });
 
-describe('real runs on the embedded simulator', () => {
+// The runs after the baseline each have their own embedded simulator and read the baseline only: side by side.
+describe.concurrent('real runs on the embedded simulator', () => {
   const RUN = ['smoke', '--duration', '6s', '--warmup', '1s', '--rate', '20', '--quiet', '--max-late-share', '1', '--max-loop-delay', 'off'];
   const FAULT = ['--fault', 'latencyMs=100'];
   let baseline = '';

@@ -1,5 +1,5 @@
 /**
- * The live workflow as a user runs it, with child processes (from the sources, with tsx):
+ * The live workflow as a user runs it, with child processes (the built CLI: test/helpers/cli-build.ts):
  * - `keysim serve --clock manual` over a URL is a simulator (remote): clock scenarios run there
  *   instead of being skipped, namespaces are made through its admin surface, the summary and the
  *   report say "simulator (remote)";

@@ -1,5 +1,5 @@
 /**
- * `keysim run`, `list` and `report` as child processes (from the sources, with tsx): usage errors
+ * `keysim run`, `list` and `report` as child processes (the built CLI: test/helpers/cli-build.ts): usage errors
  * exit 2 and say what is valid, an unreachable target exits 3 without writing a report, a failed
  * threshold exits 99 with the three report files written, SIGINT writes a partial report and
  * exits 130. Runs are short (2 s at 50 requests/s against the embedded simulator).
@@ -83,10 +83,12 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 
   test('a bad generator limit → exit 2 before any load, naming what to write', async () => {
     const out = tempDir();
-    const share = await cli(['run', 'smoke', ...SHORT, '--max-late-share', '5', '--out', out]);
+    const [share, delay] = await Promise.all([
+      cli(['run', 'smoke', ...SHORT, '--max-late-share', '5', '--out', out]),
+      cli(['run', 'smoke', ...SHORT, '--max-loop-delay', 'soon', '--out', out]),
+    ]);
     expect(share.code, share.stderr).toBe(EXIT.usage);
     expect(share.stderr).toContain('--max-late-share must be a share between 0 and 1');
-    const delay = await cli(['run', 'smoke', ...SHORT, '--max-loop-delay', 'soon', '--out', out]);
     expect(delay.code, delay.stderr).toBe(EXIT.usage);
     expect(delay.stderr).toContain('--max-loop-delay "soon" is not a duration');
     expect(runFolders(out)).toEqual([]);
@@ -143,7 +145,8 @@ describe.concurrent('usage errors and listing (no load sent)', () => {
 });
 
 describe('runs against the embedded simulator', () => {
-  test('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
+  // Each run has its own embedded simulator and its verdict does not depend on the pace: the first two side by side.
+  test.concurrent('a threshold that must fail → exit 99, summary printed, report.json/md/html written', async () => {
     const out = tempDir();
     // Limits no pace can exceed: on a busy machine the generator would otherwise make the latency threshold inconclusive (exit 97).
     const result = await cli(['run', 'smoke', ...SHORT, '--threshold', 'p50 < 0.001ms', '--max-late-share', '1', '--max-loop-delay', 'off', '--out', out]);
@@ -164,41 +167,44 @@ describe('runs against the embedded simulator', () => {
     expect(readFileSync(join(folder, 'report.html'), 'utf8')).toMatch(/<html/i);
   });
 
-  test('a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html', async () => {
-    const out = tempDir();
-    // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
-    // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
-    // whatever the machine's pace (a latency one could be failed over the sends made on time).
-    const result = await cli([
-      'run',
-      'smoke',
-      ...SHORT,
-      '--threshold',
-      'rps > 1000000',
-      '--threshold',
-      'errors == 0',
-      '--threshold',
-      'p99 < 3600s',
-      '--max-loop-delay',
-      '0ms',
-      '--out',
-      out,
-    ]);
-    expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
-    expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
-    expect(result.stdout).toContain('INCONCLUSIVE  threshold rps > 1000000');
-    // A latency threshold the lag can only have made worse that passes is passed.
-    expect(result.stdout).toContain('pass  threshold p99 < 3600s');
-    expect(result.stdout).toContain('pass  threshold errors == 0');
-    const folder = runFolders(out)[0] as string;
-    const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
-    expect(report.generator).toMatchObject({ limited: true, limits: { loopDelayP99Ms: 0 } });
-    const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
-    expect(markdown.indexOf('INCONCLUSIVE')).toBeLessThan(markdown.indexOf('## Totals'));
-    const html = readFileSync(join(folder, 'report.html'), 'utf8');
-    expect(html.indexOf('banner inconclusive')).toBeGreaterThan(0);
-    expect(html.indexOf('banner inconclusive')).toBeLessThan(html.indexOf('class="cards"'));
-  });
+  test.concurrent(
+    'a generator that could not keep its schedule and a threshold its lag may explain → exit 97 (not 99), a banner at the top of the summary, report.md and report.html',
+    async () => {
+      const out = tempDir();
+      // A loop-delay limit of 0 ms: timers never fire to the nanosecond, so the generator is over it on
+      // any machine. A throughput threshold that fails has no figure free of the lag: inconclusive
+      // whatever the machine's pace (a latency one could be failed over the sends made on time).
+      const result = await cli([
+        'run',
+        'smoke',
+        ...SHORT,
+        '--threshold',
+        'rps > 1000000',
+        '--threshold',
+        'errors == 0',
+        '--threshold',
+        'p99 < 3600s',
+        '--max-loop-delay',
+        '0ms',
+        '--out',
+        out,
+      ]);
+      expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(EXIT.generatorLimited);
+      expect(result.stdout.split('\n')[0]).toMatch(/^!!! INCONCLUSIVE — the load generator was the bottleneck/);
+      expect(result.stdout).toContain('INCONCLUSIVE  threshold rps > 1000000');
+      // A latency threshold the lag can only have made worse that passes is passed.
+      expect(result.stdout).toContain('pass  threshold p99 < 3600s');
+      expect(result.stdout).toContain('pass  threshold errors == 0');
+      const folder = runFolders(out)[0] as string;
+      const report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as RunReport;
+      expect(report.generator).toMatchObject({ limited: true, limits: { loopDelayP99Ms: 0 } });
+      const markdown = readFileSync(join(folder, 'report.md'), 'utf8');
+      expect(markdown.indexOf('INCONCLUSIVE')).toBeLessThan(markdown.indexOf('## Totals'));
+      const html = readFileSync(join(folder, 'report.html'), 'utf8');
+      expect(html.indexOf('banner inconclusive')).toBeGreaterThan(0);
+      expect(html.indexOf('banner inconclusive')).toBeLessThan(html.indexOf('class="cards"'));
+    },
+  );
 
   test('SIGINT during the load → exit 130 well before the planned end, and a report.json marked interrupted', async () => {
     const out = tempDir();

@@ -76,38 +76,44 @@ describe('keysim check across segments', () => {
     const [a, b] = await Promise.all(parts.map((p) => grantedKeys(join(p, HISTORY_FILE))));
     expect([...(a as Set<string>)].filter((k) => (b as Set<string>).has(k)).length).toBeGreaterThan(0);
 
-    const across = await cli(['check', setupFolder as string, ...parts], env);
+    // The checks and the merge only read the histories, and the other set-up adds its own keys to the
+    // simulator: independent, so they run side by side.
+    const [across, merged, other, missing] = await Promise.all([
+      cli(['check', setupFolder as string, ...parts], env),
+      // keysim merge with the set-up's history: the merged report's invariants are the verdict across segments.
+      cli(['merge', ...parts, '--history', setupFolder as string, '--out', join(dir, 'merged'), '--quiet'], env),
+      // Another set-up of the same scenario: its tag is not the segments', so not one run.
+      cli(
+        ['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', join(dir, 'other.json'), '--history', '--quiet', '--out', join(dir, 'other')],
+        env,
+      ),
+      cli(['check', setupFolder as string, parts[0] as string], env),
+    ]);
     expect(across.code, across.stdout + across.stderr).toBe(EXIT.ok);
     expect(across.stdout).toContain('combined from 3 histories: set-up, segment 0/2, segment 1/2');
     expect(across.stdout).toMatch(/credits\.no-over-spend\s+passed \(\d+ checks\)/);
     expect(across.stdout).toContain('PASS (exit 0): all invariants hold');
 
-    // keysim merge with the set-up's history: the merged report's invariants are the verdict across segments.
-    const merged = await cli(['merge', ...parts, '--history', setupFolder as string, '--out', join(dir, 'merged'), '--quiet'], env);
     expect(judged, merged.stdout + merged.stderr).toContain(merged.code);
     const report = readReport(join(dir, 'merged'));
     expect(report.invariants?.verdict).toBe('clean');
     expect(report.invariants?.notes.join(' ')).toMatch(/Combined from 3 histories \(set-up, segment 0\/2, segment 1\/2\)/);
     expect(report.invariants?.checked.keys).toBeGreaterThan(0);
-    // The merged folder holds the combined history: keysim check judges the same union from it,
-    // and comes to the merged run's exit code (a busy machine's inconclusive pace included).
-    const again = await cli(['check', join(dir, 'merged'), '--json'], env);
+    expect(other.code, other.stderr).toBe(EXIT.ok);
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.stderr).toMatch(/segments 1\/2 of the plan are missing/);
+
+    const [again, refused] = await Promise.all([
+      // The merged folder holds the combined history: keysim check judges the same union from it,
+      // and comes to the merged run's exit code (a busy machine's inconclusive pace included).
+      cli(['check', join(dir, 'merged'), '--json'], env),
+      cli(['check', runFolders(join(dir, 'other'))[0] as string, ...parts], env),
+    ]);
     expect(again.code, again.stderr).toBe(merged.code);
     expect((JSON.parse(again.stdout) as { passed: boolean }).passed).toBe(true);
     expect((JSON.parse(again.stdout) as { header: HistoryHeader; operations: number }).header.combined).toEqual(['set-up', 'segment 0/2', 'segment 1/2']);
-
-    // Another set-up of the same scenario: its tag is not the segments', so not one run.
-    const other = await cli(
-      ['run', 'verify-hot-keys', '--target', url, '--setup-only', '--fixtures', join(dir, 'other.json'), '--history', '--quiet', '--out', join(dir, 'other')],
-      env,
-    );
-    expect(other.code, other.stderr).toBe(EXIT.ok);
-    const refused = await cli(['check', runFolders(join(dir, 'other'))[0] as string, ...parts], env);
     expect(refused.code).toBe(EXIT.usage);
     expect(refused.stderr).toMatch(/cannot be checked together: .*their fixtures differ/);
-    const missing = await cli(['check', setupFolder as string, parts[0] as string], env);
-    expect(missing.code).toBe(EXIT.usage);
-    expect(missing.stderr).toMatch(/segments 1\/2 of the plan are missing/);
     await stop();
   });
 
@@ -144,7 +150,10 @@ describe('keysim check across segments', () => {
 
   test('run --workers runs the setup once and the teardown once, after the segments', { timeout: 300_000 }, async () => {
     const rootKey = 'root_workers_setup_once_0123456789';
-    const { url, env, stop } = await serveCli(rootKey);
+    const served = await serveCli(rootKey);
+    const { url, stop } = served;
+    // A short start margin for the workers: one that a busy machine started after it starts late and says so.
+    const env = { ...served.env, KEYSIM_WORKERS_START_MARGIN: '2s' };
     expect(await keysOn(url, rootKey)).toBe(0);
     const out = tempDir();
     const result = await cli(

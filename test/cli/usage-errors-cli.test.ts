@@ -11,6 +11,9 @@ import { cleanEnv, cleanUpCli, cli } from '../helpers/cli.js';
 
 afterAll(cleanUpCli);
 
+// Every test here is one or two short `keysim` processes that send no load: they run side by side
+// (vitest's default, five at a time), which only their speed depends on.
+
 /** The environment with the help's width set to `columns`, or to none (as when piped). */
 function widthEnv(columns: number | undefined): NodeJS.ProcessEnv {
   const env = cleanEnv();
@@ -19,7 +22,7 @@ function widthEnv(columns: number | undefined): NodeJS.ProcessEnv {
   return env;
 }
 
-describe('a usage error is one line, a guess and where the help is', () => {
+describe.concurrent('a usage error is one line, a guess and where the help is', () => {
   test('a flag typo (--rat) prints its error and "Did you mean --rate?", not 105 lines of help before it', async () => {
     const result = await cli(['run', 'smoke', '--rat', '5']);
     expect(result.code, result.stderr).toBe(EXIT.usage);
@@ -58,7 +61,7 @@ describe('a usage error is one line, a guess and where the help is', () => {
   });
 });
 
-describe('a numeric flag given something else', () => {
+describe.concurrent('a numeric flag given something else', () => {
   test.each([
     [['--rate', 'abc'], '--rate takes a number of requests per second, got "abc".'],
     [['--rate=12x'], '--rate takes a number of requests per second, got "12x".'],
@@ -85,7 +88,7 @@ function exampleLines(help: string): string[] {
 /** An example as printed: a `# description` line, or a whole command (keysim first, perhaps after a variable). */
 const EXAMPLE_LINE = /^ {2}(# \S.*|([A-Z_]+=\S+ )?keysim \S.*)$/;
 
-describe('help examples can be pasted', () => {
+describe.concurrent('help examples can be pasted', () => {
   test('help examples are not wrapped: keysim run --help at 80 columns prints each example on one line, its description on the line above', async () => {
     const result = await cli(['run', '--help'], widthEnv(80));
     expect(result.code, result.stderr).toBe(0);

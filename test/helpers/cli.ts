@@ -1,5 +1,5 @@
 /**
- * `keysim` as a child process, from the sources with tsx (no build needed), for the CLI tests:
+ * `keysim` as a child process, built (dist/, rebuilt first when a source changed: cli-build.ts), for the CLI tests:
  * start it, wait for its output, collect what it printed and how it ended. Children still running
  * at the end are killed, and the temporary folders removed, by `cleanUpCli` (call it in afterAll).
  */
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { CLI_ENTRY, ensureBuiltCli } from './cli-build.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** A child that has not exited by then is killed and the test fails (the machine is slow and shared). */
@@ -29,6 +30,8 @@ export interface Running {
   stderr: () => string;
   exited: Promise<Finished>;
 }
+
+ensureBuiltCli();
 
 const children: Child[] = [];
 const temps: string[] = [];
@@ -59,7 +62,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 export function startCli(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Running {
   // stdin ignored: no TTY, so nothing can prompt.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';

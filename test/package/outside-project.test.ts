@@ -81,7 +81,8 @@ describe('an ES module project ("type": "module")', () => {
     async () => {
       writeProjectFile(esm, 'checks/second-check.ts', SECOND);
       if (!existsSync(join(esm, 'checks/first-check.ts'))) expect((await keysim(esm, ['init', '--force'])).code).toBe(0);
-      const ran = await keysim(esm, ['run', 'checks/*.ts', ...QUICK, '--out', 'reports-glob']);
+      // The listing only reads the files: beside the run.
+      const [ran, listed] = await Promise.all([keysim(esm, ['run', 'checks/*.ts', ...QUICK, '--out', 'reports-glob']), keysim(esm, ['list', './checks'])]);
       expect(ran.code, shownRun("keysim run 'checks/*.ts'", ran)).toBe(0);
       expect(
         runFolders(join(esm, 'reports-glob'))
@@ -89,7 +90,6 @@ describe('an ES module project ("type": "module")', () => {
           .sort(),
       ).toEqual(['first-check', 'second-check']);
 
-      const listed = await keysim(esm, ['list', './checks']);
       expect(listed.code, shownRun('keysim list ./checks', listed)).toBe(0);
       expect(listed.stdout).toMatch(/^first-check\s+A key with 100 credits/m);
       expect(listed.stdout).toMatch(/^second-check\s+An unlimited key stays valid/m);
@@ -134,8 +134,10 @@ describe('an ES module project ("type": "module")', () => {
         ['broken/nothing.mjs', 'exports no scenario'],
         ['missing/none.ts', 'no such file'],
       ];
-      for (const [file, problem] of cases) {
-        const ran = await keysim(esm, ['run', file, ...QUICK, '--out', 'reports-broken']);
+      // Refused before any load: side by side.
+      const runs = await Promise.all(cases.map(([file]) => keysim(esm, ['run', file, ...QUICK, '--out', 'reports-broken'])));
+      for (const [i, [file, problem]] of cases.entries()) {
+        const ran = runs[i] as Awaited<ReturnType<typeof keysim>>;
         expect(ran.code, shownRun(`keysim run ${file}`, ran)).toBe(2);
         expect(ran.stderr).toContain(file);
         expect(ran.stderr).toContain(problem);
@@ -149,12 +151,20 @@ describe('an ES module project ("type": "module")', () => {
     'the marked examples of README.md and docs/*.md run as written',
     async () => {
       const examples = docExamples(REPO);
-      for (const example of examples) {
-        writeProjectFile(esm, example.path, example.text);
-        const ran = example.path.endsWith('.test.ts')
-          ? await run('npx', ['--no-install', 'vitest', 'run', example.path], esm)
-          : await keysim(esm, ['run', example.path, ...QUICK, '--out', 'reports-docs']);
-        expect(ran.code, shownRun(`the example of ${example.doc} at line ${example.line} (${example.path})`, ran)).toBe(0);
+      for (const example of examples) writeProjectFile(esm, example.path, example.text);
+      // Each example its own process and reports folder: side by side.
+      const runs = await Promise.all(
+        examples.map((example, i) =>
+          example.path.endsWith('.test.ts')
+            ? run('npx', ['--no-install', 'vitest', 'run', example.path], esm)
+            : keysim(esm, ['run', example.path, ...QUICK, '--out', `reports-docs-${i}`]),
+        ),
+      );
+      for (const [i, example] of examples.entries()) {
+        expect(
+          runs[i]?.code,
+          shownRun(`the example of ${example.doc} at line ${example.line} (${example.path})`, runs[i] as Awaited<ReturnType<typeof keysim>>),
+        ).toBe(0);
       }
       // And they typecheck, as a user's editor would check them.
       if (examples.length > 0) {

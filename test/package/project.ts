@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBuiltCli } from '../helpers/cli-build.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** A command still running after this is killed (an upper bound for a hung child, not a pace). */
@@ -65,10 +66,16 @@ export async function removeTemps(): Promise<void> {
   await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 }
 
-/** `npm pack` of the repository (its `prepare` script builds dist); the tarball's path. */
+/**
+ * `npm pack` of the repository; the tarball's path. Its `prepare` script would build dist/ again
+ * whatever its state (a minute of tsc on a busy machine); instead dist/ is built here only when a
+ * source is newer than its stamp (test/helpers/cli-build.ts: the CLI tests' build, usually already
+ * done), and packed without the scripts. The tarball's files are the same.
+ */
 export async function packKeysim(): Promise<string> {
+  ensureBuiltCli();
   const into = tempDir('keysim-pack-');
-  const packed = await run('npm', ['pack', '--silent', '--pack-destination', into], REPO);
+  const packed = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', into], REPO);
   if (packed.code !== 0) throw new Error(shownRun('npm pack', packed));
   const tarball = readdirSync(into).find((f) => f.endsWith('.tgz'));
   if (tarball === undefined) throw new Error(`npm pack wrote no tarball into ${into}:\n${packed.stdout}`);
