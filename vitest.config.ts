@@ -43,6 +43,10 @@ export default defineConfig({
           // machine's pace (their limits only guard against a hang; every port is port 0 and every
           // file writes in its own temporary folders).
           maxWorkers: 2,
+          // Limits that only catch a hang: a file beside another, and two CPU-bound processes beside
+          // both, may take several times its usual time (a tsx start-up alone has taken over 20 s).
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           sequence: { groupOrder: 1 },
         },
       },
@@ -53,6 +57,8 @@ export default defineConfig({
           name: 'live-alone',
           include: [...LIVE_ALONE],
           maxWorkers: 1,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           sequence: { groupOrder: 2 },
         },
       },

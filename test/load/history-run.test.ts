@@ -128,7 +128,7 @@ describe('runs with history checking', () => {
         '--out',
         out,
       ],
-      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, CI: 'true' } },
+      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 150_000, env: { ...process.env, CI: 'true' } },
     );
     expect(result.status, result.stderr).toBe(100);
     const folders = readdirSync(out).filter((f) => !f.startsWith('.'));
@@ -162,7 +162,7 @@ describe('runs with history checking', () => {
         '--out',
         out,
       ],
-      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 90_000, env: { ...process.env, CI: 'true' } },
+      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 150_000, env: { ...process.env, CI: 'true' } },
     );
     expect(result.status, result.stderr).toBe(100);
     expect(result.stdout).toMatch(/FAIL {2}invariant no over-admission/);
