@@ -167,7 +167,6 @@ describe.concurrent('rate limits with credits: a correct service stays clean, ea
     },
     RUN_LIMIT_MS,
   );
-
 });
 
 describe.concurrent('refills across a real UTC midnight (the test service puts it seconds away)', () => {
