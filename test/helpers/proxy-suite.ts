@@ -5,7 +5,7 @@
  * `keysim run … --history` children (from the sources, with tsx):
  * - `limited-keys` and `ratelimit-live-edges` against one simulator whose admin surface the
  *   proxy hides (keysim sees a live deployment);
- * - `refill-midnight` against a second simulator, its clock put 20 s before one of its UTC
+ * - `refill-midnight` against a second simulator, its clock put 25 s before one of its UTC
  *   midnights, with the admin surface forwarded: the simulator's `Date` header is this machine's
  *   time, so that clock can only be read there (keysim sees a remote simulator with a running
  *   clock, and waits for the midnight as on a live target).
@@ -40,9 +40,9 @@ const DAY_MS = 86_400_000;
  * is 3 s), and kept until the run's first request reaches the proxy (holdBeforeMidnight): the
  * CLI's start-up, however slow, is not counted in it. What it must cover is only the run's own
  * steps from its first request to its reading of the clock (in one process, well under a second
- * when idle), with at least 15 s; the run waits out the rest.
+ * when idle), with at least 20 s; the run waits out the rest.
  */
-const BEFORE_MIDNIGHT_MS = 20_000;
+const BEFORE_MIDNIGHT_MS = 25_000;
 
 /** Skips only where nginx is missing and this is not CI; under CI a missing nginx fails. */
 export const NO_NGINX = nginxBinary() === undefined && process.env.CI !== 'true';
