@@ -39,7 +39,16 @@ async function behindProxy(
 function expectCleanDespiteLosses(r: { run: LiveRun; proxy: LossyProxy; held: { keys: number; identities: number } }): void {
   expect(r.proxy.lost.length, 'the proxy lost no answer: the test tests nothing').toBeGreaterThan(0);
   expect(r.run.failures).toBe('');
-  expect(r.run.exit, r.run.failures).toBe(EXIT.ok);
+  if (r.run.exit === EXIT.generatorLimited) {
+    // A machine too busy to put any burst of ratelimit-live-edges close enough to its window edge:
+    // the scenario says it could not judge that (exit 97, by design), never that the service was
+    // wrong; nothing else may be left unjudged.
+    const unjudged = r.run.report.checks.filter((c) => /^(not judged|inconclusive)\b/i.test(c.detail));
+    expect(
+      unjudged.map((c) => `${c.name}: ${c.detail}`),
+      'exit 97 for another reason than a slow machine at the window edges',
+    ).toEqual([expect.stringMatching(/^sliding window across real window edges: inconclusive: \d+ edges seen, none close enough to its burst to judge/)]);
+  } else expect(r.run.exit, r.run.failures).toBe(EXIT.ok);
   expect(r.run.report.resources?.disposal).toBe('cleaned');
   expect(r.run.report.resources?.unexpectedlyLeft).toBe(0);
   expect(r.held.keys, 'keys left on the service').toBe(0);
