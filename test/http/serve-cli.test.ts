@@ -21,7 +21,8 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 // Generous: under two CPU-bound neighbours (and a suite running beside) a tsx start-up has taken
 // more than 20 s. A bound that only catches a hang, never a slow machine.
 const STARTUP_MS = 90_000;
-const STOP_MS = 5_000;
+/** For a stop after SIGTERM/SIGINT (a second or less when idle): a bound for a hang, not a pace. */
+const STOP_MS = 60_000;
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 

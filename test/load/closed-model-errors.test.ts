@@ -132,7 +132,9 @@ describe('closed-model errors', () => {
   test('a clean closed run reports no errors: only the requests cut off by the end of the phase are unknown', async () => {
     const f = await onSimulator();
     expectReconciled(f);
-    expect(f.sent).toBeGreaterThan(100);
+    // How many 2 s hold is the machine's pace (hundreds alone, far fewer on a busy machine): a run
+    // that sent a few is enough to show no error and no unknown but the cut-off.
+    expect(f.sent).toBeGreaterThan(10);
     expect(f.report.totals.errors).toBe(0);
     expect(f.verify.transportErrors).toEqual({ timeout: 0, reset: 0, refused: 0, other: 0 });
     expect(f.verify.statuses).toEqual({ '200': f.verify.requests });
@@ -190,7 +192,8 @@ describe('closed-model errors', () => {
       expectReconciled(f);
       expect(hung).toBe(CONNECTIONS);
       expect(f.verify.transportErrors).toEqual({ timeout: CONNECTIONS, reset: 0, refused: 0, other: 0 });
-      expect(f.answered).toBeGreaterThan(100);
+      // Answers after the hangs (hundreds alone; how many is the machine's pace).
+      expect(f.answered).toBeGreaterThan(10);
       // As in the open model, a request without an answer has no latency: the figures are the answered ones'.
       expect(f.verify.latency.uncorrected.count).toBe(f.answered);
       expect(f.verify.latency.corrected.count).toBe(f.answered);

@@ -3,11 +3,10 @@
  * checked over the saved history, a clean simulator passes, and an injected wrong behaviour is
  * caught with the invariant exit code.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { readHistory } from '../../src/load/history.js';
 import { runScenario } from '../../src/load/runner.js';
@@ -15,6 +14,9 @@ import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
 import { startEmbeddedSimulator } from '../../src/load/target.js';
 import type { FaultsConfig } from '../../src/http/faults.js';
 import type { InvariantsSection, RunReport } from '../../src/report/model.js';
+import { cleanEnv, cleanUpCli, cli, tempDir } from '../helpers/cli.js';
+
+afterAll(cleanUpCli);
 
 const SETTINGS: LoadSettings = { rate: 200, connections: 8, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 5_000, model: 'open' };
 
@@ -106,31 +108,17 @@ describe('runs with history checking', () => {
     expect(section.verdict).toBe('clean');
     expect(section.oracle).toBeUndefined();
   });
+});
 
-  test('keysim run --history --fault exits with the invariant code (100) and leaves the history beside the report', () => {
-    const out = mkdtempSync(join(tmpdir(), 'keysim-history-cli-'));
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'run',
-        'credits-drain',
-        '--history',
-        '--fault',
-        'overAdmitRate=0.5',
-        '--duration',
-        '2s',
-        '--warmup',
-        '0',
-        '--quiet',
-        '--out',
-        out,
-      ],
-      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, CI: 'true' } },
+// Two `keysim run` children at once: each mostly waits for its tsx start-up and its run.
+describe.concurrent('runs with history checking, through the CLI', () => {
+  test('keysim run --history --fault exits with the invariant code (100) and leaves the history beside the report', async () => {
+    const out = tempDir('keysim-history-cli-');
+    const result = await cli(
+      ['run', 'credits-drain', '--history', '--fault', 'overAdmitRate=0.5', '--duration', '2s', '--warmup', '0', '--quiet', '--out', out],
+      cleanEnv({ CI: 'true' }),
     );
-    expect(result.status, result.stderr).toBe(100);
+    expect(result.code, result.stderr).toBe(100);
     const folders = readdirSync(out).filter((f) => !f.startsWith('.'));
     expect(folders).toHaveLength(1);
     expect(existsSync(join(out, folders[0] ?? '', 'history.jsonl.gz'))).toBe(true);
@@ -141,14 +129,10 @@ describe('runs with history checking', () => {
     expect(readFileSync(join(out, folders[0] ?? '', 'report.md'), 'utf8')).toMatch(/## Invariants/);
   });
 
-  test('keysim run ratelimit-window-edge --history with over-admission exits with the invariant code (100)', () => {
-    const out = mkdtempSync(join(tmpdir(), 'keysim-history-cli-'));
-    const result = spawnSync(
-      process.execPath,
+  test('keysim run ratelimit-window-edge --history with over-admission exits with the invariant code (100)', async () => {
+    const out = tempDir('keysim-history-cli-');
+    const result = await cli(
       [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
         'run',
         'ratelimit-window-edge',
         '--history',
@@ -162,9 +146,9 @@ describe('runs with history checking', () => {
         '--out',
         out,
       ],
-      { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 90_000, env: { ...process.env, CI: 'true' } },
+      cleanEnv({ CI: 'true' }),
     );
-    expect(result.status, result.stderr).toBe(100);
+    expect(result.code, result.stderr).toBe(100);
     expect(result.stdout).toMatch(/FAIL {2}invariant no over-admission/);
   });
 });

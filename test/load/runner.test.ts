@@ -231,7 +231,7 @@ describe('runScenario against the embedded simulator', () => {
     const controller = new AbortController();
     const lines: string[] = [];
     const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 20_000 }), {
+      options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 60_000 }), {
         signal: controller.signal,
         log: (line) => lines.push(line),
         thresholds: thresholds('requests > 0'),
@@ -248,13 +248,14 @@ describe('runScenario against the embedded simulator', () => {
     controller.abort();
     const report = await running;
 
-    // Stopped, not run to its end: the plan had 19 s left. (How fast a stop is, ~1–2 s, is a
-    // matter of the machine's pace, which a test on a busy machine cannot assert.)
-    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(10_000);
+    // Stopped, not run to its end: the plan had most of a minute left. (How fast a stop is, ~1–2 s,
+    // is a matter of the machine's pace, which a test on a busy machine cannot assert: the bound is
+    // half the time left, not a pace.)
+    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
     expect(report.status).toBe('interrupted');
     expect(finishCalled).toBe(false);
     expect(report.totals.requests).toBeGreaterThan(0);
-    expect(report.totals.requests).toBeLessThan(plannedCount(50, 20_000));
+    expect(report.totals.requests).toBeLessThan(plannedCount(50, 60_000));
     expect(report.totals.dropped).toBeGreaterThan(0);
     expect(report.overall.codes).toEqual({ VALID: report.totals.requests });
     expect(report.notes.join('\n')).toMatch(/Interrupted/);
@@ -305,7 +306,7 @@ describe('runScenario against the embedded simulator', () => {
     const controller = new AbortController();
     const lines: string[] = [];
     const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 20_000 }), {
+      options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 60_000 }), {
         signal: controller.signal,
         log: (line) => lines.push(line),
       }),
@@ -321,8 +322,8 @@ describe('runScenario against the embedded simulator', () => {
     controller.abort();
     const report = await running;
 
-    // Stopped, not run to its end (the plan had 19 s left).
-    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(10_000);
+    // Stopped, not run to its end (the plan had most of a minute left; the bound is half of it).
+    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
     expect(report.status).toBe('interrupted');
     expect(report.totals.requests).toBeGreaterThan(0);
   });
@@ -338,11 +339,12 @@ describe('runScenario against the embedded simulator', () => {
     const controller = new AbortController();
     controller.abort();
     const startedAt = performance.now();
-    const report = await runScenario(options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 4_000 }), { signal: controller.signal }));
+    const report = await runScenario(options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 60_000 }), { signal: controller.signal }));
     expect(report.status).toBe('interrupted');
     expect(report.totals.requests).toBe(0);
     expect(report.phases).toEqual([]);
-    expect(performance.now() - startedAt).toBeLessThan(3_000);
+    // Not run: a minute was planned (the bound is half of it, not a pace).
+    expect(performance.now() - startedAt).toBeLessThan(30_000);
   });
 
   test('a signal aborted during setup: interrupted, no phase runs', async () => {
@@ -437,7 +439,7 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
     }
   });
 
-  test('abort while the target hangs: still interrupted and returned within 2 s (not after the request timeout)', async () => {
+  test('abort while the target hangs: still interrupted and returned long before the request timeout', async () => {
     const server = await startStubServer((req, res) => {
       if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
     });
@@ -445,7 +447,7 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
       const controller = new AbortController();
       const lines: string[] = [];
       const running = runScenario(
-        options(erase(stubScenario()), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 20, durationMs: 10_000, timeoutMs: 6_000 }), {
+        options(erase(stubScenario()), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 20, durationMs: 60_000, timeoutMs: 60_000 }), {
           signal: controller.signal,
           log: (line) => lines.push(line),
         }),
@@ -461,8 +463,9 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
       controller.abort();
       const report = await running;
       expect(report.status).toBe('interrupted');
-      // The hung requests were cut short, not waited for until their 6 s timeout.
-      expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(5_000);
+      // The hung requests were cut short, not waited for until their 60 s timeout (the bound is
+      // half of it: a busy machine's slow stop is not a failure).
+      expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
     } finally {
       await server.kill();
     }

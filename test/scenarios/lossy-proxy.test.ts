@@ -39,7 +39,16 @@ async function behindProxy(
 function expectCleanDespiteLosses(r: { run: LiveRun; proxy: LossyProxy; held: { keys: number; identities: number } }): void {
   expect(r.proxy.lost.length, 'the proxy lost no answer: the test tests nothing').toBeGreaterThan(0);
   expect(r.run.failures).toBe('');
-  expect(r.run.exit, r.run.failures).toBe(EXIT.ok);
+  if (r.run.exit === EXIT.generatorLimited) {
+    // A machine too busy to put any burst of ratelimit-live-edges close enough to its window edge:
+    // the scenario says it could not judge that (exit 97, by design), never that the service was
+    // wrong; nothing else may be left unjudged.
+    const unjudged = r.run.report.checks.filter((c) => /^(not judged|inconclusive)\b/i.test(c.detail));
+    expect(
+      unjudged.map((c) => `${c.name}: ${c.detail}`),
+      'exit 97 for another reason than a slow machine at the window edges',
+    ).toEqual([expect.stringMatching(/^sliding window across real window edges: inconclusive: \d+ edges seen, none close enough to its burst to judge/)]);
+  } else expect(r.run.exit, r.run.failures).toBe(EXIT.ok);
   expect(r.run.report.resources?.disposal).toBe('cleaned');
   expect(r.run.report.resources?.unexpectedlyLeft).toBe(0);
   expect(r.held.keys, 'keys left on the service').toBe(0);
@@ -116,7 +125,9 @@ describe.concurrent('answers lost by a proxy are unknown outcomes, not failures'
         return own === 1 ? '504' : own === 4 ? 'drop' : undefined;
       };
       const service = await startTestService();
-      service.setClockOffsetMs(Date.parse('2027-03-14T23:59:46Z') - Date.now());
+      // 26 s before the midnight: the run must read the clock 6 s (the lead) before it, on a busy
+      // machine and beside this file's other runs, or it would wait a day.
+      service.setClockOffsetMs(Date.parse('2027-03-14T23:59:34Z') - Date.now());
       const proxy = await startLossyProxy(service.url, lose);
       try {
         const run = await runLive('refill-midnight', { url: proxy.url, rootKey: service.rootKey });
