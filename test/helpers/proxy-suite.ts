@@ -54,6 +54,8 @@ export interface ScenarioRun {
   report: Record<string, unknown> | undefined;
   /** Operations of the run's history by name (undefined without --history or without a history file). */
   historyCounts: Record<string, number> | undefined;
+  /** Of those, the operations recorded with an unknown outcome (no answer came). */
+  unknownCounts: Record<string, number>;
 }
 
 interface ModeState {
@@ -79,6 +81,7 @@ function readRun(out: string, finished: Finished): ScenarioRun {
   const folder = runFolders(out)[0];
   let report: Record<string, unknown> | undefined;
   let historyCounts: Record<string, number> | undefined;
+  const unknownCounts: Record<string, number> = {};
   if (folder !== undefined) {
     try {
       report = JSON.parse(readFileSync(join(folder, 'report.json'), 'utf8')) as Record<string, unknown>;
@@ -92,14 +95,16 @@ function readRun(out: string, finished: Finished): ScenarioRun {
         .filter((l) => l !== '');
       historyCounts = {};
       for (const line of lines) {
-        const op = (JSON.parse(line) as { op?: unknown }).op;
-        if (typeof op === 'string') historyCounts[op] = (historyCounts[op] ?? 0) + 1;
+        const { op, outcome } = JSON.parse(line) as { op?: unknown; outcome?: unknown };
+        if (typeof op !== 'string') continue;
+        historyCounts[op] = (historyCounts[op] ?? 0) + 1;
+        if (outcome === 'unknown') unknownCounts[op] = (unknownCounts[op] ?? 0) + 1;
       }
     } catch {
       historyCounts = undefined;
     }
   }
-  return { finished, report, historyCounts };
+  return { finished, report, historyCounts, unknownCounts };
 }
 
 async function runScenario(sim: Simulator, nginx: Nginx, scenario: LiveSafe, mode: ProxyMode, onStarted?: () => () => void): Promise<ScenarioRun> {
@@ -249,12 +254,21 @@ function describeMode(mode: ProxyMode, stateOf: () => ModeState | undefined, fai
         expect(resources, shown(run)).toMatchObject({ unexpectedlyLeft: 0 });
         expect(run.finished.code, shown(run)).not.toBe(EXIT.resourcesLeft);
       });
-      test(`${scenario}: keysim's count of verifications sent equals nginx's access log`, () => {
+      // A request written as nginx closed the idle connection was never read, so nginx does not log
+      // it, yet keysim cannot tell it from one that was read: it is recorded with an unknown outcome.
+      // Every request nginx logged was recorded once (none sent twice, none left out), and every one
+      // recorded but not logged is such an unknown outcome.
+      test(`${scenario}: nginx logged every verification keysim recorded, but for unknown outcomes (a request written as nginx closed an idle connection)`, () => {
         const { runs, nginx } = started();
         const run = runs[scenario];
         for (const op of COUNTED) {
           const sent = run.historyCounts === undefined ? undefined : (run.historyCounts[op] ?? 0);
-          expect({ op, sent }, `history: ${JSON.stringify(run.historyCounts)}\n${shown(run)}`).toEqual({ op, sent: loggedFor(nginx, scenario, op) });
+          const unknown = run.unknownCounts[op] ?? 0;
+          const logged = loggedFor(nginx, scenario, op);
+          const context = `history: ${JSON.stringify(run.historyCounts)}, unknown outcomes: ${JSON.stringify(run.unknownCounts)}\n${shown(run)}`;
+          expect(sent, context).toBeDefined();
+          expect(logged, `${op}: nginx logged more than keysim recorded (a request sent twice?)\n${context}`).toBeLessThanOrEqual(sent ?? 0);
+          expect(logged, `${op}: recorded with an answer but not in nginx's log\n${context}`).toBeGreaterThanOrEqual((sent ?? 0) - unknown);
         }
       });
     }
