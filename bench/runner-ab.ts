@@ -82,5 +82,7 @@ for (const [label, of] of [
   const ratios = runs.B.map((run, i) => of(run) / of(runs.A[i] as GeneratorRun));
   console.log(`${label}: medians A ${median(runs.A.map(of)).toFixed(2)}, B ${median(runs.B.map(of)).toFixed(2)}; B / A ${spread(ratios)}`);
 }
-console.log(`late sends, share of planned: medians A ${(100 * median(runs.A.map(lateShare))).toFixed(2)} %, B ${(100 * median(runs.B.map(lateShare))).toFixed(2)} %`);
+console.log(
+  `late sends, share of planned: medians A ${(100 * median(runs.A.map(lateShare))).toFixed(2)} %, B ${(100 * median(runs.B.map(lateShare))).toFixed(2)} %`,
+);
 console.log(`load after: ${load()}`);
