@@ -72,6 +72,12 @@ console.log(`medians: A ${med('A')}, B ${med('B')}, autocannon ${med('autocannon
 console.log(`B / A (min / median / max): ${spread(ratio('B', 'A'))}`);
 console.log(`A / autocannon: ${spread(ratio('A', 'autocannon'))}`);
 console.log(`B / autocannon: ${spread(ratio('B', 'autocannon'))}`);
+if (ceiling) {
+  // At the ceiling the rate follows the CPU the generator got on a shared machine; its CPU per request does not.
+  const cpu = (run: GeneratorRun) => run.generatorCpuUsPerRequest;
+  const cpuRatios = runs.B.map((run, i) => cpu(run) / cpu(runs.A[i] as GeneratorRun));
+  console.log(`CPU µs per request: medians A ${median(runs.A.map(cpu)).toFixed(1)}, B ${median(runs.B.map(cpu)).toFixed(1)}; B / A ${spread(cpuRatios)}`);
+}
 // The open model's lag: its corrected latency (from the intended send time) and its late sends.
 const latencyOf = (key: 'correctedP50Ms' | 'correctedP99Ms') => (run: GeneratorRun) => run[key] ?? Number.NaN;
 const lateShare = (run: GeneratorRun) => (run.late ?? 0) / Math.max(1, run.planned ?? 1);
