@@ -72,4 +72,23 @@ console.log(`medians: A ${med('A')}, B ${med('B')}, autocannon ${med('autocannon
 console.log(`B / A (min / median / max): ${spread(ratio('B', 'A'))}`);
 console.log(`A / autocannon: ${spread(ratio('A', 'autocannon'))}`);
 console.log(`B / autocannon: ${spread(ratio('B', 'autocannon'))}`);
+if (ceiling) {
+  // At the ceiling the rate follows the CPU the generator got on a shared machine; its CPU per request does not.
+  const cpu = (run: GeneratorRun) => run.generatorCpuUsPerRequest;
+  const cpuRatios = runs.B.map((run, i) => cpu(run) / cpu(runs.A[i] as GeneratorRun));
+  console.log(`CPU µs per request: medians A ${median(runs.A.map(cpu)).toFixed(1)}, B ${median(runs.B.map(cpu)).toFixed(1)}; B / A ${spread(cpuRatios)}`);
+}
+// The open model's lag: its corrected latency (from the intended send time) and its late sends.
+const latencyOf = (key: 'correctedP50Ms' | 'correctedP99Ms') => (run: GeneratorRun) => run[key] ?? Number.NaN;
+const lateShare = (run: GeneratorRun) => (run.late ?? 0) / Math.max(1, run.planned ?? 1);
+for (const [label, of] of [
+  ['corrected latency p50, ms', latencyOf('correctedP50Ms')],
+  ['corrected latency p99, ms', latencyOf('correctedP99Ms')],
+] as const) {
+  const ratios = runs.B.map((run, i) => of(run) / of(runs.A[i] as GeneratorRun));
+  console.log(`${label}: medians A ${median(runs.A.map(of)).toFixed(2)}, B ${median(runs.B.map(of)).toFixed(2)}; B / A ${spread(ratios)}`);
+}
+console.log(
+  `late sends, share of planned: medians A ${(100 * median(runs.A.map(lateShare))).toFixed(2)} %, B ${(100 * median(runs.B.map(lateShare))).toFixed(2)} %`,
+);
 console.log(`load after: ${load()}`);

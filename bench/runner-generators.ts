@@ -66,6 +66,9 @@ export interface GeneratorRun {
   dropped?: number;
   /** keysim only: its arrivals. */
   arrival?: Arrival;
+  /** keysim only: corrected latency (from the intended send time), ms: the generator's lag shows in it. */
+  correctedP50Ms?: number;
+  correctedP99Ms?: number;
 }
 
 /**
@@ -203,6 +206,8 @@ export async function runKeysim(
       late: r.outcome.late,
       dropped: r.outcome.dropped,
       arrival,
+      correctedP50Ms: figures.overall.latency.corrected.p50,
+      correctedP99Ms: figures.overall.latency.corrected.p99,
     };
   } finally {
     await executor.close();

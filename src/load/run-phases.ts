@@ -6,23 +6,22 @@
 import { performance } from 'node:perf_hooks';
 import type { Random } from '../engine/index.js';
 import type { PhaseReport } from '../report/model.js';
-import { ClockDriver, serviceClockProblem } from './clock-driver.js';
-import { runClosedPhase } from './closed-model.js';
+import { type ClockDriver, serviceClockProblem } from './clock-driver.js';
 import { weightedPicker } from './distributions.js';
 import type { GeneratorMonitor } from './generator-monitor.js';
 import type { HistoryWriter } from './history.js';
 import type { OpenModelExecutor } from './open-model.js';
 import type { PlannedRequest } from './open-model-requests.js';
 import { type PhaseInput, type PlannedPhase, type Segment, planPhases, segmentPlan } from './plan.js';
-import { stageText, stagesProblem } from './stages.js';
+import { stagesProblem } from './stages.js';
 import type { Recorder } from './recorder.js';
 import type { ResourceLedger } from './resources.js';
 import type { RuleTally } from './rules.js';
 import { trackingCheck } from './resource-tracking.js';
 import { neverCameReason } from './unknown-outcome.js';
 import type { ProgressSnapshot } from './run-options.js';
-import { runningClockBounds } from './running-clock.js';
 import { ScenarioFailedError } from './scenario-failed.js';
+import { endPhaseClock, phaseClockFrom, phaseHistoryOf, phaseLine, phaseReport, sendPhaseLoad, startPhase, startProgressTimer } from './run-phase-steps.js';
 import type { LoadSettings, MixEntry, PhaseSpec, Scenario, ScenarioContext } from './scenario.js';
 import type { Target } from './target.js';
 
@@ -168,33 +167,15 @@ function requestSource(
  * happens, the progress timer and a running sweep are stopped and the executor is closed.
  */
 export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
-  const { scenario, target, settings, ctx, fixtures, recorder, generatorMonitor, executor, history, runStartMs, clockFrozen } = loop;
+  const { scenario, settings, ctx, fixtures, recorder, generatorMonitor, executor, history, runStartMs, clockFrozen } = loop;
   const { specs, planned, totalMs } = loop.plan;
   const phaseReports: PhaseReport[] = [];
   let late = 0;
   let dropped = 0;
   let measuredMs = 0;
   let measuringStarted = false;
-
-  let lastRequests = 0;
-  let lastProgressMs = performance.now();
   let currentPhase = '';
-  const progressTimer = setInterval(() => {
-    const t = performance.now();
-    const requests = recorder.requests;
-    loop.onProgress?.({
-      phase: currentPhase,
-      elapsedMs: t - runStartMs,
-      totalMs,
-      requests,
-      rps: ((requests - lastRequests) * 1000) / Math.max(1, t - lastProgressMs),
-      p99Ms: recorder.p99SoFarMs(),
-      errors: recorder.errors,
-    });
-    lastRequests = requests;
-    lastProgressMs = t;
-  }, 1000);
-  progressTimer.unref();
+  const progressTimer = startProgressTimer(recorder, runStartMs, totalMs, () => currentPhase, loop.onProgress);
   // The service clock's sweep of the running phase, when it has a serviceClock (clock-driver.ts).
   let clockDriver: ClockDriver | undefined;
 
@@ -203,24 +184,8 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
       if (loop.interrupted() || loop.targetStopped()) break;
       const spec = specs[i] as PhaseSpec<unknown>;
       currentPhase = phase.name;
-      try {
-        await spec.before?.(ctx, fixtures);
-      } catch (error) {
-        throw new ScenarioFailedError(scenario.name, `the "before" step of phase "${phase.name}"`, error);
-      }
-      if (spec.serviceClock !== undefined) {
-        try {
-          clockDriver = await ClockDriver.start({ admin: ctx.admin, ...spec.serviceClock, durationMs: phase.durationMs });
-        } catch (error) {
-          throw new ScenarioFailedError(scenario.name, `the service clock of phase "${phase.name}"`, error);
-        }
-      }
-      const clockFrom =
-        clockDriver !== undefined
-          ? new Date(clockDriver.fromMs).toISOString()
-          : ctx.admin === undefined
-            ? undefined
-            : new Date(await ctx.admin.clockNow()).toISOString();
+      clockDriver = await startPhase(scenario.name, ctx, fixtures, spec, phase);
+      const clockFrom = await phaseClockFrom(ctx, clockDriver);
       const next = requestSource(
         spec.mix ?? scenario.mix,
         fixtures,
@@ -238,55 +203,24 @@ export async function runPhases(loop: PhaseLoop): Promise<PhasesOutcome> {
         recorder.startMeasuring(phaseStartMs);
         measuringStarted = true;
       }
-      const shape =
-        phase.stages === undefined ? `at ${phase.rate}/s` : `in stages ${phase.stages.stages.map(stageText).join(' ')} from ${phase.stages.startRate}/s`;
-      loop.log(`phase "${phase.name}": ${phase.count} requests ${shape} over ${phase.durationMs} ms${phase.warmup ? ' (warm-up, not measured)' : ''}`);
-      // The embedded simulator's clock is manual: without a sweep it stands still during a phase
-      // (only `before` moves it); with one, the driver brackets each request.
-      const serviceMs = clockDriver === undefined && clockFrozen && clockFrom !== undefined ? Date.parse(clockFrom) : undefined;
-      // A running service clock (a remote simulator on the system clock): bounds from one reading of it.
-      const runningClock =
-        history !== undefined && clockDriver === undefined && !clockFrozen && ctx.admin !== undefined
-          ? await runningClockBounds(ctx.admin.clockNow)
-          : undefined;
-      const phaseHistory = history === undefined ? undefined : { writer: history, serviceMs, clock: clockDriver ?? runningClock };
-      let schedule: { scheduledSends: number | null; lateSends: number | null } = { scheduledSends: null, lateSends: null };
-      if (executor !== undefined) {
-        const outcome = await executor.runPhase(phase, phaseStartMs, next, recorder, phaseHistory);
-        if (!phase.warmup) {
-          late += outcome.late;
-          dropped += outcome.dropped;
-        }
-        // The sends that came due: a Ctrl-C's undue sends are dropped, but were never late.
-        schedule = { scheduledSends: outcome.due, lateSends: outcome.late };
-      } else if (settings.model === 'closed') {
-        await runClosedPhase({ target, settings, phase, next, recorder, signal: loop.stopSignal, history: phaseHistory });
+      loop.log(phaseLine(phase));
+      const phaseHistory = await phaseHistoryOf(history, ctx, clockDriver, clockFrozen, clockFrom);
+      const sent = await sendPhaseLoad(loop, phase, phaseStartMs, next, phaseHistory);
+      if (!phase.warmup) {
+        late += sent.late;
+        dropped += sent.dropped;
       }
       const phaseEndMs = performance.now();
-      if (!phase.warmup) generatorMonitor.endPhase(phase.name, schedule);
+      if (!phase.warmup) generatorMonitor.endPhase(phase.name, sent.schedule);
       if (!phase.warmup) measuredMs += phaseEndMs - phaseStartMs;
       try {
-        // The sweep ends exactly at toMs (an interrupted run leaves the clock where it got to).
-        await (loop.interrupted() ? clockDriver?.cancel() : clockDriver?.finish());
-      } catch (error) {
-        throw new ScenarioFailedError(scenario.name, `the service clock of phase "${phase.name}"`, error);
+        await endPhaseClock(scenario.name, phase, clockDriver, loop.interrupted());
       } finally {
         clockDriver = undefined;
       }
       // A remote simulator that stopped answering has no clock to read: the report says it stopped.
       const clockTo = ctx.admin === undefined || loop.targetStopped() ? undefined : new Date(await ctx.admin.clockNow()).toISOString();
-      phaseReports.push({
-        name: phase.name,
-        startMs: Math.round(phaseStartMs - runStartMs),
-        durationMs: Math.round(phaseEndMs - phaseStartMs),
-        rate: settings.model === 'open' ? phase.rate : settings.connections,
-        warmup: phase.warmup,
-        ...(phase.stages === undefined
-          ? {}
-          : { startRate: phase.stages.startRate, stages: phase.stages.stages.map((st) => ({ durationMs: st.durationMs, target: st.target })) }),
-        ...(clockFrom === undefined ? {} : { serviceClockFrom: clockFrom }),
-        ...(clockTo === undefined ? {} : { serviceClockTo: clockTo }),
-      });
+      phaseReports.push(phaseReport(phase, settings, Math.round(phaseStartMs - runStartMs), Math.round(phaseEndMs - phaseStartMs), clockFrom, clockTo));
     }
   } finally {
     clearInterval(progressTimer);

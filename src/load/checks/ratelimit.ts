@@ -38,19 +38,21 @@
 import { iso } from '../../engine/iso.js';
 import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history.js';
 import type { CheckOptions, CheckerResult } from './types.js';
-import { type Possibility, collect } from './ratelimit-collect.js';
-import { type Bucket, Counter, type Item, MAX_WINDOW_SPREAD, windowText } from './ratelimit-counters.js';
+import { type Decision, type Possibility, collect } from './ratelimit-collect.js';
+import { Counter, type Item, MAX_WINDOW_SPREAD } from './ratelimit-counters.js';
 import { checkOverAdmission } from './ratelimit-admission.js';
-import { ViolationLog, witness } from './violation-log.js';
-import { ownCounter, ownKeys } from './segment-scope.js';
+import { ViolationLog } from './violation-log.js';
+import { ownKeys } from './segment-scope.js';
+import { checkFalseDenials } from './ratelimit-denial.js';
 
 // ── the checker ───────────────────────────────────────────────────────────────────────────
 
-/** Checks the rate-limit invariants of a history (see the block comment at the top). */
-export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOptions = {}): CheckerResult {
-  const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
-  const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
-  const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs, options.segment !== undefined);
+/**
+ * Files every decision that may have taken effect under each counter and window it may have
+ * counted in: `possible` always, `sure` when it was surely admitted on one counter in one window;
+ * a decision whose windows spread wide goes to the counter's `wide` list. Counts the checks made.
+ */
+function fileDecisions(decisions: readonly Decision[]): { counters: Map<string, Counter>; rateLimitChecks: number } {
   const counters = new Map<string, Counter>();
   const counterOf = (p: Possibility): Counter => {
     let c = counters.get(p.counter);
@@ -58,8 +60,6 @@ export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOp
     return c;
   };
   let rateLimitChecks = 0;
-  const counts = { 'ratelimit.no-over-admission': 0, 'ratelimit.no-false-denial': 0 };
-
   for (const d of decisions) {
     if (d.admitted !== 'maybe') rateLimitChecks += d.entries.length;
     if (d.admitted === 'no') continue;
@@ -79,7 +79,16 @@ export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOp
     }
   }
   for (const counter of counters.values()) for (const bucket of counter.buckets.values()) bucket.finish();
+  return { counters, rateLimitChecks };
+}
 
+/** Checks the rate-limit invariants of a history (see the block comment at the top). */
+export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOptions = {}): CheckerResult {
+  const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
+  const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
+  const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs, options.segment !== undefined);
+  const { counters, rateLimitChecks } = fileDecisions(decisions);
+  const counts = { 'ratelimit.no-over-admission': 0, 'ratelimit.no-false-denial': 0 };
   const log = new ViolationLog();
 
   // (1) No over-admission (ratelimit-admission.ts).
@@ -88,76 +97,8 @@ export function checkRateLimits(events: Iterable<HistoryEvent>, options: CheckOp
   // (2) No false denial. In a segment, only on counters no other process can spend (segment-scope.ts):
   // elsewhere the admissions that filled the window may be in another segment's history.
   const ownedKeys = ownKeys(all, options.segment?.sharedKeyIds, options.segment !== undefined);
-  let leftToMerge = 0;
-  let unjudged = 0;
-  for (const dn of decisions) {
-    if (dn.admitted !== 'no') continue;
-    if (dn.kind === 'verify' && dn.t.comp > unattributedSince) {
-      unjudged++;
-      continue;
-    }
-    if (dn.entries.length === 0) continue;
-    if (ownedKeys !== undefined && dn.entries.some((e) => e.exceeded && e.possibilities.some((p) => !ownCounter(p.counter, ownedKeys)))) {
-      leftToMerge++;
-      continue;
-    }
-    counts['ratelimit.no-false-denial'] += 1;
-    const x = dn.t;
-    let legal = false;
-    let zeroCost = false;
-    let explanation: { used: number; limit: number; cost: number; p: Possibility; k: number; bucket: Bucket | undefined } | undefined;
-    for (const [i, entry] of dn.entries.entries()) {
-      if (!entry.exceeded) continue;
-      if (entry.cost === 0) {
-        zeroCost = true;
-        continue;
-      }
-      for (const p of entry.possibilities) {
-        // Entries of one request that share a counter see the cost of those before them.
-        const sameRequest = dn.entries.slice(0, i).reduce((n, e) => (e.possibilities.some((q) => q.counter === p.counter) ? n + e.cost : n), 0);
-        const d = p.durationMs;
-        if (d === undefined || p.kHi - p.kLo > MAX_WINDOW_SPREAD || unjudgeable(p.counter)) {
-          legal = true;
-          break;
-        }
-        const counter = counters.get(p.counter);
-        for (let k = p.kLo; k <= p.kHi && !legal; k++) {
-          const bucket = counter?.buckets.get(k);
-          let current = (bucket?.possibleInvLE(x.comp) ?? 0) + sameRequest;
-          let previous = counter?.buckets.get(k - 1)?.possibleTotal ?? 0;
-          for (const w of counter?.wide ?? []) {
-            if (w.kLo <= k && k <= w.kHi && w.inv <= x.comp) current += w.cost;
-            if (w.kLo <= k - 1 && k - 1 <= w.kHi) previous += w.cost;
-          }
-          const earliest = Math.max(x.sInv, k * d);
-          const weight = Math.floor((previous * ((k + 1) * d - earliest)) / d);
-          const used = current + weight;
-          if (used + entry.cost > p.limit) legal = true;
-          else if (explanation === undefined || used > explanation.used) explanation = { used, limit: p.limit, cost: entry.cost, p, k, bucket };
-        }
-        if (legal) break;
-      }
-      if (legal) break;
-    }
-    if (legal) continue;
-    if (!zeroCost && explanation === undefined) continue; // the answer names no exceeded limit: nothing to weigh
-    const e = explanation;
-    const subject = e?.p.subject ?? dn.entries[0]?.possibilities[0]?.subject ?? `#${dn.event.seq}`;
-    log.add('ratelimit.no-false-denial', subject, x.comp, () => ({
-      message:
-        e === undefined
-          ? `#${dn.event.seq} was denied for a limit checked with cost 0, which never fails.`
-          : `#${dn.event.seq} was denied (cost ${e.cost}) although at most ${e.used} of the limit ${e.limit} could have been used in ${windowText(e.p, e.k)}: ${e.used} + ${e.cost} ≤ ${e.limit}.`,
-      witness: witness(
-        [e?.p.source],
-        [dn.event],
-        (e?.bucket?.possible ?? [])
-          .filter((i) => i.inv <= x.comp)
-          .slice(-4)
-          .map((i) => i.event),
-      ),
-    }));
-  }
+  const { judged, leftToMerge, unjudged } = checkFalseDenials(decisions, counters, { ownedKeys, unattributedSince, unjudgeable }, log);
+  counts['ratelimit.no-false-denial'] += judged;
 
   const notes: string[] = [];
   if (unjudged > 0) {
