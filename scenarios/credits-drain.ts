@@ -8,7 +8,7 @@
  * them, so every key is over-asked about twice. The warm-up reads keys only, so it consumes
  * nothing and every verification that consumes is in the measured phase.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
 import {
   checkResult,
   codeCount,
@@ -22,8 +22,8 @@ import {
   transportErrors,
   unexpectedCodes,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+} from '../src/load/scenario/index.js';
+import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario/index.js';
 import { plannedCount } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 

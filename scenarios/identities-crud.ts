@@ -15,7 +15,7 @@
  * may not have taken effect. The warm-up only reads, so every creation and deletion is in the
  * measured figures.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
 import {
   checkResult,
   expectError,
@@ -28,9 +28,9 @@ import {
   shown,
   statusCount,
   withoutAnswer,
-} from '../src/load/scenario-checks.js';
+} from '../src/load/scenario/index.js';
 import { readOutcome } from '../src/index.js';
-import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario-fixtures.js';
+import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario/index.js';
 import { ascendingIds, paginationProblem, plannedCount } from './support/common.js';
 
 const STABLE = 40;

@@ -9,10 +9,10 @@
  *   active        cost 0 → VALID with its balance unchanged (cost 0 takes nothing).
  * At the end each key's balance is read back: a refused verification spent nothing.
  */
-import { type ApiResponse, type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, expectError, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
+import { type ApiResponse, type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { checkResult, expectError, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario/index.js';
 import { readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario/index.js';
 
 const CREDITS = 50;
 /** Long past on any clock a deployment can have. */

@@ -19,10 +19,10 @@
  *   an off-by-one limit shows as soon as a window is saturated.
  * `--history` lets the invariant checkers follow the same answers (credits and rate limits).
  */
-import { type MixEntry, defineScenario } from '../src/load/scenario.js';
-import { answerEffectUnknown, checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
+import { type MixEntry, defineScenario } from '../src/load/scenario/index.js';
+import { answerEffectUnknown, checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario/index.js';
 import { readOutcome } from '../src/index.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, inParallel } from '../src/load/scenario/index.js';
 
 const KEYS = 4;
 const IDENTITIES = 2;

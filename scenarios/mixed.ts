@@ -17,9 +17,9 @@
  * The default scenario of `keysim run`: its default run (2 s warm-up + 12 s at 300 requests/s)
  * takes about 15 s with setup and cleanup.
  */
-import { zipfSampler } from '../src/load/distributions.js';
+import { zipfSampler } from '../src/load/scenario/index.js';
 import type { Random } from '../src/engine/index.js';
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
 import {
   checkResult,
   codeCount,
@@ -37,8 +37,8 @@ import {
   unexpectedCodes,
   withoutAnswer,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
+} from '../src/load/scenario/index.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario/index.js';
 import type { CheckResult, OperationStats } from '../src/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';

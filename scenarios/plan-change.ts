@@ -13,10 +13,10 @@
  * The end-of-run check is exact whatever the interleaving: VALID answers = free credits used +
  * (ALLOC − final balance) summed over the keys. The warm-up only reads keys.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, shown, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, shown, withoutAnswer, withoutAnswerText } from '../src/load/scenario/index.js';
 import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario/index.js';
 import { plannedCount } from './support/common.js';
 import { readKeys, remainingOf } from './support/final-reads.js';
 

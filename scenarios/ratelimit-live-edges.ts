@@ -21,10 +21,10 @@
  * and the invariant checkers see it too. The phases' own load is a steady, light stream of
  * rate-limit checks on an identifier of its own.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario-fixtures.js';
-import { moveClockTo } from '../src/load/scenario-clock.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario/index.js';
+import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario/index.js';
+import { moveClockTo } from '../src/load/scenario/index.js';
 import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
 import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 

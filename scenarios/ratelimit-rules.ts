@@ -12,11 +12,11 @@
  *   multiLimit A (limit 5) and B (limit 1) together → passed; again → refused because of B; then a
  *              cost-0 check of A → 4 left: the refused multiLimit counted nothing on A either.
  */
-import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
 import type { CheckResult } from '../src/index.js';
-import { checkResult, isRecord, notJudged, okData, sameJson, shown } from '../src/load/scenario-checks.js';
+import { checkResult, isRecord, notJudged, okData, sameJson, shown } from '../src/load/scenario/index.js';
 import { type CallOutcome, LostAnswers, callOutcome, readOutcome } from '../src/index.js';
-import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import { deleteQuietly, ensureNamespace } from '../src/load/scenario/index.js';
 
 const DAY_MS = 86_400_000;
 const REQUEST = { limit: 100, duration: DAY_MS };

@@ -19,10 +19,10 @@
  * The last phase sweeps the service clock across hundreds of windows under load, on identifiers
  * of its own (support/window-sweep.ts).
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
-import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { checkResult, isInt, okData, shown } from '../src/load/scenario/index.js';
+import { deleteQuietly, ensureNamespace } from '../src/load/scenario/index.js';
+import { iso, moveClockTo, requireAdmin } from '../src/load/scenario/index.js';
 import { SWEEP_SHARE, type SweepTally, type SweepWho, sweepAdmissions, sweepChecks, windowSweepPhase } from './support/window-sweep.js';
 
 type Who = 'std' | 'vip' | 'gold' | 'blocked';

@@ -17,11 +17,11 @@
  * Keys made, or first verified, too close to midnight for the placement to be sure (a slow
  * machine) make the affected check inconclusive, never red; `createdAt` (service time) decides.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario/index.js';
 import { READ_ATTEMPTS, callOutcome, readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo } from '../src/load/scenario-clock.js';
+import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario/index.js';
+import { iso, moveClockTo } from '../src/load/scenario/index.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
 
 const DAY_MS = 86_400_000;

@@ -22,10 +22,10 @@
  * Without a runner that moves the clock during the load (a frozen stand-in), each sweep's load runs
  * at its start and `before` moves the clock across it afterwards: (1) and (2) still hold.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isRecord, okData, shown } from '../src/load/scenario-checks.js';
-import { createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { checkResult, isRecord, okData, shown } from '../src/load/scenario/index.js';
+import { createKey, createTaggedApi } from '../src/load/scenario/index.js';
+import { iso, moveClockTo, requireAdmin } from '../src/load/scenario/index.js';
 import { DAYS, type Day, EXPECTED_REFILLS, type YearKind, amountOf, chooseYears, midnightsOf, refillBetween } from './support/refill-calendar.js';
 
 const INITIAL_BALANCE = 5;

@@ -3,9 +3,9 @@
  * walk-through), after a short load of read-only calls whose answers are also exact — nothing in
  * the load changes state, so concurrency cannot make any answer uncertain.
  */
-import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { expectError, isInt, isRecord, okData, okList, sameJson, shown } from '../src/load/scenario-checks.js';
-import { createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
+import { expectError, isInt, isRecord, okData, okList, sameJson, shown } from '../src/load/scenario/index.js';
+import { createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace } from '../src/load/scenario/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 import { walkThrough } from './support/smoke-walk.js';
 

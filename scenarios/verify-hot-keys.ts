@@ -5,8 +5,8 @@
  * the credits consumed, key by key, must add up to the VALID answers, and the hottest keys must
  * have taken their Zipf share. The warm-up verifies at cost 0, so only measured requests consume.
  */
-import { zipfSampler } from '../src/load/distributions.js';
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
+import { zipfSampler } from '../src/load/scenario/index.js';
+import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario/index.js';
 import {
   checkResult,
   codeCount,
@@ -18,8 +18,8 @@ import {
   shown,
   transportErrors,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
+} from '../src/load/scenario/index.js';
+import { type CreatedKey, SETUP_CONCURRENCY, createKey, createTaggedApi, inParallel } from '../src/load/scenario/index.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 import type { Random } from '../src/engine/index.js';
 

@@ -29,7 +29,7 @@ export {
   type ScenarioContext,
   type ServiceApi,
   type SimulatorAdmin,
-} from './load/scenario.js';
+} from './load/scenario/index.js';
 export type { CheckResult, OperationStats, RunReport } from './report/model.js';
 export {
   type Json,
@@ -52,8 +52,8 @@ export {
   notJudged,
   neverCameReason,
   answerEffectUnknown,
-} from './load/scenario-checks.js';
-export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario-calls.js';
+} from './load/scenario/index.js';
+export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario/index.js';
 export {
   type CreatedKey,
   SETUP_CONCURRENCY,
@@ -64,5 +64,5 @@ export {
   ensureNamespace,
   inParallel,
   sleep,
-} from './load/scenario-fixtures.js';
-export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';
+} from './load/scenario/index.js';
+export { iso, moveClockTo, requireAdmin } from './load/scenario/index.js';

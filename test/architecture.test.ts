@@ -202,7 +202,7 @@ describe('the checker on small repositories that break each rule', () => {
       'src/index.ts': '',
       'src/load/scenario.ts': '',
       'src/load/checks.ts': '',
-      'scenarios/old.ts': "import { defineScenario } from '../src/load/scenario.js';\nimport { x } from '../src/index.js';",
+      'scenarios/old.ts': "import { defineScenario } from '../src/load/scenario/scenario.js';\nimport { x } from '../src/index.js';",
       'scenarios/new.ts': "import { okData } from '../src/load/checks.js';\nimport { common } from './support/common.js';",
       'scenarios/support/common.ts': "import { defineScenario } from '../../src/index.js';\nimport { request } from 'undici';",
     });

@@ -3,7 +3,7 @@
  * a phase). The helpers any scenario needs live in src/load/scenario-*.ts and are exported from
  * keysim's package.
  */
-import { type Json, isRecord } from '../../src/load/scenario-checks.js';
+import { type Json, isRecord } from '../../src/load/scenario/index.js';
 
 /** Identity list items must come in ascending id order (docs/service-model.md#identities). */
 export function ascendingIds(items: readonly unknown[]): string | undefined {

@@ -9,10 +9,10 @@
  * refuses a window that admits more than its limit; at the end, the windows the load reached must
  * (nearly) all have admitted some — the windows keep rolling over under load.
  */
-import type { MixEntry, PhaseSpec, ScenarioContext } from '../../src/load/scenario.js';
+import type { MixEntry, PhaseSpec, ScenarioContext } from '../../src/load/scenario/index.js';
 import type { CheckResult } from '../../src/index.js';
-import { checkResult, isInt, okData, shown } from '../../src/load/scenario-checks.js';
-import { iso, moveClockTo, requireAdmin } from '../../src/load/scenario-clock.js';
+import { checkResult, isInt, okData, shown } from '../../src/load/scenario/index.js';
+import { iso, moveClockTo, requireAdmin } from '../../src/load/scenario/index.js';
 import { plannedCount } from './common.js';
 
 const SCENARIO = 'ratelimit-window-edge';
