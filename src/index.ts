@@ -50,6 +50,7 @@ export {
   withoutAnswerText,
   serverErrors,
   notJudged,
+  isServiceBody,
   neverCameReason,
   answerEffectUnknown,
 } from './load/scenario/index.js';
@@ -66,3 +67,12 @@ export {
   sleep,
 } from './load/scenario/index.js';
 export { iso, moveClockTo, requireAdmin } from './load/scenario/index.js';
+/** Drawing a mix's keys: a Zipf-skewed index, so that a few keys are hot. */
+export { zipfSampler } from './load/scenario/index.js';
+/** A duration as keysim's flags write it (`90s`, `5m`), in milliseconds. */
+export { parseDurationMs } from './load/plan/index.js';
+/**
+ * keysim's own HTTP/1.1 client, for a scenario that reads the target beside the service API (the
+ * built-in scenarios read its Date header): the same `--ca`, timeouts and body decoding as a run.
+ */
+export { type ClientAnswer, Http1Client, decodeBody, serviceJsonOf } from './load/http1/index.js';

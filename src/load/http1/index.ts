@@ -1,4 +1,7 @@
-/** The door of src/load/http1: what other rooms and layers use of it. */
+/**
+ * The door of src/load/http1/. keysim's own HTTP/1.1 client: the connection that never sends a request twice, the response
+ * parser, request text, idle close, answer bodies, and Http1Client for everything but the load.
+ */
 export * from './answer-body.js';
 export * from './client.js';
 export * from './connection.js';

@@ -1,2 +1,4 @@
-/** The door of src/load/rules: what other rooms and layers use of it. */
+/**
+ * The door of src/load/rules/. The service's rules, each with a stable id and one line, and the tally of which a run judged.
+ */
 export * from './rules.js';

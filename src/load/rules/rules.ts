@@ -10,7 +10,7 @@
  */
 import { saysNotJudged } from '../../report/verdict.js';
 
-/** Where a rule is judged besides the scenario's own checks: an invariant id of src/load/checks/types.ts. */
+/** Where a rule is judged besides the scenario's own checks: an invariant id of src/load/invariants/types.ts. */
 export type RuleJudge =
   'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
 

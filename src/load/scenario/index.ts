@@ -1,4 +1,8 @@
-/** The door of src/load/scenario: what other rooms and layers use of it. */
+/**
+ * The door of src/load/scenario/. What a scenario is and what its code uses: defineScenario and its types (scenario.ts), the
+ * helpers of its checks, calls, fixtures and clock (scenario-*.ts), key distributions, and the
+ * operation names of a mix (refused before any load when unknown).
+ */
 export * from './distributions.js';
 export * from './edit-distance.js';
 export * from './mix-operations.js';

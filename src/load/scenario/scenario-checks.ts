@@ -69,7 +69,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /**
  * An end-of-run check's result, as `finish` returns them; `rules`: the service rules it judges
- * (src/load/rules.ts ids), for the report's rule coverage.
+ * (src/load/rules/rules.ts ids), for the report's rule coverage.
  */
 export function checkResult(name: string, passed: boolean, detail: string, rules?: readonly string[]): CheckResult {
   return { name, passed, detail, ...(rules === undefined ? {} : { rules: [...rules] }) };

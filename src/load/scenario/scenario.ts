@@ -116,7 +116,7 @@ export interface MixEntry<F> {
   /** Per-response check: return a message when the answer is wrong, undefined when it is right. */
   check?(response: ApiResponse, fixtures: F): string | undefined;
   /**
-   * The service rules (src/load/rules.ts) this entry's check judges, by id: the report counts a
+   * The service rules (src/load/rules/rules.ts) this entry's check judges, by id: the report counts a
    * declared rule as exercised once such a check judged an answer of the service.
    */
   rules?: readonly string[];
@@ -198,7 +198,7 @@ export interface Scenario<F = unknown> {
    */
   clockMode?: 'frozen' | 'running';
   /**
-   * The service rules (src/load/rules.ts, docs/checking.md#rules) this scenario exercises and
+   * The service rules (src/load/rules/rules.ts, docs/checking.md#rules) this scenario exercises and
    * judges, by id. The report lists each as exercised when the checks judging it judged at least
    * one item in the run (name them on entries and checks with `rules` to be precise), as not
    * judged otherwise.
