@@ -16,7 +16,7 @@ export interface Bounds {
 }
 
 /** One key's sets and sums, with the queries of the algorithm. */
-export class KeyCheck {
+export class KeyCreditJudge {
   readonly key: KeyModel;
   readonly sets: SetEvent[];
   readonly #finite: SetEvent[];
@@ -93,10 +93,10 @@ export class KeyCheck {
   }
 
   boundsFor(s: SetEvent, x: TimeBracket, ownSpend: number): { lo: number; hi: number; upPossible: number } {
-    const downPossible = KeyCheck.possiblyBetween(this.possibleDown, s, x) - ownSpend;
-    const downSure = KeyCheck.surelyBetween(this.sureDown, s, x);
-    const upPossible = KeyCheck.possiblyBetween(this.possibleUp, s, x);
-    const upSure = KeyCheck.surelyBetween(this.sureUp, s, x);
+    const downPossible = KeyCreditJudge.possiblyBetween(this.possibleDown, s, x) - ownSpend;
+    const downSure = KeyCreditJudge.surelyBetween(this.sureDown, s, x);
+    const upPossible = KeyCreditJudge.possiblyBetween(this.possibleUp, s, x);
+    const upSure = KeyCreditJudge.surelyBetween(this.sureUp, s, x);
     return { lo: Math.max(0, s.vLo + upSure - downPossible), hi: s.vHi + upPossible - downSure, upPossible };
   }
 

@@ -50,7 +50,7 @@
 import { iso } from '../../engine/iso.js';
 import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history/index.js';
 import type { InvariantOptions, InvariantFindings, InvariantId } from './types.js';
-import { KeyCheck } from './credits-bounds.js';
+import { KeyCreditJudge } from './credits-bounds.js';
 import { collect } from './credits-collect.js';
 import { INF, type Read, type SetEvent, ServiceToWall, refillSets, surelyAfter } from './credits-sets.js';
 import type { Amount } from './credits-sums.js';
@@ -103,7 +103,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
       continue;
     }
     keysChecked++;
-    const check = new KeyCheck(key, refillSets(key, map, mode));
+    const check = new KeyCreditJudge(key, refillSets(key, map, mode));
     const subject = key.keyId;
     const groups = new Map<SetEvent, Array<{ read: Read; reported: number }>>();
 
