@@ -1,6 +1,6 @@
 /**
  * What only the built-in scenarios share (identity list order and pagination, the planned count of
- * a phase). The helpers any scenario needs live in src/load/scenario-*.ts and are exported from
+ * a phase). The helpers any scenario needs live in src/load/scenario/ and are exported from
  * keysim's package.
  */
 import { type Json, isRecord } from '../../src/index.js';
