@@ -93,7 +93,11 @@ async function loadModules(): Promise<Modules> {
     return { engine, http, history, source: 'dist' };
   }
   progress('oracle bench: dist/ not built, measuring keysim from its sources (run npm run build)');
-  const [engine, http, history] = await Promise.all([import('../src/engine/index.js'), import('../src/http/index.js'), import('../src/load/history/history.js')]);
+  const [engine, http, history] = await Promise.all([
+    import('../src/engine/index.js'),
+    import('../src/http/index.js'),
+    import('../src/load/history/history.js'),
+  ]);
   return { engine, http, history, source: 'src' };
 }
 

@@ -36,7 +36,11 @@ export async function loadRunnerModules(distDir?: string): Promise<RunnerModules
       source: 'dist',
     };
   }
-  const [open, recorder, plan] = await Promise.all([import('../src/load/executors/open-model.js'), import('../src/load/metrics/recorder.js'), import('../src/load/plan/plan.js')]);
+  const [open, recorder, plan] = await Promise.all([
+    import('../src/load/executors/open-model.js'),
+    import('../src/load/metrics/recorder.js'),
+    import('../src/load/plan/plan.js'),
+  ]);
   return {
     OpenModelExecutor: open.OpenModelExecutor,
     Recorder: recorder.Recorder,

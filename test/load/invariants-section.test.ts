@@ -10,7 +10,13 @@ import { EXIT } from '../../src/cli/exit-codes.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
 import { INVARIANTS, judgeInvariants } from '../../src/load/invariants/judge.js';
 import type { HistoryEvent, HistoryOutcome, HistoryRequest } from '../../src/load/history/history.js';
-import { ORACLE_EXAMPLES_MAX, SECTION_VIOLATIONS_MAX, describeOutcome, describeRequest, invariantsSection } from '../../src/load/invariants/invariants-section.js';
+import {
+  ORACLE_EXAMPLES_MAX,
+  SECTION_VIOLATIONS_MAX,
+  describeOutcome,
+  describeRequest,
+  invariantsSection,
+} from '../../src/load/invariants/invariants-section.js';
 import type { Operation } from '../../src/load/scenario/scenario.js';
 import { parseReport, renderJson, type OracleSection, type RunReport } from '../../src/report/index.js';
 import { minimalReport } from '../helpers/report-fixture.js';
