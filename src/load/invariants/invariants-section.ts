@@ -158,14 +158,14 @@ function oracleOf(o: OracleSection): OracleSection {
 }
 
 /**
- * The invariants section of a run report. `check` is the checkers' verdict over the history, or
+ * The invariants section of a run report. `judged` is the invariants judged over the history, or
  * undefined when the history was saved but not checked (an interrupted run): the verdict is then
  * `not-checked` and the invariants list is empty.
  */
-export function invariantsSection(check: InvariantReport | undefined, options: InvariantsSectionOptions): InvariantsSection {
-  const notes = [...(check?.notes ?? []), ...(options.notes ?? [])];
+export function invariantsSection(judged: InvariantReport | undefined, options: InvariantsSectionOptions): InvariantsSection {
+  const notes = [...(judged?.notes ?? []), ...(options.notes ?? [])];
   const section: InvariantsSection =
-    check === undefined
+    judged === undefined
       ? {
           verdict: 'not-checked',
           history: options.history ?? HISTORY_FILE,
@@ -177,11 +177,11 @@ export function invariantsSection(check: InvariantReport | undefined, options: I
           notes,
         }
       : {
-          verdict: check.passed && check.violations.length === 0 ? 'clean' : 'violated',
+          verdict: judged.passed && judged.violations.length === 0 ? 'clean' : 'violated',
           history: options.history ?? HISTORY_FILE,
           operations: options.operations,
-          checked: { ...check.checked },
-          invariants: check.invariants.map((inv) => ({
+          checked: { ...judged.checked },
+          invariants: judged.invariants.map((inv) => ({
             id: inv.id,
             title: inv.title,
             passed: inv.passed,
@@ -189,8 +189,8 @@ export function invariantsSection(check: InvariantReport | undefined, options: I
             violations: inv.violations,
             ...(inv.notJudged === undefined ? {} : { notJudged: inv.notJudged }),
           })),
-          violations: selectViolations(check.violations, SECTION_VIOLATIONS_MAX).map(violationOf),
-          violationsTotal: check.violations.length,
+          violations: selectViolations(judged.violations, SECTION_VIOLATIONS_MAX).map(violationOf),
+          violationsTotal: judged.violations.length,
           notes,
         };
   if (options.oracle !== undefined) section.oracle = oracleOf(options.oracle);
