@@ -16,9 +16,9 @@
  * compare-judge.ts, which compare-rejudge.ts shares to judge saved runs again.
  */
 import { SCENARIOS } from '../scenarios/index.js';
-import { runScenario } from '../src/load/runner.js';
-import type { LoadSettings, Scenario } from '../src/load/scenario.js';
-import { startEmbeddedSimulator } from '../src/load/target.js';
+import { runScenario } from '../src/load/run/runner.js';
+import type { LoadSettings, Scenario } from '../src/load/scenario/scenario.js';
+import { startEmbeddedSimulator } from '../src/load/target/target.js';
 import type { RunReport } from '../src/report/model.js';
 import { keysimVersion } from '../src/version.js';
 import { type RunTriple, judgeTriples } from './compare-judge.js';

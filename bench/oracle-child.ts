@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as EngineLayer from '../src/engine/index.js';
 import type * as HttpLayer from '../src/http/index.js';
-import type * as HistoryModule from '../src/load/history.js';
+import type * as HistoryModule from '../src/load/history/history.js';
 import { progress, sendResult } from './subprocess.js';
 import { median } from './stats.js';
 
@@ -93,7 +93,11 @@ async function loadModules(): Promise<Modules> {
     return { engine, http, history, source: 'dist' };
   }
   progress('oracle bench: dist/ not built, measuring keysim from its sources (run npm run build)');
-  const [engine, http, history] = await Promise.all([import('../src/engine/index.js'), import('../src/http/index.js'), import('../src/load/history.js')]);
+  const [engine, http, history] = await Promise.all([
+    import('../src/engine/index.js'),
+    import('../src/http/index.js'),
+    import('../src/load/history/history.js'),
+  ]);
   return { engine, http, history, source: 'src' };
 }
 

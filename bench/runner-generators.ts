@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type { ServerProcess } from './http-server.js';
-import type { PlannedRequest } from '../src/load/open-model-requests.js';
+import type { PlannedRequest } from '../src/load/executors/open-model-requests.js';
 import type { RunnerModules } from './runner-modules.js';
 import { secondsSince } from './stats.js';
 

@@ -5,9 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import type * as OpenModel from '../src/load/open-model.js';
-import type * as Plan from '../src/load/plan.js';
-import type * as RecorderModule from '../src/load/recorder.js';
+import type * as OpenModel from '../src/load/executors/open-model.js';
+import type * as Plan from '../src/load/plan/plan.js';
+import type * as RecorderModule from '../src/load/metrics/recorder.js';
 
 export interface RunnerModules {
   OpenModelExecutor: typeof OpenModel.OpenModelExecutor;
@@ -36,7 +36,11 @@ export async function loadRunnerModules(distDir?: string): Promise<RunnerModules
       source: 'dist',
     };
   }
-  const [open, recorder, plan] = await Promise.all([import('../src/load/open-model.js'), import('../src/load/recorder.js'), import('../src/load/plan.js')]);
+  const [open, recorder, plan] = await Promise.all([
+    import('../src/load/executors/open-model.js'),
+    import('../src/load/metrics/recorder.js'),
+    import('../src/load/plan/plan.js'),
+  ]);
   return {
     OpenModelExecutor: open.OpenModelExecutor,
     Recorder: recorder.Recorder,

@@ -8,11 +8,17 @@
  * them, so every key is over-asked about twice. The warm-up reads keys only, so it consumes
  * nothing and every verification that consumes is in the measured phase.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import {
+  type CreatedKey,
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
   checkResult,
   codeCount,
+  createKey,
+  createTaggedApi,
   cutOff,
+  defineScenario,
   isInt,
   isRecord,
   notJudged,
@@ -22,8 +28,7 @@ import {
   transportErrors,
   unexpectedCodes,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+} from '../src/index.js';
 import { plannedCount } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 
@@ -88,7 +93,7 @@ async function setup(ctx: ScenarioContext): Promise<DrainFixtures> {
 
 export default defineScenario<DrainFixtures>({
   name: 'credits-drain',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['credits.cost-many', 'credits.valid-decrements', 'credits.exceeded-keeps-balance'],
   description: 'Concurrent verifications on a few usage-limited keys until they run dry: exactly credits/cost VALID, balances 0',
   defaults: { rate: 400, durationMs: 5_000, warmupMs: 1_000, model: 'open' },

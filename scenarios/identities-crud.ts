@@ -15,22 +15,28 @@
  * may not have taken effect. The warm-up only reads, so every creation and deletion is in the
  * measured figures.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import {
+  type MixEntry,
+  type PhaseSpec,
+  SETUP_CONCURRENCY,
+  type ScenarioContext,
   checkResult,
+  createIdentity,
+  defineScenario,
+  deleteQuietly,
   expectError,
+  inParallel,
   isInt,
   isRecord,
   notJudged,
   okData,
   okList,
+  readOutcome,
   sameJson,
   shown,
   statusCount,
   withoutAnswer,
-} from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/index.js';
-import { SETUP_CONCURRENCY, createIdentity, deleteQuietly, inParallel } from '../src/load/scenario-fixtures.js';
+} from '../src/index.js';
 import { ascendingIds, paginationProblem, plannedCount } from './support/common.js';
 
 const STABLE = 40;
@@ -274,7 +280,7 @@ const CHECK_NAMES = [
 
 export default defineScenario<CrudFixtures>({
   name: 'identities-crud',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['identities.lifecycle'],
   description: 'Identities created, read, paged through, updated and deleted under load; the pages add up at the end',
   defaults: { rate: 200, durationMs: 10_000, warmupMs: 1_000 },

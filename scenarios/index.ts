@@ -1,5 +1,5 @@
 /** The scenarios `keysim run` and `keysim list` know, by name; `mixed` runs when none is named. */
-import type { Scenario } from '../src/load/scenario.js';
+import type { Scenario } from '../src/index.js';
 import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
 import keyStates from './key-states.js';

@@ -9,10 +9,23 @@
  *   active        cost 0 → VALID with its balance unchanged (cost 0 takes nothing).
  * At the end each key's balance is read back: a refused verification spent nothing.
  */
-import { type ApiResponse, type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, expectError, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import {
+  type ApiResponse,
+  type CreatedKey,
+  type MixEntry,
+  type ScenarioContext,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  expectError,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  readOutcome,
+  shown,
+} from '../src/index.js';
 
 const CREDITS = 50;
 /** Long past on any clock a deployment can have. */
@@ -91,7 +104,7 @@ async function setup(ctx: ScenarioContext): Promise<KeyStatesFixtures> {
 
 export default defineScenario<KeyStatesFixtures>({
   name: 'key-states',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['verify.disabled', 'verify.expired', 'verify.not-found', 'keys.delete', 'credits.cost-zero'],
   description: 'Disabled, expired and deleted keys refused whatever their credits, an active key at cost 0; live-safe',
   defaults: { rate: 50, durationMs: 5_000, warmupMs: 1_000 },

@@ -19,10 +19,24 @@
  *   an off-by-one limit shows as soon as a window is saturated.
  * `--history` lets the invariant checkers follow the same answers (credits and rate limits).
  */
-import { type MixEntry, defineScenario } from '../src/load/scenario.js';
-import { answerEffectUnknown, checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { readOutcome } from '../src/index.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
+import {
+  type CreatedKey,
+  type MixEntry,
+  SETUP_CONCURRENCY,
+  answerEffectUnknown,
+  checkResult,
+  createIdentity,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  inParallel,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  readOutcome,
+  shown,
+} from '../src/index.js';
 
 const KEYS = 4;
 const IDENTITIES = 2;
@@ -134,7 +148,7 @@ function diagnosis(k: LimitedKey, missing: number): string {
 
 export default defineScenario<LimitedFixtures>({
   name: 'limited-keys',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: [
     'verify.rate-limited-spends-nothing',
     'ratelimit.identity-shared',

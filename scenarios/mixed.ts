@@ -17,13 +17,24 @@
  * The default scenario of `keysim run`: its default run (2 s warm-up + 12 s at 300 requests/s)
  * takes about 15 s with setup and cleanup.
  */
-import { zipfSampler } from '../src/load/distributions.js';
-import type { Random } from '../src/engine/index.js';
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import {
+  type CheckResult,
+  type CreatedKey,
+  type MixEntry,
+  type OperationStats,
+  type PhaseSpec,
+  type Random,
+  SETUP_CONCURRENCY,
+  type ScenarioContext,
   checkResult,
   codeCount,
+  createIdentity,
+  createKey,
+  createTaggedApi,
   cutOff,
+  defineScenario,
+  ensureNamespace,
+  inParallel,
   isInt,
   isRecord,
   notJudged,
@@ -37,9 +48,8 @@ import {
   unexpectedCodes,
   withoutAnswer,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createIdentity, createKey, createTaggedApi, ensureNamespace, inParallel } from '../src/load/scenario-fixtures.js';
-import type { CheckResult, OperationStats } from '../src/index.js';
+  zipfSampler,
+} from '../src/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
 
@@ -200,7 +210,7 @@ function mixedFixtures(keys: MixedKey[], users: MixedFixtures['users'], namespac
 
 export default defineScenario<MixedFixtures>({
   name: 'mixed',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['credits.valid-decrements', 'credits.exceeded-keeps-balance', 'credits.update-credits', 'credits.cost-zero'],
   description: 'Production-like blend: Zipf-skewed verifications, per-user rate limits, credit top-ups, identity reads',
   defaults: { rate: 300, durationMs: 12_000, warmupMs: 2_000 },

@@ -13,10 +13,28 @@
  * The end-of-run check is exact whatever the interleaving: VALID answers = free credits used +
  * (ALLOC − final balance) summed over the keys. The warm-up only reads keys.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, codeCount, cutOff, isInt, isRecord, notJudged, okData, shown, withoutAnswer, withoutAnswerText } from '../src/load/scenario-checks.js';
-import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
+import {
+  type CreatedKey,
+  LostAnswers,
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
+  callOutcome,
+  checkResult,
+  codeCount,
+  createKey,
+  createTaggedApi,
+  cutOff,
+  defineScenario,
+  isInt,
+  isRecord,
+  notJudged,
+  okData,
+  readOutcome,
+  shown,
+  withoutAnswer,
+  withoutAnswerText,
+} from '../src/index.js';
 import { plannedCount } from './support/common.js';
 import { readKeys, remainingOf } from './support/final-reads.js';
 
@@ -187,7 +205,7 @@ function phases(ctx: ScenarioContext, f: PlanFixtures): ReadonlyArray<PhaseSpec<
 
 export default defineScenario<PlanFixtures>({
   name: 'plan-change',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['keys.update-allocation', 'credits.valid-decrements', 'credits.exceeded-keeps-balance'],
   description: 'Keys run dry on a free allocation, get a new one from updateKey mid-load, then must all verify VALID',
   defaults: { rate: 300, durationMs: 9_000, warmupMs: 1_000 },

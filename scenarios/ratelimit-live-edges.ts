@@ -21,11 +21,27 @@
  * and the invariant checkers see it too. The phases' own load is a steady, light stream of
  * rate-limit checks on an identifier of its own.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, isRecord, notJudged, okData, shown } from '../src/load/scenario-checks.js';
-import { type CreatedKey, createKey, createTaggedApi, ensureNamespace, sleep } from '../src/load/scenario-fixtures.js';
-import { moveClockTo } from '../src/load/scenario-clock.js';
-import { LostAnswers, callOutcome, readOutcome } from '../src/index.js';
+import {
+  type CreatedKey,
+  LostAnswers,
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
+  callOutcome,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  ensureNamespace,
+  isInt,
+  isRecord,
+  moveClockTo,
+  notJudged,
+  okData,
+  readOutcome,
+  shown,
+  sleep,
+} from '../src/index.js';
 import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 
 const DURATIONS_MS = [1_000, 5_000] as const;
@@ -278,7 +294,7 @@ const steadyMix: ReadonlyArray<MixEntry<LiveEdgeFixtures>> = [
 
 export default defineScenario<LiveEdgeFixtures>({
   name: 'ratelimit-live-edges',
-  // The service rules it exercises and judges (src/load/rules.ts); each check names its own.
+  // The service rules it exercises and judges (src/load/rules/rules.ts); each check names its own.
   rules: ['ratelimit.sliding-window', 'ratelimit.limit-exact', 'ratelimit.key-limit-per-key', 'verify.rate-limited-spends-nothing', 'ratelimit.cost-zero'],
   description: 'Live-safe: bursts of limit + 1 right after real 1 s and 5 s window edges; exact limits, sliding (not fixed) windows, refusals spend nothing',
   defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },

@@ -12,11 +12,24 @@
  *   multiLimit A (limit 5) and B (limit 1) together → passed; again → refused because of B; then a
  *              cost-0 check of A → 4 left: the refused multiLimit counted nothing on A either.
  */
-import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import type { CheckResult } from '../src/index.js';
-import { checkResult, isRecord, notJudged, okData, sameJson, shown } from '../src/load/scenario-checks.js';
-import { type CallOutcome, LostAnswers, callOutcome, readOutcome } from '../src/index.js';
-import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import {
+  type CallOutcome,
+  type CheckResult,
+  LostAnswers,
+  type MixEntry,
+  type ScenarioContext,
+  callOutcome,
+  checkResult,
+  defineScenario,
+  deleteQuietly,
+  ensureNamespace,
+  isRecord,
+  notJudged,
+  okData,
+  readOutcome,
+  sameJson,
+  shown,
+} from '../src/index.js';
 
 const DAY_MS = 86_400_000;
 const REQUEST = { limit: 100, duration: DAY_MS };
@@ -172,7 +185,7 @@ async function walk(ctx: ScenarioContext, f: RateRulesFixtures): Promise<CheckRe
 
 export default defineScenario<RateRulesFixtures>({
   name: 'ratelimit-rules',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: [
     'ratelimit.override-exact',
     'ratelimit.override-wildcard',

@@ -19,10 +19,21 @@
  * The last phase sweeps the service clock across hundreds of windows under load, on identifiers
  * of its own (support/window-sweep.ts).
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
-import { deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
+import {
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
+  checkResult,
+  defineScenario,
+  deleteQuietly,
+  ensureNamespace,
+  isInt,
+  iso,
+  moveClockTo,
+  okData,
+  requireAdmin,
+  shown,
+} from '../src/index.js';
 import { SWEEP_SHARE, type SweepTally, type SweepWho, sweepAdmissions, sweepChecks, windowSweepPhase } from './support/window-sweep.js';
 
 type Who = 'std' | 'vip' | 'gold' | 'blocked';
@@ -266,7 +277,7 @@ function phases(ctx: ScenarioContext, f: EdgeFixtures): ReadonlyArray<PhaseSpec<
 
 export default defineScenario<EdgeFixtures>({
   name: 'ratelimit-window-edge',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['ratelimit.sliding-window', 'ratelimit.override-exact', 'ratelimit.override-wildcard', 'ratelimit.cost-zero'],
   description: 'Rate-limit bursts just before and after window edges (wildcard, exact, zero overrides), then a sweep across hundreds of windows',
   requires: ['clock'],

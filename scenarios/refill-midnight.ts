@@ -17,11 +17,26 @@
  * Keys made, or first verified, too close to midnight for the placement to be sure (a slow
  * machine) make the affected check inconclusive, never red; `createdAt` (service time) decides.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { answerEffectUnknown, checkResult, isInt, okData, shown } from '../src/load/scenario-checks.js';
-import { READ_ATTEMPTS, callOutcome, readOutcome } from '../src/index.js';
-import { type CreatedKey, createKey, createTaggedApi, sleep } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo } from '../src/load/scenario-clock.js';
+import {
+  type CreatedKey,
+  type MixEntry,
+  type PhaseSpec,
+  READ_ATTEMPTS,
+  type ScenarioContext,
+  answerEffectUnknown,
+  callOutcome,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  isInt,
+  iso,
+  moveClockTo,
+  okData,
+  readOutcome,
+  shown,
+  sleep,
+} from '../src/index.js';
 import { type TargetTime, durationEnv, targetTime } from './support/target-time.js';
 
 const DAY_MS = 86_400_000;
@@ -229,7 +244,7 @@ function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { pass
 
 export default defineScenario<MidnightFixtures>({
   name: 'refill-midnight',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['refill.daily-utc-midnight', 'refill.monthly-refill-day', 'refill.sets-balance', 'refill.next-boundary'],
   description: "Live-safe: daily and monthly refills across the target's next real UTC midnight (waits for it, bounded; a tolerance for batch refills)",
   defaults: { rate: 10, durationMs: 4_000, warmupMs: 0 },

@@ -22,10 +22,21 @@
  * Without a runner that moves the clock during the load (a frozen stand-in), each sweep's load runs
  * at its start and `before` moves the clock across it afterwards: (1) and (2) still hold.
  */
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { checkResult, isRecord, okData, shown } from '../src/load/scenario-checks.js';
-import { createKey, createTaggedApi } from '../src/load/scenario-fixtures.js';
-import { iso, moveClockTo, requireAdmin } from '../src/load/scenario-clock.js';
+import {
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  isRecord,
+  iso,
+  moveClockTo,
+  okData,
+  requireAdmin,
+  shown,
+} from '../src/index.js';
 import { DAYS, type Day, EXPECTED_REFILLS, type YearKind, amountOf, chooseYears, midnightsOf, refillBetween } from './support/refill-calendar.js';
 
 const INITIAL_BALANCE = 5;
@@ -288,7 +299,7 @@ function underLoad(f: RefillFixtures): { passed: boolean; detail: string } {
 
 export default defineScenario<RefillFixtures>({
   name: 'refill-month-end',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['refill.monthly-refill-day', 'refill.month-end', 'refill.sets-balance', 'credits.cost-zero'],
   description: 'Monthly refills on days 29/30/31 crossed under load: 2 h clock sweeps over the month ends of a common and a leap year',
   requires: ['clock'],

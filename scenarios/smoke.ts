@@ -3,9 +3,23 @@
  * walk-through), after a short load of read-only calls whose answers are also exact — nothing in
  * the load changes state, so concurrency cannot make any answer uncertain.
  */
-import { type MixEntry, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
-import { expectError, isInt, isRecord, okData, okList, sameJson, shown } from '../src/load/scenario-checks.js';
-import { createIdentity, createKey, createTaggedApi, deleteQuietly, ensureNamespace } from '../src/load/scenario-fixtures.js';
+import {
+  type MixEntry,
+  type ScenarioContext,
+  createIdentity,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  deleteQuietly,
+  ensureNamespace,
+  expectError,
+  isInt,
+  isRecord,
+  okData,
+  okList,
+  sameJson,
+  shown,
+} from '../src/index.js';
 import { ascendingIds, paginationProblem } from './support/common.js';
 import { walkThrough } from './support/smoke-walk.js';
 
@@ -236,7 +250,7 @@ async function setup(ctx: ScenarioContext): Promise<SmokeFixtures> {
 
 export default defineScenario<SmokeFixtures>({
   name: 'smoke',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: [
     'verify.not-found',
     'credits.valid-decrements',

@@ -5,12 +5,20 @@
  * the credits consumed, key by key, must add up to the VALID answers, and the hottest keys must
  * have taken their Zipf share. The warm-up verifies at cost 0, so only measured requests consume.
  */
-import { zipfSampler } from '../src/load/distributions.js';
-import { type MixEntry, type PhaseSpec, type ScenarioContext, defineScenario } from '../src/load/scenario.js';
 import {
+  type CreatedKey,
+  type MixEntry,
+  type PhaseSpec,
+  type Random,
+  SETUP_CONCURRENCY,
+  type ScenarioContext,
   checkResult,
   codeCount,
+  createKey,
+  createTaggedApi,
   cutOff,
+  defineScenario,
+  inParallel,
   isInt,
   notJudged,
   okData,
@@ -18,10 +26,9 @@ import {
   shown,
   transportErrors,
   withoutAnswerText,
-} from '../src/load/scenario-checks.js';
-import { type CreatedKey, SETUP_CONCURRENCY, createKey, createTaggedApi, inParallel } from '../src/load/scenario-fixtures.js';
+  zipfSampler,
+} from '../src/index.js';
 import { lostReadsReason, readKeys, remainingOf } from './support/final-reads.js';
-import type { Random } from '../src/engine/index.js';
 
 const KEYS = 200;
 const ZIPF_EXPONENT = 1.1;
@@ -91,7 +98,7 @@ async function setup(ctx: ScenarioContext): Promise<HotKeysFixtures> {
 
 export default defineScenario<HotKeysFixtures>({
   name: 'verify-hot-keys',
-  // The service rules it exercises and judges (src/load/rules.ts).
+  // The service rules it exercises and judges (src/load/rules/rules.ts).
   rules: ['credits.valid-decrements', 'verify.not-found'],
   description: `Verifications over ${KEYS} keys with Zipf-skewed popularity: all VALID, per-key consumption adds up and follows the skew`,
   defaults: { rate: 500, durationMs: 10_000, warmupMs: 2_000 },

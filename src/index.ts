@@ -29,7 +29,7 @@ export {
   type ScenarioContext,
   type ServiceApi,
   type SimulatorAdmin,
-} from './load/scenario.js';
+} from './load/scenario/index.js';
 export type { CheckResult, OperationStats, RunReport } from './report/model.js';
 export {
   type Json,
@@ -50,10 +50,11 @@ export {
   withoutAnswerText,
   serverErrors,
   notJudged,
+  isServiceBody,
   neverCameReason,
   answerEffectUnknown,
-} from './load/scenario-checks.js';
-export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario-calls.js';
+} from './load/scenario/index.js';
+export { type CallOutcome, LostAnswers, READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from './load/scenario/index.js';
 export {
   type CreatedKey,
   SETUP_CONCURRENCY,
@@ -64,5 +65,14 @@ export {
   ensureNamespace,
   inParallel,
   sleep,
-} from './load/scenario-fixtures.js';
-export { iso, moveClockTo, requireAdmin } from './load/scenario-clock.js';
+} from './load/scenario/index.js';
+export { iso, moveClockTo, requireAdmin } from './load/scenario/index.js';
+/** Drawing a mix's keys: a Zipf-skewed index, so that a few keys are hot. */
+export { zipfSampler } from './load/scenario/index.js';
+/** A duration as keysim's flags write it (`90s`, `5m`), in milliseconds. */
+export { parseDurationMs } from './load/plan/index.js';
+/**
+ * keysim's own HTTP/1.1 client, for a scenario that reads the target beside the service API (the
+ * built-in scenarios read its Date header): the same `--ca`, timeouts and body decoding as a run.
+ */
+export { type ClientAnswer, Http1Client, decodeBody, serviceJsonOf } from './load/http1/index.js';

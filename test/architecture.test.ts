@@ -1,8 +1,9 @@
 /**
  * The layers of docs/architecture.md, checked on the import statements of every .ts file under
  * src/ and scenarios/: the engine stands alone, the renderers depend on their model only, http
- * never reaches into load or cli, load never into cli, no import cycles among src files, and the
- * scenarios use keysim's public API (today's exceptions are a known list that may only shrink).
+ * never reaches into load or cli, load never into cli, no import cycles among src files, the
+ * scenarios use keysim's public API only, and src/load keeps its rooms: other layers enter by the
+ * doors, rooms import each other by their doors and only as the table of rooms allows.
  * Each rule is also run on a small in-memory repository that breaks it, so none passes vacuously.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -10,54 +11,31 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importGraph, parseImports } from './helpers/import-graph.js';
-import { describeViolation, importCycles, knownListProblems, layerViolations, scenarioInternals } from './helpers/layer-rules.js';
+import { describeViolation, importCycles, layerViolations } from './helpers/layer-rules.js';
+import { type RoomTable, doorEdges, roomOf, roomViolations, scenarioImportProblems, tableEdges } from './helpers/room-rules.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Scenarios that import keysim's internals instead of src/index.ts, as they do today: the
- * built-in scenarios predate the public API. A file or import not listed here fails the test,
- * and so does an entry that no longer offends, so that this list only ever shrinks.
+ * The rooms of src/load and which other rooms each may import (by their doors), from the bottom
+ * up: docs/architecture.md#the-rooms-of-srcload draws it. A new arrow is a design decision: add it
+ * here and there, or find the room the code belongs in. The table must stay free of cycles.
  */
-const KNOWN_SCENARIO_INTERNALS: Readonly<Record<string, readonly string[]>> = {
-  'scenarios/credits-drain.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/identities-crud.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/index.ts': ['src/load/scenario.ts'],
-  'scenarios/key-states.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/limited-keys.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/mixed.ts': [
-    'src/engine/index.ts',
-    'src/load/distributions.ts',
-    'src/load/scenario-checks.ts',
-    'src/load/scenario-fixtures.ts',
-    'src/load/scenario.ts',
-  ],
-  'scenarios/plan-change.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/ratelimit-live-edges.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/ratelimit-rules.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/ratelimit-window-edge.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/refill-midnight.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/refill-month-end.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/smoke.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  'scenarios/support/common.ts': ['src/load/scenario-checks.ts'],
-  'scenarios/support/smoke-walk.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-fixtures.ts', 'src/load/scenario.ts'],
-  // Reads the target's Date with keysim's own HTTP client (its --ca, identity encoding): not public API yet.
-  'scenarios/support/target-time.ts': [
-    'src/load/http1/answer-body.ts',
-    'src/load/http1/client.ts',
-    'src/load/plan.ts',
-    'src/load/scenario-checks.ts',
-    'src/load/scenario-fixtures.ts',
-    'src/load/scenario.ts',
-  ],
-  'scenarios/support/window-sweep.ts': ['src/load/scenario-checks.ts', 'src/load/scenario-clock.ts', 'src/load/scenario.ts'],
-  'scenarios/verify-hot-keys.ts': [
-    'src/engine/index.ts',
-    'src/load/distributions.ts',
-    'src/load/scenario-checks.ts',
-    'src/load/scenario-fixtures.ts',
-    'src/load/scenario.ts',
-  ],
+const ROOMS: RoomTable = {
+  answers: [],
+  plan: [],
+  rules: [],
+  http1: ['answers'],
+  scenario: ['answers', 'http1', 'plan'],
+  target: ['answers', 'http1', 'scenario'],
+  time: ['scenario'],
+  history: ['answers', 'scenario', 'target', 'time'],
+  metrics: ['rules'],
+  invariants: ['history'],
+  oracle: ['history', 'invariants', 'scenario', 'target'],
+  resources: ['answers', 'scenario', 'target'],
+  executors: ['answers', 'history', 'http1', 'metrics', 'plan', 'scenario', 'target'],
+  run: ['answers', 'executors', 'history', 'http1', 'invariants', 'metrics', 'oracle', 'plan', 'resources', 'rules', 'scenario', 'target', 'time'],
 };
 
 /** Every .ts file under the given folders, repository-relative path → text. */
@@ -94,8 +72,18 @@ describe('the layers of the repository', () => {
     expect(importCycles(edges, inSrc).map((cycle) => cycle.join(' → '))).toEqual([]);
   });
 
-  it("scenarios import keysim's public API only, except the known list (which may only shrink)", () => {
-    expect(knownListProblems(scenarioInternals(edges), KNOWN_SCENARIO_INTERNALS)).toEqual([]);
+  it("scenarios import keysim's public API only (src/index.ts), builtins, packages and each other", () => {
+    expect(scenarioImportProblems(edges)).toEqual([]);
+  });
+
+  it('src/load keeps its rooms: other layers use the doors, rooms import each other by their doors and as the table allows', () => {
+    expect(new Set([...files.keys()].map(roomOf).filter((room) => room !== undefined))).toEqual(new Set(Object.keys(ROOMS)));
+    expect(roomViolations(files.keys(), edges, ROOMS)).toEqual([]);
+  });
+
+  it('no cycle among the rooms, in the imports nor in the table', () => {
+    expect(importCycles(doorEdges(edges), inSrc).map((cycle) => cycle.join(' → '))).toEqual([]);
+    expect(importCycles(tableEdges(ROOMS), inSrc).map((cycle) => cycle.join(' → '))).toEqual([]);
   });
 });
 
@@ -197,22 +185,45 @@ describe('the checker on small repositories that break each rule', () => {
     expect(importCycles(repo({ 'src/a.ts': "import './b.js';", 'src/b.ts': "import './c.js';", 'src/c.ts': '' }), inSrc)).toEqual([]);
   });
 
-  it('a new scenario offender fails, and so does a known one that no longer offends', () => {
+  it('a scenario importing anything but the public API, builtins, packages and scenario files is reported', () => {
     const edges = repo({
       'src/index.ts': '',
-      'src/load/scenario.ts': '',
-      'src/load/checks.ts': '',
-      'scenarios/old.ts': "import { defineScenario } from '../src/load/scenario.js';\nimport { x } from '../src/index.js';",
-      'scenarios/new.ts': "import { okData } from '../src/load/checks.js';\nimport { common } from './support/common.js';",
-      'scenarios/support/common.ts': "import { defineScenario } from '../../src/index.js';\nimport { request } from 'undici';",
+      'src/load/scenario/scenario.ts': '',
+      'scenarios/old.ts': "import { defineScenario } from '../src/load/scenario/scenario.js';\nimport { x } from '../src/index.js';",
+      'scenarios/new.ts': "import { common } from './support/common.js';\nimport { readFileSync } from 'node:fs';",
+      'scenarios/support/common.ts':
+        "import { defineScenario } from '../../src/index.js';\nimport { request } from 'undici';\nimport { e } from '../../src/engine/index.js';",
     });
-    const known = { 'scenarios/old.ts': ['src/load/scenario.ts', 'src/load/checks.ts'] };
-    expect(knownListProblems(scenarioInternals(edges), known)).toEqual([
-      "scenarios/new.ts imports src/load/checks.ts: a scenario imports keysim's public API (src/index.ts); export what it needs from there",
-      'scenarios/old.ts no longer imports src/load/checks.ts: remove it from the known list of scenario internals',
+    expect(scenarioImportProblems(edges)).toEqual([
+      "scenarios/old.ts:1 imports '../src/load/scenario/scenario.js': a scenario imports keysim's public API (src/index.ts, `keysim` for a user's scenario); export what it needs from there",
+      "scenarios/support/common.ts:3 imports '../../src/engine/index.js': a scenario imports keysim's public API (src/index.ts, `keysim` for a user's scenario); export what it needs from there",
     ]);
-    expect(
-      knownListProblems(scenarioInternals(edges), { ...known, 'scenarios/old.ts': ['src/load/scenario.ts'], 'scenarios/new.ts': ['src/load/checks.ts'] }),
-    ).toEqual([]);
+  });
+
+  it('a room entered past its door, its own door imported, a room not in the table and a file outside the rooms are reported', () => {
+    const table: RoomTable = { low: [], high: ['low'] };
+    const entries = {
+      'src/load/index.ts': "export * from './low/index.js';\nexport * from './high/index.js';",
+      'src/load/low/index.ts': "export * from './a.js';",
+      'src/load/low/a.ts': "import { b } from './b.js';",
+      'src/load/low/b.ts': "import { c } from './index.js';\nimport { h } from '../high/index.js';",
+      'src/load/high/index.ts': "export * from './h.js';",
+      'src/load/high/h.ts': "import { a } from '../low/index.js';\nimport { b } from '../low/b.js';\nimport { l } from '../index.js';",
+      'src/load/flat.ts': '',
+      'src/cli/x.ts': "import { a } from '../load/low/index.js';\nimport { h } from '../load/index.js';\nimport { b } from '../load/low/b.js';",
+    };
+    expect(roomViolations(Object.keys(entries), repo(entries), table)).toEqual([
+      'src/load/flat.ts lies in src/load outside any room: move it into the room of its concept (and list it in the rooms map)',
+      "src/load/low/b.ts:1 imports './index.js': a room's files import their siblings directly, never their own door",
+      "src/load/low/b.ts:2 imports '../high/index.js': room low may import only no other room (the table of rooms in test/architecture.test.ts)",
+      "src/load/high/h.ts:2 imports '../low/b.js': another room is entered by its door, src/load/low/index.ts",
+      "src/load/high/h.ts:3 imports '../index.js': a room never imports the layer's door (it re-exports this room too); import the room's door",
+      "src/cli/x.ts:3 imports '../load/low/b.js': from outside src/load, import a room's door (src/load/<room>/index.ts) or src/load/index.ts",
+    ]);
+    expect(importCycles(doorEdges(repo(entries)), inSrc)).toEqual([['src/load/high/index.ts', 'src/load/low/index.ts', 'src/load/high/index.ts']]);
+    expect(importCycles(tableEdges({ low: ['high'], high: ['low'] }), inSrc)).toEqual([
+      ['src/load/high/index.ts', 'src/load/low/index.ts', 'src/load/high/index.ts'],
+    ]);
+    expect(importCycles(tableEdges(table), inSrc)).toEqual([]);
   });
 });

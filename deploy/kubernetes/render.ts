@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseDurationMs } from '../../src/load/plan.js';
+import { parseDurationMs } from '../../src/load/plan/index.js';
 
 export const TEMPLATE = fileURLToPath(new URL('./keysim-segments.yaml', import.meta.url));
 

@@ -1,9 +1,9 @@
 /**
  * What only the built-in scenarios share (identity list order and pagination, the planned count of
- * a phase). The helpers any scenario needs live in src/load/scenario-*.ts and are exported from
+ * a phase). The helpers any scenario needs live in src/load/scenario/ and are exported from
  * keysim's package.
  */
-import { type Json, isRecord } from '../../src/load/scenario-checks.js';
+import { type Json, isRecord } from '../../src/index.js';
 
 /** Identity list items must come in ascending id order (docs/service-model.md#identities). */
 export function ascendingIds(items: readonly unknown[]): string | undefined {
@@ -24,7 +24,7 @@ export function paginationProblem(pagination: Json): string | undefined {
   return undefined;
 }
 
-/** The number of requests an open-model phase sends (src/load/plan.ts: round(rate × seconds)). */
+/** The number of requests an open-model phase sends (src/load/plan/plan.ts: round(rate × seconds)). */
 export function plannedCount(rate: number, durationMs: number): number {
   return rate > 0 && durationMs > 0 ? Math.round((rate * durationMs) / 1000) : 0;
 }

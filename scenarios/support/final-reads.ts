@@ -3,10 +3,7 @@
  * when its answer never came (readOutcome). A read that never came in all its attempts is no
  * evidence: the checks that need it say "not judged" with the reason, never passed or failed.
  */
-import { type Json, isInt, isRecord, okData } from '../../src/index.js';
-import { LostAnswers, readOutcome } from '../../src/index.js';
-import { SETUP_CONCURRENCY, inParallel } from '../../src/index.js';
-import type { ScenarioContext } from '../../src/index.js';
+import { type Json, LostAnswers, SETUP_CONCURRENCY, type ScenarioContext, inParallel, isInt, isRecord, okData, readOutcome } from '../../src/index.js';
 
 export interface KeyReads {
   /** Per key, in the order given: its record's `data`, a message saying what was wrong with the answer, or undefined when none came. */

@@ -2,11 +2,23 @@
  * smoke's end-of-run walk-through (scenarios/smoke.ts): every operation of OPERATIONS at least
  * once, on fixtures of its own, each answer checked against the one exact answer it can have.
  */
-import { type ApiResponse, OPERATIONS, type Operation, type ScenarioContext } from '../../src/load/scenario.js';
-import type { CheckResult } from '../../src/index.js';
-import { checkResult, expectError, isRecord, notJudged, okData, okList, sameJson, shown } from '../../src/load/scenario-checks.js';
-import { callOutcome } from '../../src/index.js';
-import { deleteQuietly } from '../../src/load/scenario-fixtures.js';
+import {
+  type ApiResponse,
+  type CheckResult,
+  OPERATIONS,
+  type Operation,
+  type ScenarioContext,
+  callOutcome,
+  checkResult,
+  deleteQuietly,
+  expectError,
+  isRecord,
+  notJudged,
+  okData,
+  okList,
+  sameJson,
+  shown,
+} from '../../src/index.js';
 import { ascendingIds, paginationProblem } from './common.js';
 
 /** The rate limit the walk gives the identity it creates (smoke's own identity limit). */

@@ -6,13 +6,7 @@
  * offset = service − local lies in [S − b, S + 999 − a]; the intersection of the samples is what
  * is known. Local time is keysim's wall clock (Date.now()).
  */
-import { Http1Client } from '../../src/load/http1/client.js';
-import { decodeBody, serviceJsonOf } from '../../src/load/http1/answer-body.js';
-import type { ScenarioContext } from '../../src/load/scenario.js';
-import { parseDurationMs } from '../../src/load/plan.js';
-import { isLostAnswerError } from '../../src/index.js';
-import { sleep } from '../../src/load/scenario-fixtures.js';
-import { isServiceBody } from '../../src/load/scenario-checks.js';
+import { Http1Client, type ScenarioContext, decodeBody, isLostAnswerError, isServiceBody, parseDurationMs, serviceJsonOf, sleep } from '../../src/index.js';
 
 export interface TargetTime {
   /** service time ≈ Date.now() + offsetMs */

@@ -9,10 +9,19 @@
  * refuses a window that admits more than its limit; at the end, the windows the load reached must
  * (nearly) all have admitted some — the windows keep rolling over under load.
  */
-import type { MixEntry, PhaseSpec, ScenarioContext } from '../../src/load/scenario.js';
-import type { CheckResult } from '../../src/index.js';
-import { checkResult, isInt, okData, shown } from '../../src/load/scenario-checks.js';
-import { iso, moveClockTo, requireAdmin } from '../../src/load/scenario-clock.js';
+import {
+  type CheckResult,
+  type MixEntry,
+  type PhaseSpec,
+  type ScenarioContext,
+  checkResult,
+  isInt,
+  iso,
+  moveClockTo,
+  okData,
+  requireAdmin,
+  shown,
+} from '../../src/index.js';
 import { plannedCount } from './common.js';
 
 const SCENARIO = 'ratelimit-window-edge';

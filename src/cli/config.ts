@@ -6,9 +6,9 @@
  * key and what is expected.
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { parseDurationMs } from '../load/plan.js';
-import { type Stage, parseStage, stagesProblem } from '../load/stages.js';
-import { parseThreshold } from '../load/thresholds.js';
+import { parseDurationMs } from '../load/plan/index.js';
+import { type Stage, parseStage, stagesProblem } from '../load/plan/index.js';
+import { parseThreshold } from '../load/run/index.js';
 import { UsageError } from './exit-codes.js';
 import type { ShapeLayer } from './run-settings.js';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { checkHistory } from '../load/checks/index.js';
+import { judgeInvariants } from '../load/invariants/index.js';
 import {
   type CombinedHistory,
   HISTORY_FILE,
@@ -16,8 +16,8 @@ import {
   HistoryWriter,
   combineHistories,
   readHistory,
-} from '../load/history.js';
-import { invariantsSection } from '../load/invariants-section.js';
+} from '../load/history/index.js';
+import { invariantsSection } from '../load/invariants/index.js';
 import type { InvariantsSection, RunReport } from '../report/model.js';
 import { UsageError } from './exit-codes.js';
 
@@ -98,7 +98,7 @@ export async function crossCheckMerged(input: CrossCheckInput): Promise<RunRepor
     });
     return { ...merged, invariants: section };
   }
-  const verdict = checkHistory(combined.events, { wallSkewMs: combined.wallSkewMs });
+  const verdict = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs });
   const section = invariantsSection(verdict, { operations: combined.events.length, notes, ...(oracle === undefined ? {} : { oracle }) });
   return { ...merged, invariants: section };
 }

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import type { SharedFixtures } from '../load/runner.js';
+import type { SharedFixtures } from '../load/run/index.js';
 import { UsageError } from './exit-codes.js';
 import { writeFileChecked } from './report-files.js';
 

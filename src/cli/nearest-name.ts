@@ -1,5 +1,5 @@
 /** The known name nearest to a mistyped one: for "did you mean …?" after a usage error. */
-import { editDistance } from '../load/edit-distance.js';
+import { editDistance } from '../load/scenario/index.js';
 
 /**
  * The candidate nearest to `word`, if near enough to be a typo (a third of the word's length, at

@@ -9,8 +9,8 @@
 import { constants, accessSync, mkdirSync, statSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './exit-codes.js';
-import type { LoadSettings } from '../load/scenario.js';
-import { planStages, stagedCount } from '../load/stages.js';
+import type { LoadSettings } from '../load/scenario/index.js';
+import { planStages, stagedCount } from '../load/plan/index.js';
 
 /**
  * Bytes one request takes in a history (gzip level 1), with margin: measured runs of `mixed`,

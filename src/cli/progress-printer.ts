@@ -2,7 +2,7 @@
  * A run's progress on stderr: one line rewritten in place on a terminal, a new line every 5 s
  * otherwise (a CI log is not flooded).
  */
-import type { ProgressSnapshot } from '../load/runner.js';
+import type { ProgressSnapshot } from '../load/run/index.js';
 
 export function progressPrinter(quiet: boolean, scenario: string): (p: ProgressSnapshot) => void {
   if (quiet) return () => undefined;

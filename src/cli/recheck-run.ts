@@ -8,11 +8,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HistoryEvent } from '../load/history.js';
-import { JOURNAL_FILE, type JournalEnd, openJournalFile } from '../load/journal-file.js';
-import { OracleReplay } from '../load/oracle-replay.js';
-import { TARGET_STOPPED_CHECK } from '../load/run-report.js';
-import { evaluateThresholds, parseThreshold, type Threshold } from '../load/thresholds.js';
+import type { HistoryEvent } from '../load/history/index.js';
+import { JOURNAL_FILE, type JournalEnd, openJournalFile } from '../load/history/index.js';
+import { OracleReplay } from '../load/oracle/index.js';
+import { TARGET_STOPPED_CHECK } from '../load/run/index.js';
+import { evaluateThresholds, parseThreshold, type Threshold } from '../load/run/index.js';
 import { parseReport } from '../report/index.js';
 import type { OracleSection, RunReport, ThresholdResult } from '../report/model.js';
 import { exitCodeOf } from './exit-code-of.js';

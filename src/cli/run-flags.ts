@@ -4,8 +4,8 @@
  */
 import type { Argv } from 'yargs';
 import { DEFAULT_SCENARIO } from '../../scenarios/index.js';
-import { HISTORY_FILE } from '../load/history.js';
-import { DEFAULT_GENERATOR_LIMITS } from '../load/generator-monitor.js';
+import { HISTORY_FILE } from '../load/history/index.js';
+import { DEFAULT_GENERATOR_LIMITS } from '../load/metrics/index.js';
 import { CONFIG_FILES } from './config-file.js';
 import { DEFAULT_DEAD_AFTER_MS } from './run-settings.js';
 import { baselineFlagOptions } from './run-baseline.js';

@@ -5,12 +5,12 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ScenarioFailedError, ScenarioRefusedError, TargetUnreachableError, runScenario } from '../load/runner.js';
-import { RESOURCES_FILE } from '../load/resource-handover.js';
-import { HISTORY_FILE } from '../load/history.js';
-import type { LoadSettings, Scenario } from '../load/scenario.js';
-import type { Target } from '../load/target.js';
-import { parseThreshold } from '../load/thresholds.js';
+import { ScenarioFailedError, ScenarioRefusedError, TargetUnreachableError, runScenario } from '../load/run/index.js';
+import { RESOURCES_FILE } from '../load/resources/index.js';
+import { HISTORY_FILE } from '../load/history/index.js';
+import type { LoadSettings, Scenario } from '../load/scenario/index.js';
+import type { Target } from '../load/target/index.js';
+import { parseThreshold } from '../load/run/index.js';
 import type { RunReport } from '../report/model.js';
 import { keysimVersion } from '../version.js';
 import { EXIT } from './exit-codes.js';

@@ -10,7 +10,7 @@ import { type JunitRun, renderJunit } from '../report/junit.js';
 import { renderSeries } from '../report/series.js';
 import { hgrmFiles } from '../report/hgrm.js';
 import type { RunReport } from '../report/model.js';
-import { MetricsEndpoint, isLoopbackHost, parseMetricsAddress } from '../load/metrics-endpoint.js';
+import { MetricsEndpoint, isLoopbackHost, parseMetricsAddress } from '../load/metrics/index.js';
 import { UsageError } from './exit-codes.js';
 import { ReportWriteError, writeFileChecked } from './report-files.js';
 

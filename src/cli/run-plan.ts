@@ -6,9 +6,9 @@
  */
 import { DEFAULT_SCENARIO } from '../../scenarios/index.js';
 import { resolveScenarios } from './scenario-files.js';
-import { requiresClock } from '../load/scenario-start.js';
-import type { LoadSettings, Scenario } from '../load/scenario.js';
-import { type Threshold, parseThreshold } from '../load/thresholds.js';
+import { requiresClock } from '../load/scenario/index.js';
+import type { LoadSettings, Scenario } from '../load/scenario/index.js';
+import { type Threshold, parseThreshold } from '../load/run/index.js';
 import { UsageError } from './exit-codes.js';
 import { deadAfterFlag, generatorLimitsOf, settingsFor } from './run-settings.js';
 import { loadRunConfig } from './config-file.js';

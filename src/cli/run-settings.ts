@@ -2,10 +2,10 @@
  * `keysim run`'s load flags turned into one scenario's LoadSettings, every one checked before
  * anything is sent: a usage error names what was wrong and what to write instead.
  */
-import { parseDurationMs } from '../load/plan.js';
-import { type Stage, parseStage, stagesDurationMs, stagesProblem } from '../load/stages.js';
-import { DEFAULT_GENERATOR_LIMITS, type GeneratorLimits } from '../load/generator-monitor.js';
-import type { LoadSettings, Scenario } from '../load/scenario.js';
+import { parseDurationMs } from '../load/plan/index.js';
+import { type Stage, parseStage, stagesDurationMs, stagesProblem } from '../load/plan/index.js';
+import { DEFAULT_GENERATOR_LIMITS, type GeneratorLimits } from '../load/metrics/index.js';
+import type { LoadSettings, Scenario } from '../load/scenario/index.js';
 import { UsageError } from './exit-codes.js';
 
 /** The load flags of `keysim run` (what yargs hands over). */

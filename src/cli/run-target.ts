@@ -2,10 +2,10 @@
  * What `keysim run` runs against: a fresh embedded simulator per scenario, or the URL target,
  * checked (root key, a remote target confirmed, --ca, what answers there) before any load.
  */
-import { clockStartMs } from '../load/scenario-start.js';
-import type { Scenario } from '../load/scenario.js';
-import { embeddedClockOption } from '../load/clock-needs.js';
-import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../load/target.js';
+import { clockStartMs } from '../load/scenario/index.js';
+import type { Scenario } from '../load/scenario/index.js';
+import { embeddedClockOption } from '../load/time/index.js';
+import { type Target, detectUrlTarget, isLoopback, liveTarget, startEmbeddedSimulator } from '../load/target/index.js';
 import type { FaultsConfig } from '../http/index.js';
 import { UsageError } from './exit-codes.js';
 import { faultsFromFlags } from './fault-flags.js';

@@ -1,7 +1,7 @@
 /** `keysim run --workers N`: the set-up once here, the segments in N processes, then the teardown once (docs/distributed.md#workers). */
-import { runScenario } from '../load/runner.js';
-import type { LoadSettings, Scenario } from '../load/scenario.js';
-import type { Target } from '../load/target.js';
+import { runScenario } from '../load/run/index.js';
+import type { LoadSettings, Scenario } from '../load/scenario/index.js';
+import type { Target } from '../load/target/index.js';
 import { keysimVersion } from '../version.js';
 import type { ExitCode } from './exit-codes.js';
 import { type SetUpOnce, runWorkers } from './workers.js';

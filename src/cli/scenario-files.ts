@@ -8,9 +8,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCENARIOS } from '../../scenarios/index.js';
-import { isRecord } from '../load/scenario-checks.js';
-import type { Scenario } from '../load/scenario.js';
-import { asScenario, looksLikeScenario } from '../load/scenario-validate.js';
+import { isRecord } from '../load/scenario/index.js';
+import type { Scenario } from '../load/scenario/index.js';
+import { asScenario, looksLikeScenario } from '../load/run/index.js';
 import { UsageError } from './exit-codes.js';
 import { expandGlob, isGlob } from './glob.js';
 import { importUserModule } from './import-file.js';

@@ -1,6 +1,6 @@
 /** `--segment i/N` and `--start-at ISO` of `keysim run` (docs/distributed.md#segments). */
-import { type Segment, parseSegment, segmentCount, segmentText } from '../load/plan.js';
-import type { LoadSettings } from '../load/scenario.js';
+import { type Segment, parseSegment, segmentCount, segmentText } from '../load/plan/index.js';
+import type { LoadSettings } from '../load/scenario/index.js';
 import type { Argv } from 'yargs';
 import { UsageError } from './exit-codes.js';
 

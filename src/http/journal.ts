@@ -1,6 +1,6 @@
 /**
  * The simulator's journal: the realised order in which it executed operations, for the runner's
- * oracle (src/load/oracle.ts), which replays it through a fresh engine and compares every answer.
+ * oracle (src/load/oracle/oracle.ts), which replays it through a fresh engine and compares every answer.
  *
  * Requests run one at a time on the event loop, and the engine is synchronous, so the order in
  * which route handlers are called *is* the execution order: the journal records each call just

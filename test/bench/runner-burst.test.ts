@@ -5,7 +5,7 @@
  */
 import { expect, test } from 'vitest';
 import { burstStages } from '../../bench/runner-generators.js';
-import { phaseOffsetMs, planPhases } from '../../src/load/plan.js';
+import { phaseOffsetMs, planPhases } from '../../src/load/plan/plan.js';
 
 for (const [rate, seconds] of [
   [1_000, 4],

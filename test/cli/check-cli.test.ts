@@ -13,8 +13,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { describeEvent } from '../../src/cli/commands/check.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, HistoryWriter } from '../../src/load/history.js';
-import { witnessOperation } from '../../src/load/invariants-section.js';
+import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, HistoryWriter } from '../../src/load/history/history.js';
+import { witnessOperation } from '../../src/load/invariants/invariants-section.js';
 import { CLI_ENTRY, ensureBuiltCli } from '../helpers/cli-build.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

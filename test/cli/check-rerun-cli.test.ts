@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { JOURNAL_FILE } from '../../src/load/journal-file.js';
+import { JOURNAL_FILE } from '../../src/load/history/journal-file.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
 

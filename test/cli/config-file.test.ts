@@ -12,7 +12,7 @@ import { loadRunConfig } from '../../src/cli/config-file.js';
 import { EXIT, UsageError } from '../../src/cli/exit-codes.js';
 import { withConfig } from '../../src/cli/run-config.js';
 import { settingsFor } from '../../src/cli/run-settings.js';
-import { defineScenario } from '../../src/load/scenario.js';
+import { defineScenario } from '../../src/load/scenario/scenario.js';
 import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
 
 afterAll(cleanUpCli);

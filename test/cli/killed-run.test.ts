@@ -9,8 +9,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { HISTORY_FILE, readHistory } from '../../src/load/history.js';
-import { JOURNAL_FILE } from '../../src/load/journal-file.js';
+import { HISTORY_FILE, readHistory } from '../../src/load/history/history.js';
+import { JOURNAL_FILE } from '../../src/load/history/journal-file.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanEnv, cleanUpCli, cli, startCli, tempDir, waitUntil } from '../helpers/cli.js';
 

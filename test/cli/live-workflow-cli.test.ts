@@ -11,7 +11,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { LEDGER_FOLDER } from '../../src/load/resources.js';
+import { LEDGER_FOLDER } from '../../src/load/resources/resources.js';
 import { cleanEnv, cleanUpCli, startCli, tempDir as cliTempDir, waitUntil } from '../helpers/cli.js';
 import { holdings, startCountingSimulator, startLiveProxy } from '../helpers/counting-target.js';
 

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import type { RunReport } from '../../src/report/model.js';
 import type { SeriesLine } from '../../src/report/series.js';
-import { LATENCY_BUCKETS_S } from '../../src/load/metrics-endpoint.js';
+import { LATENCY_BUCKETS_S } from '../../src/load/metrics/metrics-endpoint.js';
 import { cleanUpCli, cli, runFolders, startCli, tempDir as cliTempDir, waitUntil } from '../helpers/cli.js';
 import { findAll, parseXml } from '../helpers/xml.js';
 import { parseExposition } from '../helpers/prometheus.js';

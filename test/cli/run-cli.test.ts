@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
-import { TARGET_STOPPED_CHECK } from '../../src/load/runner.js';
+import { TARGET_STOPPED_CHECK } from '../../src/load/run/runner.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { renderJson } from '../../src/report/index.js';
 import type { RunReport } from '../../src/report/model.js';

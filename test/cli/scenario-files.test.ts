@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { expandGlob, globRegExp } from '../../src/cli/glob.js';
-import { requireAdmin } from '../../src/load/scenario-clock.js';
-import { scenarioProblems } from '../../src/load/scenario-validate.js';
+import { requireAdmin } from '../../src/load/scenario/scenario-clock.js';
+import { scenarioProblems } from '../../src/load/run/scenario-validate.js';
 import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
 
 afterAll(() => cleanUpCli());

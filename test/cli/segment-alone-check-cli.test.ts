@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { type HistoryEvent, type HistoryHeader, HistoryWriter } from '../../src/load/history.js';
+import { type HistoryEvent, type HistoryHeader, HistoryWriter } from '../../src/load/history/history.js';
 import { cleanUpCli, cli, tempDir } from '../helpers/cli.js';
 
 afterAll(cleanUpCli);

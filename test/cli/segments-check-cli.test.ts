@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { HISTORY_FILE, type HistoryEvent, type HistoryHeader, HistoryWriter, readHistory } from '../../src/load/history.js';
+import { HISTORY_FILE, type HistoryEvent, type HistoryHeader, HistoryWriter, readHistory } from '../../src/load/history/history.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
 import { keysOn, serveCli } from '../helpers/serve-cli.js';

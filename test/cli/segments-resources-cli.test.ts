@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { RESOURCES_FILE, type ResourcesFile } from '../../src/load/resource-handover.js';
+import { RESOURCES_FILE, type ResourcesFile } from '../../src/load/resources/resource-handover.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
 import { keysOn, serveCli } from '../helpers/serve-cli.js';

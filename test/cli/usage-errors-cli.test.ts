@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { editDistance } from '../../src/load/edit-distance.js';
+import { editDistance } from '../../src/load/scenario/edit-distance.js';
 import { nearest } from '../../src/cli/nearest-name.js';
 import { cleanEnv, cleanUpCli, cli } from '../helpers/cli.js';
 

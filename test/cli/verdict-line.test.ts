@@ -10,8 +10,8 @@ import { expect, test } from 'vitest';
 import { historyLineOf } from '../../src/cli/history-line.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { VerdictReasons, lineStyle, verdictLine } from '../../src/cli/verdict-line.js';
-import { Recorder } from '../../src/load/recorder.js';
-import { type RunEnd, endOfRunChecks } from '../../src/load/run-report.js';
+import { Recorder } from '../../src/load/metrics/recorder.js';
+import { type RunEnd, endOfRunChecks } from '../../src/load/run/run-report.js';
 import { completedReport } from '../fixtures/reports.js';
 
 const ESC = '\x1b[';

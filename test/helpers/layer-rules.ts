@@ -1,7 +1,7 @@
 /**
  * The layer rules of docs/architecture.md, judged on import edges (test/helpers/import-graph.ts):
- * which folder may import which, the import cycles among src files, and the scenarios' imports of
- * keysim's internals instead of its public API (src/index.ts).
+ * which folder may import which, and the import cycles among src files (the rooms of src/load and
+ * the scenarios' imports are test/helpers/room-rules.ts).
  */
 import type { ImportEdge } from './import-graph.js';
 
@@ -148,41 +148,4 @@ function cycleThrough(component: readonly string[], next: ReadonlyMap<string, re
     }
   }
   return [...component, start];
-}
-
-/** For each scenario file, the src modules it imports other than the public API (src/index.ts), sorted. */
-export function scenarioInternals(edges: readonly ImportEdge[]): Map<string, string[]> {
-  const found = new Map<string, Set<string>>();
-  for (const edge of edges) {
-    if (!edge.from.startsWith('scenarios/') || !inFolder(edge.to, 'src/') || edge.to === 'src/index.ts') continue;
-    const set = found.get(edge.from) ?? new Set<string>();
-    set.add(edge.to as string);
-    found.set(edge.from, set);
-  }
-  return new Map([...found].sort(([a], [b]) => a.localeCompare(b)).map(([file, set]) => [file, [...set].sort()]));
-}
-
-/**
- * What differs between the scenarios' internal imports and the known list of today's offenders:
- * a file or import not on the list (a new offender), and one on the list that no longer offends
- * (the list must shrink with the code).
- */
-export function knownListProblems(actual: ReadonlyMap<string, readonly string[]>, known: Readonly<Record<string, readonly string[]>>): string[] {
-  const problems: string[] = [];
-  for (const [file, modules] of actual) {
-    const allowed = known[file] ?? [];
-    for (const module of modules) {
-      if (!allowed.includes(module)) {
-        problems.push(`${file} imports ${module}: a scenario imports keysim's public API (src/index.ts); export what it needs from there`);
-      }
-    }
-  }
-  for (const [file, modules] of Object.entries(known)) {
-    for (const module of modules) {
-      if (!(actual.get(file) ?? []).includes(module)) {
-        problems.push(`${file} no longer imports ${module}: remove it from the known list of scenario internals`);
-      }
-    }
-  }
-  return problems;
 }

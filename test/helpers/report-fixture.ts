@@ -2,8 +2,8 @@
  * Hand-built run reports, small load settings and run options for tests: pure values, no server and
  * no socket (so unit-tier files can use them; `load.ts` re-exports them beside its stub servers).
  */
-import type { RunOptions } from '../../src/load/run-options.js';
-import type { LoadSettings } from '../../src/load/scenario.js';
+import type { RunOptions } from '../../src/load/run/run-options.js';
+import type { LoadSettings } from '../../src/load/scenario/scenario.js';
 import { encodeHistogram, newHistogram, percentilesMs, recordMs } from '../../src/report/histogram.js';
 import { type OperationStats, REPORT_SCHEMA, REPORT_VERSION, type RunReport } from '../../src/report/model.js';
 

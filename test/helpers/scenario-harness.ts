@@ -5,9 +5,9 @@
  * counters (latencies zero), then the registered cleanups in reverse order.
  */
 import { Random } from '../../src/engine/index.js';
-import { weightedPicker } from '../../src/load/distributions.js';
-import type { LoadSettings, MixEntry, PhaseSpec, RunResults, Scenario, ScenarioContext } from '../../src/load/scenario.js';
-import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/service-api.js';
+import { weightedPicker } from '../../src/load/scenario/distributions.js';
+import type { LoadSettings, MixEntry, PhaseSpec, RunResults, Scenario, ScenarioContext } from '../../src/load/scenario/scenario.js';
+import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 import type { CheckResult, OperationStats, Percentiles } from '../../src/report/model.js';
 import type { Simulator } from '../../src/http/simulator.js';
 

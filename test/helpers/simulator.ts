@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/http/simulator.js';
-import { type Target, startEmbeddedSimulator } from '../../src/load/target.js';
+import { type Target, startEmbeddedSimulator } from '../../src/load/target/target.js';
 
 /** One simulator on 127.0.0.1, a free port, its answers checked against their own schemas; seed 7 unless given. */
 export function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {

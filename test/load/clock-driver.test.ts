@@ -6,9 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type Simulator, createSimulator } from '../../src/http/simulator.js';
-import { ClockDriver, type ClockDriverOptions, ServiceClockError } from '../../src/load/clock-driver.js';
-import type { SimulatorAdmin } from '../../src/load/scenario.js';
-import { type HttpJsonClient, httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/service-api.js';
+import { ClockDriver, type ClockDriverOptions, ServiceClockError } from '../../src/load/time/clock-driver.js';
+import type { SimulatorAdmin } from '../../src/load/scenario/scenario.js';
+import { type HttpJsonClient, httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 
 const START_MS = Date.parse('2027-01-15T12:00:00Z');
 const FROM_MS = Date.parse('2027-01-31T23:00:00Z');

@@ -22,11 +22,11 @@ import {
   remeasuredRunSkew,
   skewFromProbes,
   targetProbe,
-} from '../../src/load/clock-skew.js';
-import { readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import { type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { liveTarget } from '../../src/load/target.js';
+} from '../../src/load/run/clock-skew.js';
+import { readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { liveTarget } from '../../src/load/target/target.js';
 import { loadSettings, startStubServer } from '../helpers/load.js';
 import { assertProperty } from '../helpers/property.js';
 

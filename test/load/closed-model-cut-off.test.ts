@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
-import { readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
-import { startEmbeddedSimulator } from '../../src/load/target.js';
+import { readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
+import { startEmbeddedSimulator } from '../../src/load/target/target.js';
 import { TRANSPORT_ERROR_KINDS } from '../../src/report/model.js';
 
 const CONNECTIONS = 4;

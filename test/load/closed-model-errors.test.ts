@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { FaultsConfig } from '../../src/http/faults.js';
-import { type HistoryEvent, readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import { type HistoryEvent, readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import type { OperationStats, RunReport } from '../../src/report/model.js';
 import { OK_BODY, startStubServer } from '../helpers/load.js';
 

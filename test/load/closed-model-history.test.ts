@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import type { FaultsConfig } from '../../src/http/faults.js';
-import { checkHistory } from '../../src/load/checks/index.js';
-import { type HistoryEvent, readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import { judgeInvariants } from '../../src/load/invariants/judge.js';
+import { type HistoryEvent, readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import { startStubServer } from '../helpers/load.js';
 
 const CONNECTIONS = 4;
@@ -23,7 +23,7 @@ async function runClosed(scenario: Scenario<unknown>, target: Target, settings: 
   const historyPath = join(mkdtempSync(join(tmpdir(), 'keysim-closed-history-')), 'history.jsonl.gz');
   const report = await runScenario({ scenario, target, settings, seed: 11, thresholds: [], keep: false, keysimVersion: 'test', historyPath });
   const { events } = await readHistory(historyPath);
-  return { report, events, verdict: checkHistory(events) };
+  return { report, events, verdict: judgeInvariants(events) };
 }
 
 async function creditsDrainClosed(faults?: FaultsConfig) {

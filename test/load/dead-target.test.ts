@@ -5,10 +5,10 @@
  * with a verdict. The runs here fire at a real server on loopback that is killed mid-run.
  */
 import { describe, expect, test } from 'vitest';
-import { DeadTargetWatch, type TargetStoppedVerdict, describeTargetStopped } from '../../src/load/dead-target.js';
-import { TARGET_STOPPED_CHECK, runScenario } from '../../src/load/runner.js';
-import { type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { liveTarget } from '../../src/load/target.js';
+import { DeadTargetWatch, type TargetStoppedVerdict, describeTargetStopped } from '../../src/load/answers/dead-target.js';
+import { TARGET_STOPPED_CHECK, runScenario } from '../../src/load/run/runner.js';
+import { type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { liveTarget } from '../../src/load/target/target.js';
 import { loadSettings, startStubServer } from '../helpers/load.js';
 
 describe('DeadTargetWatch', () => {

@@ -1,7 +1,7 @@
 /** The one edit distance behind every "did you mean …?" (CLI flags and names, scenarios' operation names). */
 import { expect, test } from 'vitest';
-import { editDistance } from '../../src/load/edit-distance.js';
-import { nearestOperation } from '../../src/load/operation-names.js';
+import { editDistance } from '../../src/load/scenario/edit-distance.js';
+import { nearestOperation } from '../../src/load/scenario/operation-names.js';
 
 test('a swap of two neighbours is one edit, as a typist sees it; insertions, deletions and substitutions one each', () => {
   expect(editDistance('rnu', 'run')).toBe(1);

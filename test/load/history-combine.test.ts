@@ -4,8 +4,8 @@
  * refused, and the combined events keep where they came from.
  */
 import { describe, expect, test } from 'vitest';
-import { checkHistory } from '../../src/load/checks/index.js';
-import { invariantsSection } from '../../src/load/invariants-section.js';
+import { judgeInvariants } from '../../src/load/invariants/judge.js';
+import { invariantsSection } from '../../src/load/invariants/invariants-section.js';
 import {
   HISTORY_FORMAT,
   HISTORY_VERSION,
@@ -14,7 +14,7 @@ import {
   type HistoryHeader,
   type HistoryPart,
   combineHistories,
-} from '../../src/load/history.js';
+} from '../../src/load/history/history.js';
 
 const T0 = Date.UTC(2027, 0, 15, 12);
 const TAG = 'keysim-20270115T120000-1';
@@ -59,9 +59,9 @@ describe('combineHistories', () => {
   test('a key over-spent across two segments is found only by the cross-segment check', () => {
     const [setUp, seg0, seg1] = overSpentAcrossSegments() as [HistoryPart, HistoryPart, HistoryPart];
     // Each segment with the set-up is clean: 2 grants on 3 credits.
-    for (const seg of [seg0, seg1]) expect(checkHistory([...setUp.events, ...seg.events]).passed).toBe(true);
+    for (const seg of [seg0, seg1]) expect(judgeInvariants([...setUp.events, ...seg.events]).passed).toBe(true);
     const combined = combineHistories([setUp, seg0, seg1]);
-    const report = checkHistory(combined.events, { wallSkewMs: combined.wallSkewMs });
+    const report = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs });
     expect(report.passed).toBe(false);
     const violation = report.violations.find((v) => v.invariant === 'credits.no-over-spend');
     expect(violation?.subject).toBe('key_shared');
@@ -72,7 +72,7 @@ describe('combineHistories', () => {
 
   test("the report's witness rows name each operation by the history that recorded it", () => {
     const combined = combineHistories(overSpentAcrossSegments());
-    const section = invariantsSection(checkHistory(combined.events), { operations: combined.events.length });
+    const section = invariantsSection(judgeInvariants(combined.events), { operations: combined.events.length });
     const rows = section.violations.find((v) => v.invariant === 'credits.no-over-spend')?.witness ?? [];
     expect(rows.map((r) => r.origin)).toEqual(expect.arrayContaining(['set-up #0', 'segment 1/2 #1']));
     expect(rows.find((r) => r.origin === 'segment 1/2 #1')?.seq).toBe(4);
@@ -99,10 +99,10 @@ describe('combineHistories', () => {
     expect(widened.events[0]?.invokeMs).toBe(T0 - 50);
     expect(widened.notes.join(' ')).toMatch(/widened by 50 ms/);
     // Widened by 50 ms, a grant may have come before the key existed: no order is proved wrong.
-    expect(checkHistory(widened.events, { wallSkewMs: widened.wallSkewMs }).passed).toBe(true);
+    expect(judgeInvariants(widened.events, { wallSkewMs: widened.wallSkewMs }).passed).toBe(true);
     // Clocks within 2 ms: every grant is still surely after the creation, and 4 on 3 credits is an over-spend.
     const close = combineHistories(onTwo, { hostSkewMs: 2 });
-    expect(checkHistory(close.events, { wallSkewMs: close.wallSkewMs }).passed).toBe(false);
+    expect(judgeInvariants(close.events, { wallSkewMs: close.wallSkewMs }).passed).toBe(false);
     expect(combineHistories(onTwo).hostSkewMs).toBe(1_000);
   });
 
@@ -155,6 +155,6 @@ describe('combineHistories', () => {
     const combined = combineHistories([own(0), own(1)]);
     expect(combined.events).toHaveLength(4);
     expect(combined.header.run?.tag).toBeUndefined();
-    expect(checkHistory(combined.events).passed).toBe(true);
+    expect(judgeInvariants(combined.events).passed).toBe(true);
   });
 });

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { runScenario } from '../../src/load/runner.js';
-import { type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { liveTarget } from '../../src/load/target.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { liveTarget } from '../../src/load/target/target.js';
 import { loadSettings, startStubServer } from '../helpers/load.js';
 
 const temps: string[] = [];

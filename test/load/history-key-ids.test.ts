@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, expect, test } from 'vitest';
-import { HistoryWriter, KeyDirectory, readHistory } from '../../src/load/history.js';
+import { HistoryWriter, KeyDirectory, readHistory } from '../../src/load/history/history.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keysim-key-ids-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

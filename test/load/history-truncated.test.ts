@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type HistoryEvent, HistoryFileError, HistoryWriter, checkablePrefix, readHistory } from '../../src/load/history.js';
+import { type HistoryEvent, HistoryFileError, HistoryWriter, checkablePrefix, readHistory } from '../../src/load/history/history.js';
 import { assertProperty } from '../helpers/property.js';
 
 const temps: string[] = [];

@@ -21,7 +21,7 @@ import {
   historyRequest,
   openHistory,
   readHistory,
-} from '../../src/load/history.js';
+} from '../../src/load/history/history.js';
 
 const temps: string[] = [];
 afterAll(() => {

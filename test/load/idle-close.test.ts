@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { Http1Connection } from '../../src/load/http1/connection.js';
 import { DEFAULT_IDLE_LIMIT_MS, IdleCloseLearner, REUSES_TO_RAISE } from '../../src/load/http1/idle-close.js';
 import { RequestText, endpointOf } from '../../src/load/http1/request-text.js';
-import { httpJsonClient } from '../../src/load/service-api.js';
+import { httpJsonClient } from '../../src/load/target/service-api.js';
 import { type IdleClosingServer, idleClosingServer } from '../helpers/idle-closing-server.js';
 import { startStubServer } from '../helpers/load.js';
 

@@ -1,5 +1,5 @@
 /**
- * invariantsSection(): the report section built from a real checkHistory() verdict over small
+ * invariantsSection(): the report section built from a real judgeInvariants() verdict over small
  * hand-made histories — the verdict, the counts, every invariant, witnesses as one-line request
  * and outcome summaries with their times (service times only when recorded), at most 20
  * violations with the earliest of every broken invariant kept, the oracle's examples capped and
@@ -8,10 +8,16 @@
 import { describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
-import { INVARIANTS, checkHistory } from '../../src/load/checks/index.js';
-import type { HistoryEvent, HistoryOutcome, HistoryRequest } from '../../src/load/history.js';
-import { ORACLE_EXAMPLES_MAX, SECTION_VIOLATIONS_MAX, describeOutcome, describeRequest, invariantsSection } from '../../src/load/invariants-section.js';
-import type { Operation } from '../../src/load/scenario.js';
+import { INVARIANTS, judgeInvariants } from '../../src/load/invariants/judge.js';
+import type { HistoryEvent, HistoryOutcome, HistoryRequest } from '../../src/load/history/history.js';
+import {
+  ORACLE_EXAMPLES_MAX,
+  SECTION_VIOLATIONS_MAX,
+  describeOutcome,
+  describeRequest,
+  invariantsSection,
+} from '../../src/load/invariants/invariants-section.js';
+import type { Operation } from '../../src/load/scenario/scenario.js';
 import { parseReport, renderJson, type OracleSection, type RunReport } from '../../src/report/index.js';
 import { minimalReport } from '../helpers/report-fixture.js';
 
@@ -77,10 +83,10 @@ function violatedHistory(): History {
 
 const oracle = (o: Partial<OracleSection> = {}): OracleSection => ({ verdict: 'agrees', compared: 10, skipped: 0, differences: 0, examples: [], ...o });
 
-describe('invariantsSection over a real checkHistory() verdict', () => {
+describe('invariantsSection over a real judgeInvariants() verdict', () => {
   test('violated: verdict, counts, every invariant, and the checkers notes then the given ones', () => {
     const h = violatedHistory();
-    const check = checkHistory(h.recorded, { wallSkewMs: 0 });
+    const check = judgeInvariants(h.recorded, { wallSkewMs: 0 });
     expect(check.passed).toBe(false);
     const section = invariantsSection(check, { operations: h.events.length, notes: ['a note from the runner'] });
     expect(section.verdict).toBe('violated');
@@ -102,7 +108,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
 
   test('witnesses: the events in seq order as one-line summaries, times as numbers, service times only when recorded', () => {
     const h = violatedHistory();
-    const check = checkHistory(h.recorded, { wallSkewMs: 0 });
+    const check = judgeInvariants(h.recorded, { wallSkewMs: 0 });
     const section = invariantsSection(check, { operations: h.events.length, history: 'history.jsonl.gz' });
     const credits = section.violations.find((v) => v.invariant === 'credits.no-over-spend');
     const source = check.violations.find((v) => v.invariant === 'credits.no-over-spend');
@@ -145,7 +151,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     h.verify([30, 32], 'key_a', 'USAGE_EXCEEDED', 0);
     overAdmission(h, 'user_1', 100);
     h.events.pop(); // three admitted: within the limit
-    const section = invariantsSection(checkHistory(h.recorded, { wallSkewMs: 0 }), { operations: h.events.length });
+    const section = invariantsSection(judgeInvariants(h.recorded, { wallSkewMs: 0 }), { operations: h.events.length });
     expect(section.verdict).toBe('clean');
     expect(section.violations).toEqual([]);
     expect(section.violationsTotal).toBe(0);
@@ -171,7 +177,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
     const h = new History();
     for (let k = 0; k < 25; k++) overSpend(h, `key_${String(k).padStart(2, '0')}`, k * 1_000);
     overAdmission(h, 'user_late', 30_000);
-    const check = checkHistory(h.recorded, { wallSkewMs: 0 });
+    const check = judgeInvariants(h.recorded, { wallSkewMs: 0 });
     expect(check.violations).toHaveLength(26);
     const section = invariantsSection(check, { operations: h.events.length });
     expect(SECTION_VIOLATIONS_MAX).toBe(20);
@@ -187,7 +193,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
 
   test('the oracle: examples in seq order, at most 20, one line each; the note kept', () => {
     const h = violatedHistory();
-    const check = checkHistory(h.recorded, { wallSkewMs: 0 });
+    const check = judgeInvariants(h.recorded, { wallSkewMs: 0 });
     const examples = Array.from({ length: 30 }, (_, i) => ({ seq: 100 - i, op: 'keys.verifyKey', field: 'credits', expected: `${i}\n`, received: `${i + 1}` }));
     const section = invariantsSection(check, {
       operations: h.events.length,
@@ -213,7 +219,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
 
   test('a section from a real verdict survives report.json and makes keysim run exit 100', () => {
     const h = violatedHistory();
-    const section = invariantsSection(checkHistory(h.recorded, { wallSkewMs: 0 }), { operations: h.events.length, oracle: oracle() });
+    const section = invariantsSection(judgeInvariants(h.recorded, { wallSkewMs: 0 }), { operations: h.events.length, oracle: oracle() });
     const report: RunReport = { ...minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }] }), invariants: section };
     const parsed = parseReport(renderJson(report));
     expect(parsed.ok, parsed.ok ? '' : parsed.error).toBe(true);
@@ -224,7 +230,7 @@ describe('invariantsSection over a real checkHistory() verdict', () => {
 
 describe('exitCodeOf and the invariants section', () => {
   const base = minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [1] }] });
-  const clean = invariantsSection(checkHistory([], {}), { operations: 0 });
+  const clean = invariantsSection(judgeInvariants([], {}), { operations: 0 });
 
   test.each<[string, RunReport, number]>([
     ['clean', { ...base, invariants: clean }, EXIT.ok],

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { JournalEntry, JournalStart } from '../../src/http/index.js';
-import { JournalFileWriter, openJournalFile } from '../../src/load/journal-file.js';
+import { JournalFileWriter, openJournalFile } from '../../src/load/history/journal-file.js';
 
 const START: JournalStart = { snapshot: { seed: 1, compat: 'interface' }, startedAtMs: 1_000, operatorRootKeyHash: 'h' };
 const entry = (index: number): JournalEntry => ({

@@ -5,10 +5,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor } from '../../src/load/open-model.js';
-import type { PlannedRequest } from '../../src/load/open-model-requests.js';
-import { planPhases } from '../../src/load/plan.js';
-import { Recorder } from '../../src/load/recorder.js';
+import { OpenModelExecutor } from '../../src/load/executors/open-model.js';
+import type { PlannedRequest } from '../../src/load/executors/open-model-requests.js';
+import { planPhases } from '../../src/load/plan/plan.js';
+import { Recorder } from '../../src/load/metrics/recorder.js';
 import { type StubServer, startStubServer } from '../helpers/load.js';
 
 let server: StubServer;

@@ -5,7 +5,7 @@
  * address parser refuses what is not HOST:PORT.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LATENCY_BUCKETS_S, MetricsEndpoint, escapeLabelValue, parseMetricsAddress } from '../../src/load/metrics-endpoint.js';
+import { LATENCY_BUCKETS_S, MetricsEndpoint, escapeLabelValue, parseMetricsAddress } from '../../src/load/metrics/metrics-endpoint.js';
 import { parseExposition } from '../helpers/prometheus.js';
 
 let endpoint: MetricsEndpoint | undefined;

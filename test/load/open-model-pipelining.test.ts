@@ -8,12 +8,12 @@ import { type Socket, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor } from '../../src/load/open-model.js';
-import type { PlannedRequest } from '../../src/load/open-model-requests.js';
-import { planPhases } from '../../src/load/plan.js';
+import { OpenModelExecutor } from '../../src/load/executors/open-model.js';
+import type { PlannedRequest } from '../../src/load/executors/open-model-requests.js';
+import { planPhases } from '../../src/load/plan/plan.js';
 
 const envelope = (n: number): string => `{"meta":{"requestId":"req_${n}"},"data":{"n":${n}}}`;
-import { Recorder } from '../../src/load/recorder.js';
+import { Recorder } from '../../src/load/metrics/recorder.js';
 
 const PIPELINING = 4;
 /** The server answers a connection's requests in one write once it holds this many (or after a moment). */

@@ -6,10 +6,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { OpenModelExecutor } from '../../src/load/open-model.js';
-import type { PlannedRequest } from '../../src/load/open-model-requests.js';
-import { phaseOffsetMs, planPhases } from '../../src/load/plan.js';
-import { Recorder, type Sample } from '../../src/load/recorder.js';
+import { OpenModelExecutor } from '../../src/load/executors/open-model.js';
+import type { PlannedRequest } from '../../src/load/executors/open-model-requests.js';
+import { phaseOffsetMs, planPhases } from '../../src/load/plan/plan.js';
+import { Recorder, type Sample } from '../../src/load/metrics/recorder.js';
 import { OK_BODY, type StubServer, startStubServer } from '../helpers/load.js';
 
 /** Keeps every sample (the real Recorder keeps histograms only). */

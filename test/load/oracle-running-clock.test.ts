@@ -7,10 +7,10 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createSimulator } from '../../src/http/index.js';
-import { historyOutcome } from '../../src/load/history-events.js';
-import type { HistoryEvent } from '../../src/load/history.js';
-import { Oracle } from '../../src/load/oracle.js';
-import { type HttpJsonClient, httpJsonClient } from '../../src/load/service-api.js';
+import { historyOutcome } from '../../src/load/history/history-events.js';
+import type { HistoryEvent } from '../../src/load/history/history.js';
+import { Oracle } from '../../src/load/oracle/oracle.js';
+import { type HttpJsonClient, httpJsonClient } from '../../src/load/target/service-api.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/index.js';
-import { runScenario } from '../../src/load/runner.js';
-import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { httpJsonClient } from '../../src/load/service-api.js';
-import type { Target } from '../../src/load/target.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { httpJsonClient } from '../../src/load/target/service-api.js';
+import type { Target } from '../../src/load/target/target.js';
 
 const SETTINGS: LoadSettings = { rate: 50, connections: 4, pipelining: 1, durationMs: 300, warmupMs: 0, timeoutMs: 5_000, model: 'open' };
 const closers: Array<() => Promise<void>> = [];

@@ -13,12 +13,12 @@ import { request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/index.js';
-import { Oracle } from '../../src/load/oracle.js';
-import { runScenario } from '../../src/load/runner.js';
-import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
-import { httpJsonClient } from '../../src/load/service-api.js';
-import type { Target } from '../../src/load/target.js';
-import type { HistoryEvent } from '../../src/load/history.js';
+import { Oracle } from '../../src/load/oracle/oracle.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
+import { httpJsonClient } from '../../src/load/target/service-api.js';
+import type { Target } from '../../src/load/target/target.js';
+import type { HistoryEvent } from '../../src/load/history/history.js';
 
 const SETTINGS: LoadSettings = { rate: 200, connections: 8, pipelining: 1, durationMs: 1_500, warmupMs: 0, timeoutMs: 5_000, model: 'open' };
 const closers: Array<() => Promise<void>> = [];

@@ -5,8 +5,8 @@
  * generator's own delay allowed for, and inconclusive only when the lag may explain the failure.
  */
 import { describe, expect, test } from 'vitest';
-import { judgeGenerator } from '../../src/load/generator-monitor.js';
-import { evaluateThresholds, parseThreshold } from '../../src/load/thresholds.js';
+import { judgeGenerator } from '../../src/load/metrics/generator-monitor.js';
+import { evaluateThresholds, parseThreshold } from '../../src/load/run/thresholds.js';
 import { thresholdVerdict } from '../../src/report/generator-text.js';
 import type { GeneratorPhase, RunReport, ThresholdResult } from '../../src/report/model.js';
 import { type OperationFixture, minimalReport } from '../helpers/report-fixture.js';

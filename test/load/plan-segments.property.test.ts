@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { type PhaseInput, type PlannedPhase, parseSegment, phaseOffsetMs, planPhases, segmentCount, segmentPlan } from '../../src/load/plan.js';
+import { type PhaseInput, type PlannedPhase, parseSegment, phaseOffsetMs, planPhases, segmentCount, segmentPlan } from '../../src/load/plan/plan.js';
 import { assertProperty } from '../helpers/property.js';
 
 /** Every intended send time of a phase, in order. */

@@ -4,8 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { intendedOffsetMs, parseDurationMs, phaseOffsetMs, planPhases, plannedCount } from '../../src/load/plan.js';
-import { type Stage, parseStage, planStages, rateAt, stageOf, stagedCount, stagedOffsetMs, stagesProblem } from '../../src/load/stages.js';
+import { intendedOffsetMs, parseDurationMs, phaseOffsetMs, planPhases, plannedCount } from '../../src/load/plan/plan.js';
+import { type Stage, parseStage, planStages, rateAt, stageOf, stagedCount, stagedOffsetMs, stagesProblem } from '../../src/load/plan/stages.js';
 import { assertProperty } from '../helpers/property.js';
 
 /** The integral of the rate from 0 to `t` ms, requests: the trapezoids of every stage up to t. */

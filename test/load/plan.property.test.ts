@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { intendedOffsetMs, parseDurationMs, planPhases, plannedCount } from '../../src/load/plan.js';
+import { intendedOffsetMs, parseDurationMs, planPhases, plannedCount } from '../../src/load/plan/plan.js';
 import { assertProperty } from '../helpers/property.js';
 
 /** Rates from a trickle to far more than a loopback run ever uses, requests/s. */

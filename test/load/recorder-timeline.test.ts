@@ -4,7 +4,7 @@
  * series exports, comparisons and merges of several runs rely on).
  */
 import { expect, test } from 'vitest';
-import { Recorder, type Sample } from '../../src/load/recorder.js';
+import { Recorder, type Sample } from '../../src/load/metrics/recorder.js';
 import { decodeHistogram, encodeHistogram, mergeHistograms } from '../../src/report/histogram.js';
 
 function sample(operation: string, doneMs: number, latencyMs: number, status: number | undefined): Sample {

@@ -8,13 +8,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/simulator.js';
-import { embeddedClockOption } from '../../src/load/clock-needs.js';
-import { nearestOperation, operationProblem } from '../../src/load/operation-names.js';
-import { noSuchRoute } from '../../src/load/route-miss.js';
-import { ScenarioRefusedError, runScenario } from '../../src/load/runner.js';
-import type { Operation, Scenario } from '../../src/load/scenario.js';
-import { createKey, createTaggedApi } from '../../src/load/scenario-fixtures.js';
-import { detectUrlTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import { embeddedClockOption } from '../../src/load/time/clock-needs.js';
+import { nearestOperation, operationProblem } from '../../src/load/scenario/operation-names.js';
+import { noSuchRoute } from '../../src/load/target/route-miss.js';
+import { ScenarioRefusedError, runScenario } from '../../src/load/run/runner.js';
+import type { Operation, Scenario } from '../../src/load/scenario/scenario.js';
+import { createKey, createTaggedApi } from '../../src/load/scenario/scenario-fixtures.js';
+import { detectUrlTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import { loadSettings } from '../helpers/load.js';
 
 const base = { settings: loadSettings({ rate: 20, durationMs: 500 }), seed: 11, thresholds: [], keep: false, keysimVersion: 'test' } as const;
@@ -141,7 +141,7 @@ describe('the production-like mixed scenario', () => {
     expect(embeddedClockOption(SCENARIOS.smoke as Scenario<unknown>)).toEqual({});
     const target = await startEmbeddedSimulator({ seed: 4, ...embeddedClockOption(mixed) });
     try {
-      const { simulatorAdmin, httpJsonClient } = await import('../../src/load/service-api.js');
+      const { simulatorAdmin, httpJsonClient } = await import('../../src/load/target/service-api.js');
       const client = httpJsonClient(target, 5_000);
       const admin = simulatorAdmin(client);
       expect(await admin.clockMode()).toBe('system');

@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { RESOURCES_FILE, ResourcesFileError, readOpenResources, writeOpenResources } from '../../src/load/resource-handover.js';
-import { ResourceLedger } from '../../src/load/resources.js';
+import { RESOURCES_FILE, ResourcesFileError, readOpenResources, writeOpenResources } from '../../src/load/resources/resource-handover.js';
+import { ResourceLedger } from '../../src/load/resources/resources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keysim-handover-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { ResourceLedger, ledgerPath } from '../../src/load/resources.js';
+import { ResourceLedger, ledgerPath } from '../../src/load/resources/resources.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keysim-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,11 +5,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { plannedCount } from '../../src/load/plan.js';
-import { type RunOptions, TargetUnreachableError, runScenario } from '../../src/load/runner.js';
-import { type LoadSettings, type MixEntry, type RunResults, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
-import { type Threshold, parseThreshold } from '../../src/load/thresholds.js';
+import { plannedCount } from '../../src/load/plan/plan.js';
+import { type RunOptions, TargetUnreachableError, runScenario } from '../../src/load/run/runner.js';
+import { type LoadSettings, type MixEntry, type RunResults, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
+import { type Threshold, parseThreshold } from '../../src/load/run/thresholds.js';
 import { postJson } from '../helpers/http.js';
 import { OK_BODY, loadSettings, startStubServer, unusedPort } from '../helpers/load.js';
 

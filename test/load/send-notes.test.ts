@@ -1,6 +1,6 @@
 /** The report's notes on late and dropped sends agree with the generator's verdict. */
 import { describe, expect, test } from 'vitest';
-import { sendNotes } from '../../src/load/run-report.js';
+import { sendNotes } from '../../src/load/run/run-report.js';
 
 const phases = (late: number, dropped = 0) => ({ phaseReports: [], late, dropped, measuredMs: 1_000 });
 

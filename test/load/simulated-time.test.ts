@@ -8,10 +8,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { readHistory } from '../../src/load/history.js';
-import { type RunOptions, runScenario } from '../../src/load/runner.js';
-import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import { readHistory } from '../../src/load/history/history.js';
+import { type RunOptions, runScenario } from '../../src/load/run/runner.js';
+import { type LoadSettings, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { type Target, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import { postJson } from '../helpers/http.js';
 
 const FROM_MS = Date.parse('2027-01-31T23:00:00Z');

@@ -4,10 +4,10 @@
  * counted, not timed (the machine may be busy: late sends are still sends).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runScenario } from '../../src/load/runner.js';
-import { type MixEntry, type Scenario, defineScenario } from '../../src/load/scenario.js';
-import { type Target, startEmbeddedSimulator } from '../../src/load/target.js';
-import { stagedCount, planStages } from '../../src/load/stages.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import { type MixEntry, type Scenario, defineScenario } from '../../src/load/scenario/scenario.js';
+import { type Target, startEmbeddedSimulator } from '../../src/load/target/target.js';
+import { stagedCount, planStages } from '../../src/load/plan/stages.js';
 import { loadSettings } from '../helpers/load.js';
 
 interface KeyFixtures {

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { createSimulator, type Simulator } from '../../src/http/simulator.js';
-import { readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import type { Scenario } from '../../src/load/scenario.js';
-import { detectUrlTarget } from '../../src/load/target.js';
+import { readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import type { Scenario } from '../../src/load/scenario/scenario.js';
+import { detectUrlTarget } from '../../src/load/target/target.js';
 import { startLiveProxy, type LiveProxy, holdings } from '../helpers/counting-target.js';
 import { startStubServer, unusedPort } from '../helpers/load.js';
 

@@ -4,7 +4,7 @@
  * — or fails, saying why, when the report has no data for it.
  */
 import { describe, expect, test } from 'vitest';
-import { type Threshold, evaluateThresholds, parseThreshold } from '../../src/load/thresholds.js';
+import { type Threshold, evaluateThresholds, parseThreshold } from '../../src/load/run/thresholds.js';
 import type { RunReport, ThresholdResult } from '../../src/report/model.js';
 import { minimalReport } from '../helpers/report-fixture.js';
 

@@ -4,8 +4,8 @@
  * is an unknown outcome, like a transport error; the service's own answers are judged.
  */
 import { describe, expect, test } from 'vitest';
-import { recordedOutcome } from '../../src/load/history-recording.js';
-import { answerEffectUnknown, neverCameReason, withoutAnswer } from '../../src/load/scenario-checks.js';
+import { recordedOutcome } from '../../src/load/history/history-recording.js';
+import { answerEffectUnknown, neverCameReason, withoutAnswer } from '../../src/load/scenario/scenario-checks.js';
 import type { OperationStats } from '../../src/report/model.js';
 import { type CounterRecord, exactBurstProblem } from '../../scenarios/support/window-bounds.js';
 

@@ -9,7 +9,7 @@ import { renderHtml } from '../../src/report/index.js';
 import type { RunReport, ThresholdResult } from '../../src/report/model.js';
 import { chartThresholds } from '../../src/report/html/threshold-lines.js';
 import { yScales } from '../../src/report/html/latency-axis.js';
-import { parseThreshold } from '../../src/load/thresholds.js';
+import { parseThreshold } from '../../src/load/run/thresholds.js';
 import { completedReport } from '../fixtures/reports.js';
 
 const t = (expression: string, passed: boolean, inconclusive = false): ThresholdResult => ({

@@ -4,7 +4,7 @@
  * and an `.hgrm` parsed back gives the report's percentiles and counts.
  */
 import { describe, expect, it } from 'vitest';
-import { Recorder } from '../../src/load/recorder.js';
+import { Recorder } from '../../src/load/metrics/recorder.js';
 import { type SeriesLine, renderSeries, seriesLines } from '../../src/report/series.js';
 import { HGRM_SCALING_RATIO, hgrmFileName, hgrmFiles, renderHgrm } from '../../src/report/hgrm.js';
 import { decodeHistogram, encodeHistogram, mergeHistograms } from '../../src/report/histogram.js';

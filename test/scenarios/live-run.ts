@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { SCENARIOS } from '../../scenarios/index.js';
 import { exitCodeOf } from '../../src/cli/commands/run.js';
 import type { ExitCode } from '../../src/cli/exit-codes.js';
-import { runScenario } from '../../src/load/runner.js';
-import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
-import { liveTarget, startEmbeddedSimulator } from '../../src/load/target.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
+import { liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import type { RunReport } from '../../src/report/model.js';
 
 const BASE: LoadSettings = { rate: 20, connections: 8, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 10_000, model: 'open' };

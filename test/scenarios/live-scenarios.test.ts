@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { ScenarioFailedError } from '../../src/load/runner.js';
+import { ScenarioFailedError } from '../../src/load/run/runner.js';
 import { type ServiceBug, type TestServiceOptions, startTestService } from '../helpers/buggy-service.js';
 import { type LiveRun, runLive } from './live-run.js';
 import { cleanEnv, cleanUpCli, cli, tempDir } from '../helpers/cli.js';

@@ -6,11 +6,11 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { callOutcome, isLostAnswerError, readOutcome } from '../../src/load/scenario-calls.js';
-import { type HttpJsonClient, httpJsonClient, serviceApi } from '../../src/load/service-api.js';
-import { ResourceLedger } from '../../src/load/resources.js';
-import { trackingServiceApi } from '../../src/load/resource-tracking.js';
-import type { Operation, ScenarioContext } from '../../src/load/scenario.js';
+import { callOutcome, isLostAnswerError, readOutcome } from '../../src/load/scenario/scenario-calls.js';
+import { type HttpJsonClient, httpJsonClient, serviceApi } from '../../src/load/target/service-api.js';
+import { ResourceLedger } from '../../src/load/resources/resources.js';
+import { trackingServiceApi } from '../../src/load/resources/resource-tracking.js';
+import type { Operation, ScenarioContext } from '../../src/load/scenario/scenario.js';
 
 let server: Server;
 let url: string;

@@ -8,8 +8,8 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../scenarios/index.js';
 import { type Simulator, createSimulator } from '../../src/http/simulator.js';
-import type { ApiResponse, Scenario, ScenarioContext } from '../../src/load/scenario.js';
-import { parseThreshold } from '../../src/load/thresholds.js';
+import type { ApiResponse, Scenario, ScenarioContext } from '../../src/load/scenario/scenario.js';
+import { parseThreshold } from '../../src/load/run/thresholds.js';
 import type { CheckResult } from '../../src/report/model.js';
 import { type HarnessOptions, type HarnessRun, type MutableResults, runScenario, settingsFor } from '../helpers/scenario-harness.js';
 

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
-import { readHistory } from '../../src/load/history.js';
-import { runScenario } from '../../src/load/runner.js';
-import type { LoadSettings, Scenario } from '../../src/load/scenario.js';
-import { type Target, startEmbeddedSimulator } from '../../src/load/target.js';
+import { readHistory } from '../../src/load/history/history.js';
+import { runScenario } from '../../src/load/run/runner.js';
+import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
+import { type Target, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import type { RunReport } from '../../src/report/model.js';
 
 const BASE: LoadSettings = { rate: 100, connections: 8, pipelining: 1, durationMs: 10_000, warmupMs: 0, timeoutMs: 10_000, model: 'open' };

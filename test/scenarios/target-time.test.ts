@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { targetTime } from '../../scenarios/support/target-time.js';
-import type { ScenarioContext } from '../../src/load/scenario.js';
+import type { ScenarioContext } from '../../src/load/scenario/scenario.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../helpers/tls-fixture.js';
 
 let server: Server;

@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { type CheckReport, checkHistory } from '../../load/checks/index.js';
+import { type InvariantReport, judgeInvariants } from '../../load/invariants/index.js';
 import {
   type CheckablePrefix,
   DEFAULT_HOST_SKEW_MS,
@@ -26,8 +26,8 @@ import {
   checkablePrefix,
   combineHistories,
   readHistory,
-} from '../../load/history.js';
-import { describeOutcome, describeRequest } from '../../load/invariants-section.js';
+} from '../../load/history/index.js';
+import { describeOutcome, describeRequest } from '../../load/invariants/index.js';
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
@@ -76,7 +76,7 @@ export function renderVerdict(
   file: string,
   header: HistoryHeader,
   operations: number,
-  report: CheckReport,
+  report: InvariantReport,
   truncation?: Truncation,
   recheck?: RunRecheck,
   style: LineStyle = { marks: false, color: false },
@@ -223,7 +223,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
   const judged = await judgedHistories(files, args);
   const { events, truncation, wallSkewMs } = judged;
-  const report = checkHistory(events, {
+  const report = judgeInvariants(events, {
     wallSkewMs,
     refill: args.compat === 'production' ? 'production' : 'replace',
     ...(judged.segment === true ? { segment: {} } : {}),

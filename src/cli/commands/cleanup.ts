@@ -5,19 +5,19 @@
  */
 import { existsSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import { ResourceLedger, RESOURCE_KINDS, type ResourceEntry, ledgerPath } from '../../load/resources.js';
-import { RESOURCES_FILE, ResourcesFileError, readOpenResources } from '../../load/resource-handover.js';
-import { trackingAdmin, trackingServiceApi } from '../../load/resource-tracking.js';
-import { deleteResources, describeResource, findLeftovers, type SweepOptions } from '../../load/resource-sweep.js';
-import { type HttpJsonClient, ServiceCallError, detailOf, httpJsonClient, serviceApi, simulatorAdmin } from '../../load/service-api.js';
-import { detectUrlTarget, liveTarget } from '../../load/target.js';
-import { classifyTransportError } from '../../load/transport-error.js';
+import { ResourceLedger, RESOURCE_KINDS, type ResourceEntry, ledgerPath } from '../../load/resources/index.js';
+import { RESOURCES_FILE, ResourcesFileError, readOpenResources } from '../../load/resources/index.js';
+import { trackingAdmin, trackingServiceApi } from '../../load/resources/index.js';
+import { deleteResources, describeResource, findLeftovers, type SweepOptions } from '../../load/resources/index.js';
+import { type HttpJsonClient, ServiceCallError, detailOf, httpJsonClient, serviceApi, simulatorAdmin } from '../../load/target/index.js';
+import { detectUrlTarget, liveTarget } from '../../load/target/index.js';
+import { classifyTransportError } from '../../load/answers/index.js';
 import { kindLabel } from '../../report/resources-text.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { readFixturesTag } from '../fixtures-file.js';
 import { example } from '../help-example.js';
 import { readCaFile } from '../ca-file.js';
-import { untrustedCertificateMessage } from '../../load/reachability.js';
+import { untrustedCertificateMessage } from '../../load/target/index.js';
 
 interface CleanupArgs {
   target: string;

@@ -1,8 +1,8 @@
 /** `keysim list [files…]`: the scenarios, one line each: the built-ins, or those of files, folders and globs. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO, SCENARIOS } from '../../../scenarios/index.js';
-import type { Scenario } from '../../load/scenario.js';
-import { requiresClock } from '../../load/scenario-start.js';
+import type { Scenario } from '../../load/scenario/index.js';
+import { requiresClock } from '../../load/scenario/index.js';
 import { resolveScenarios } from '../scenario-files.js';
 import { example } from '../help-example.js';
 

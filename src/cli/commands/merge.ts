@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { MergeError, mergeReports, parseReport } from '../../report/index.js';
 import type { RunReport } from '../../report/model.js';
-import { type Threshold, evaluateThresholds, parseThreshold } from '../../load/thresholds.js';
+import { type Threshold, evaluateThresholds, parseThreshold } from '../../load/run/index.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { ReportWriteError, writeReport } from '../report-files.js';
 import { renderSummary } from '../summary.js';

@@ -1,8 +1,8 @@
 /** `keysim run <scenario…>`: fires scenarios at the embedded simulator or a live deployment. */
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO } from '../../../scenarios/index.js';
-import { requiresClock } from '../../load/scenario-start.js';
-import type { Scenario } from '../../load/scenario.js';
+import { requiresClock } from '../../load/scenario/index.js';
+import type { Scenario } from '../../load/scenario/index.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { lineStyle } from '../verdict-line.js';
 import { bytesNeeded, prepareOutFolder } from '../out-folder.js';

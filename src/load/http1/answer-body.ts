@@ -7,7 +7,7 @@
  * as an outcome).
  */
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { type ApiStyle, readServiceAnswer } from '../service-answer.js';
+import { type ApiStyle, readServiceAnswer } from '../answers/index.js';
 import { MAX_BODY_BYTES } from './response-parser.js';
 
 /** The request header every keysim client sends: answers uncompressed, please. */

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { Compat, Result } from '../../../src/engine/index.js';
-import { type CheckReport, type InvariantId, type Violation, checkCredits, checkHistory } from '../../../src/load/checks/index.js';
+import { type InvariantReport, type InvariantId, type Violation, judgeCreditInvariants, judgeInvariants } from '../../../src/load/invariants/judge.js';
 import {
   type HistoryCredits,
   type HistoryEvent,
@@ -18,8 +18,8 @@ import {
   KeyDirectory,
   historyOutcome,
   historyRequest,
-} from '../../../src/load/history.js';
-import type { Operation } from '../../../src/load/scenario.js';
+} from '../../../src/load/history/history.js';
+import type { Operation } from '../../../src/load/scenario/scenario.js';
 import { type EngineFixture, makeEngine, unwrap } from '../../helpers/engine.js';
 import { assertProperty } from '../../helpers/property.js';
 
@@ -86,11 +86,11 @@ class History {
   }
 }
 
-function check(h: History): CheckReport {
-  return checkHistory(h.recorded, { wallSkewMs: 0 });
+function check(h: History): InvariantReport {
+  return judgeInvariants(h.recorded, { wallSkewMs: 0 });
 }
 
-function only(report: CheckReport, invariant: InvariantId): Violation {
+function only(report: InvariantReport, invariant: InvariantId): Violation {
   const found = report.violations.filter((v) => v.invariant === invariant);
   expect(found, `expected one ${invariant} violation, got ${JSON.stringify(report.violations.map((v) => [v.invariant, v.message]))}`).toHaveLength(1);
   return found[0] as Violation;
@@ -339,7 +339,7 @@ describe('refills', () => {
     const h = new History();
     h.create([0, 2], 'key_p', { remaining: 8, refill: { interval: 'daily', amount: 5 } }, at(dayEnd));
     h.verify([40, 42], 'key_p', 'VALID', 7, 1, at(nextDay));
-    expect(checkHistory(h.recorded, { wallSkewMs: 0, refill: 'production' }).violations).toEqual([]);
+    expect(judgeInvariants(h.recorded, { wallSkewMs: 0, refill: 'production' }).violations).toEqual([]);
     only(check(h), 'credits.refill');
   });
 
@@ -354,14 +354,14 @@ describe('refills', () => {
     h.verify(wall(-50), 'key_w', 'VALID', 4);
     // 50 ms after: the service may not have reached midnight yet.
     h.verify(wall(50), 'key_w', 'VALID', 3);
-    expect(checkHistory(h.recorded, { wallSkewMs: 100 }).violations).toEqual([]);
+    expect(judgeInvariants(h.recorded, { wallSkewMs: 100 }).violations).toEqual([]);
     // 200 ms after midnight is surely after the boundary: a refusal there is a refill not applied.
     const late = new History();
     late.create(wall(-5_000), 'key_w', { remaining: 1, refill: { interval: 'daily', amount: 5 } });
     late.verify(wall(-4_000), 'key_w', 'VALID', 0);
     late.verify(wall(-60), 'key_w', 'USAGE_EXCEEDED', 0);
     late.verify(wall(200), 'key_w', 'USAGE_EXCEEDED', 0);
-    only(checkHistory(late.recorded, { wallSkewMs: 100 }), 'credits.refill');
+    only(judgeInvariants(late.recorded, { wallSkewMs: 100 }), 'credits.refill');
   });
 
   test('an answer whose service bracket straddles the boundary may see either balance', () => {
@@ -419,7 +419,7 @@ describe('unknown outcomes and ordering', () => {
     h.verify([20, 30], 'key_a', 'VALID', 4);
     expect(check(h).violations).toEqual([]);
     // The checker does not depend on the order of the events it is given.
-    expect(checkHistory([...h.recorded].reverse(), { wallSkewMs: 0 }).violations).toEqual([]);
+    expect(judgeInvariants([...h.recorded].reverse(), { wallSkewMs: 0 }).violations).toEqual([]);
     const wrong = new History();
     wrong.create([0, 2], 'key_a', { remaining: 5 });
     wrong.verify([10, 100], 'key_a', 'VALID', 4);
@@ -566,7 +566,7 @@ function place(startMs: number, iv: { gapMs: number; durationMs: number; at: num
   return { inv, comp, point: inv + Math.floor(iv.at * (comp - inv)) };
 }
 
-function describeFailure(report: CheckReport): string {
+function describeFailure(report: InvariantReport): string {
   return JSON.stringify(
     report.violations.map((v) => ({ invariant: v.invariant, subject: v.subject, message: v.message, witness: v.witness.map((e) => e.seq) })),
     null,
@@ -724,7 +724,7 @@ describe('properties: histories recorded from the real engine', () => {
             const { serviceInvokeMs: _i, serviceCompleteMs: _c, ...rest } = e;
             return { ...rest, invokeMs: e.invokeMs + s0 - W0, completeMs: e.completeMs + s0 - W0 };
           });
-          const report = checkHistory(events, { wallSkewMs: clock.skewMs, refill: compat === 'production' ? 'production' : 'replace' });
+          const report = judgeInvariants(events, { wallSkewMs: clock.skewMs, refill: compat === 'production' ? 'production' : 'replace' });
           if (!report.passed) throw new Error(`a correct service was flagged:\n${describeFailure(report)}\n${JSON.stringify(events, null, 0)}`);
         },
       ),
@@ -811,12 +811,12 @@ describe('properties: histories recorded from the real engine', () => {
         const rec = new EngineRecorder(s0);
         const { plaintext } = createKey(rec, { remaining: budget }, serviceAt);
         execute(rec, plan(rec, batch, W0 + 5, plaintext).planned, serviceAt);
-        const clean = checkHistory(rec.recorded, { wallSkewMs: 0 });
+        const clean = judgeInvariants(rec.recorded, { wallSkewMs: 0 });
         if (!clean.passed) throw new Error(`a correct service was flagged:\n${describeFailure(clean)}`);
         const refused = rec.events.filter((e) => e.outcome !== 'unknown' && e.outcome.code === 'USAGE_EXCEEDED');
         const victim = refused[pick % refused.length] as HistoryEvent;
         victim.outcome = { ...(victim.outcome as HistoryOutcome), code: 'VALID', valid: true };
-        const report = checkCredits(rec.recorded, { wallSkewMs: 0 });
+        const report = judgeCreditInvariants(rec.recorded, { wallSkewMs: 0 });
         expect(report.violations.length, 'the flipped answer went unnoticed').toBeGreaterThan(0);
         expect(report.violations.map((v) => v.invariant)).toContain('credits.no-over-spend');
       }),
@@ -846,7 +846,7 @@ describe('properties: histories recorded from the real engine', () => {
         });
         fc.pre(lost);
         drain(rec, endMs, plaintext, serviceAt);
-        const report = checkCredits(rec.recorded, { wallSkewMs: 0 });
+        const report = judgeCreditInvariants(rec.recorded, { wallSkewMs: 0 });
         expect(report.violations.length, 'the lost decrement went unnoticed').toBeGreaterThan(0);
       }),
       { numRuns: 200 },
@@ -872,7 +872,7 @@ describe('properties: histories recorded from the real engine', () => {
         }
         const costs = after.costs.map((c) => Math.min(c, amount));
         execute(rec, plan(rec, { ...after, costs }, jumpAt + 10, plaintext).planned, serviceAt);
-        const report = checkCredits(rec.recorded, { wallSkewMs: 0 });
+        const report = judgeCreditInvariants(rec.recorded, { wallSkewMs: 0 });
         if (!skip) {
           if (report.violations.length > 0) throw new Error(`a correct service was flagged:\n${describeFailure({ ...report, passed: false, invariants: [] })}`);
           return;

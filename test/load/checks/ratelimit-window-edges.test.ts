@@ -14,8 +14,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { type Violation, checkRateLimits } from '../../../src/load/checks/index.js';
-import { type HistoryEvent, historyOutcome, historyRequest } from '../../../src/load/history.js';
+import { type Violation, judgeRateLimitInvariants } from '../../../src/load/invariants/judge.js';
+import { type HistoryEvent, historyOutcome, historyRequest } from '../../../src/load/history/history.js';
 import { makeEngine, unwrap } from '../../helpers/engine.js';
 import { FixedWindowLimiter, type LimitAnswer } from '../../helpers/fixed-window-limiter.js';
 import { assertProperty } from '../../helpers/property.js';
@@ -135,7 +135,7 @@ describe('bursts across window edges', () => {
               lost: lostOneIn > 0 && f.lost && i % lostOneIn === 0,
             })),
           );
-          const result = checkRateLimits(record(flights, engineService(), rec), { wallSkewMs: rec.skewMs });
+          const result = judgeRateLimitInvariants(record(flights, engineService(), rec), { wallSkewMs: rec.skewMs });
           if (result.violations.length > 0) throw new Error(`a correct service was flagged: ${failure(result.violations)}`);
           judged += result.counts['ratelimit.no-over-admission'] ?? 0;
         },
@@ -193,7 +193,7 @@ describe('a fixed-window limiter instead of the sliding window', () => {
         const events = record(flights, fixedWindowService(), p.rec);
         // The scenario is what it claims: everything admitted, no answer inside a burst before its last send.
         for (const e of events) expect(e.outcome !== 'unknown' && e.outcome.success).toBe(true);
-        const result = checkRateLimits(events, { wallSkewMs: p.rec.skewMs });
+        const result = judgeRateLimitInvariants(events, { wallSkewMs: p.rec.skewMs });
         const found = result.violations.filter((v) => v.invariant === 'ratelimit.no-over-admission');
         expect(found, `not flagged: ${failure(result.violations)}`).toHaveLength(1);
         const v = found[0] as Violation;
@@ -210,7 +210,7 @@ describe('a fixed-window limiter instead of the sliding window', () => {
         ).toBe(true);
         expect(v.witness.length).toBeLessThanOrEqual(6);
         // And the same traffic through the real engine is clean.
-        const clean = checkRateLimits(record(flights, engineService(), p.rec), { wallSkewMs: p.rec.skewMs });
+        const clean = judgeRateLimitInvariants(record(flights, engineService(), p.rec), { wallSkewMs: p.rec.skewMs });
         expect(clean.violations, failure(clean.violations)).toEqual([]);
       }),
       { numRuns: 200 },
@@ -226,7 +226,7 @@ describe('a fixed-window limiter instead of the sliding window', () => {
       flights: Array.from({ length: 16 }, (_, i) => ({ sendMs: i % 5, latencyMs: 30, at: 0.5 })),
       rec: { offsetMs: 0, skewMs: 50, serviceTimes: false },
     };
-    const result = checkRateLimits(record(edgeFlights(p), fixedWindowService(), p.rec), { wallSkewMs: p.rec.skewMs });
+    const result = judgeRateLimitInvariants(record(edgeFlights(p), fixedWindowService(), p.rec), { wallSkewMs: p.rec.skewMs });
     const [v] = result.violations;
     expect(v?.invariant).toBe('ratelimit.no-over-admission');
     // The first answers after the edge arrive 130 ms into the window, + 50 ms skew: decided by

@@ -8,9 +8,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { Result } from '../../../src/engine/index.js';
-import { type CheckReport, type InvariantId, type Violation, checkRateLimits } from '../../../src/load/checks/index.js';
-import { type HistoryEvent, type HistoryOutcome, type HistoryRequest, historyOutcome, historyRequest } from '../../../src/load/history.js';
-import type { Operation } from '../../../src/load/scenario.js';
+import { type InvariantReport, type InvariantId, type Violation, judgeRateLimitInvariants } from '../../../src/load/invariants/judge.js';
+import { type HistoryEvent, type HistoryOutcome, type HistoryRequest, historyOutcome, historyRequest } from '../../../src/load/history/history.js';
+import type { Operation } from '../../../src/load/scenario/scenario.js';
 import { makeEngine, unwrap } from '../../helpers/engine.js';
 import { assertProperty } from '../../helpers/property.js';
 
@@ -79,12 +79,12 @@ class History {
   }
 }
 
-function check(h: History): CheckReport & { passed: boolean } {
-  const result = checkRateLimits(h.recorded);
+function check(h: History): InvariantReport & { passed: boolean } {
+  const result = judgeRateLimitInvariants(h.recorded);
   return { ...result, passed: result.violations.length === 0, invariants: [] };
 }
 
-function only(report: CheckReport, invariant: InvariantId): Violation {
+function only(report: InvariantReport, invariant: InvariantId): Violation {
   const found = report.violations.filter((v) => v.invariant === invariant);
   expect(found, `expected one ${invariant} violation, got ${JSON.stringify(report.violations.map((v) => [v.invariant, v.message]))}`).toHaveLength(1);
   return found[0] as Violation;
@@ -476,7 +476,7 @@ describe('properties: the real engine', () => {
   test('a correct service is never flagged, concurrent or not, with lost answers', () => {
     assertProperty(
       fc.property(fc.array(stepArb, { minLength: 1, maxLength: 60 }), fc.boolean(), fc.constantFrom(0, 4, 7), (steps, concurrent, lostEvery) => {
-        const report = checkRateLimits(simulate(steps, concurrent, lostEvery));
+        const report = judgeRateLimitInvariants(simulate(steps, concurrent, lostEvery));
         if (report.violations.length > 0) throw new Error(`a correct service was flagged: ${failure(report)}`);
       }),
       { numRuns: 250 },
@@ -492,7 +492,7 @@ describe('properties: the real engine', () => {
         const victim = decided[pick % decided.length] as HistoryEvent;
         const outcome = victim.outcome as HistoryOutcome;
         victim.outcome = { ...outcome, success: outcome.success !== true };
-        const report = checkRateLimits(events);
+        const report = judgeRateLimitInvariants(events);
         const expected: InvariantId = outcome.success === true ? 'ratelimit.no-false-denial' : 'ratelimit.no-over-admission';
         expect(
           report.violations.map((v) => v.invariant),

@@ -6,7 +6,7 @@
  * included), and when a scheduled task moves the manual clock across refill boundaries and
  * rate-limit windows. Some answers are lost ('unknown'), after the engine executed the operation
  * or before it reached it. The calls are recorded through HistoryWriter.recordCall and read back
- * with readHistory, as a run's history is, before checkHistory judges them:
+ * with readHistory, as a run's history is, before judgeInvariants judges them:
  *
  * - a correct engine is never flagged, whatever the interleaving;
  * - each engine fault (faults.ts) at rate 1, in a scenario shaped so that it must show, is always
@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EngineFaults, Result } from '../../../src/engine/index.js';
 import { DEFAULT_ERRORS_URL, PROBLEMS, errorTypeUrl } from '../../../src/http/problems.js';
-import { type CheckReport, type InvariantId, checkHistory } from '../../../src/load/checks/index.js';
-import { type HistoryEvent, HistoryWriter, readHistory } from '../../../src/load/history.js';
-import type { Operation } from '../../../src/load/scenario.js';
+import { type InvariantReport, type InvariantId, judgeInvariants } from '../../../src/load/invariants/judge.js';
+import { type HistoryEvent, HistoryWriter, readHistory } from '../../../src/load/history/history.js';
+import type { Operation } from '../../../src/load/scenario/scenario.js';
 import { type EngineFixture, makeEngine, unwrap } from '../../helpers/engine.js';
 import { assertProperty } from '../../helpers/property.js';
 
@@ -144,11 +144,11 @@ class Harness {
   }
 }
 
-function check(read: { events: HistoryEvent[]; wallSkewMs: number | undefined }): CheckReport {
-  return checkHistory(read.events, read.wallSkewMs === undefined ? {} : { wallSkewMs: read.wallSkewMs });
+function check(read: { events: HistoryEvent[]; wallSkewMs: number | undefined }): InvariantReport {
+  return judgeInvariants(read.events, read.wallSkewMs === undefined ? {} : { wallSkewMs: read.wallSkewMs });
 }
 
-function describeViolations(report: CheckReport): string {
+function describeViolations(report: InvariantReport): string {
   return JSON.stringify(
     report.violations.map((v) => ({ invariant: v.invariant, subject: v.subject, message: v.message, witness: v.witness.map((e) => `#${e.seq} ${e.op}`) })),
     null,

@@ -6,8 +6,8 @@
  * inside one segment, on what it alone used, is still found by that segment alone.
  */
 import { describe, expect, test } from 'vitest';
-import { type CheckReport, checkHistory } from '../../../src/load/checks/index.js';
-import { invariantsSection } from '../../../src/load/invariants-section.js';
+import { type InvariantReport, judgeInvariants } from '../../../src/load/invariants/judge.js';
+import { invariantsSection } from '../../../src/load/invariants/invariants-section.js';
 import {
   HISTORY_FORMAT,
   HISTORY_VERSION,
@@ -17,8 +17,8 @@ import {
   type HistoryPart,
   type HistoryRequest,
   combineHistories,
-} from '../../../src/load/history.js';
-import type { Operation } from '../../../src/load/scenario.js';
+} from '../../../src/load/history/history.js';
+import type { Operation } from '../../../src/load/scenario/scenario.js';
 
 /** 2027-01-15T12:00:00Z: aligned to a minute, the window used here. */
 const T0 = Date.UTC(2027, 0, 15, 12);
@@ -110,8 +110,8 @@ const segmentPart = (index: number, s: Segment, setUp: 'shared' | 'own' = 'share
   truncated: false,
 });
 
-const ids = (report: CheckReport) => report.violations.map((v) => `${v.invariant} ${v.subject}: ${v.message}`);
-const verdictOf = (report: CheckReport, id: string) => report.invariants.find((i) => i.id === id);
+const ids = (report: InvariantReport) => report.violations.map((v) => `${v.invariant} ${v.subject}: ${v.message}`);
+const verdictOf = (report: InvariantReport, id: string) => report.invariants.find((i) => i.id === id);
 
 describe("a segment's own verdict", () => {
   test('a lone segment sharing a rate limit is not a false denial', () => {
@@ -126,12 +126,12 @@ describe("a segment's own verdict", () => {
 
     // The bug: without the segment's scope, each history alone shows a denial with room left.
     for (const seg of [seg0, seg1]) {
-      const unscoped = checkHistory(seg.events);
+      const unscoped = judgeInvariants(seg.events);
       expect(unscoped.violations.map((v) => v.invariant)).toContain('ratelimit.no-false-denial');
     }
     // A segment's own verdict leaves the denials to the verdict across segments, and says so.
     for (const seg of [seg0, seg1]) {
-      const own = checkHistory(seg.events, { segment: {} });
+      const own = judgeInvariants(seg.events, { segment: {} });
       expect(ids(own)).toEqual([]);
       expect(own.passed).toBe(true);
       expect(verdictOf(own, 'ratelimit.no-false-denial')).toMatchObject({ checked: 0, notJudged: 1 });
@@ -145,7 +145,7 @@ describe("a segment's own verdict", () => {
     }
     // Across segments: three admissions fill the window, both denials are right.
     const combined = combineHistories([segmentPart(0, seg0, 'own'), segmentPart(1, seg1, 'own')]);
-    const across = checkHistory(combined.events, { wallSkewMs: combined.wallSkewMs });
+    const across = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs });
     expect(ids(across)).toEqual([]);
     expect(verdictOf(across, 'ratelimit.no-false-denial')?.checked).toBe(2);
 
@@ -153,14 +153,14 @@ describe("a segment's own verdict", () => {
     const seg1Denied = new Segment();
     seg1Denied.limit(25, 'user-1', false);
     const wrong = combineHistories([segmentPart(0, seg0, 'own'), segmentPart(1, seg1Denied, 'own')]);
-    const wrongVerdict = checkHistory(wrong.events, { wallSkewMs: wrong.wallSkewMs });
+    const wrongVerdict = judgeInvariants(wrong.events, { wallSkewMs: wrong.wallSkewMs });
     expect(wrongVerdict.violations.map((v) => v.invariant)).toContain('ratelimit.no-false-denial');
   });
 
   test('an over-admission inside one segment is still found by that segment alone', () => {
     const seg0 = new Segment();
     for (let i = 0; i < 4; i++) seg0.limit(i * 10, 'user-2', true);
-    const own = checkHistory(seg0.events, { segment: {} });
+    const own = judgeInvariants(seg0.events, { segment: {} });
     expect(own.passed).toBe(false);
     expect(own.violations.map((v) => `${v.invariant} ${v.subject}`)).toEqual(['ratelimit.no-over-admission ns/user-2']);
     expect(invariantsSection(own, { operations: seg0.events.length }).verdict).toBe('violated');
@@ -172,14 +172,14 @@ describe("a segment's own verdict", () => {
     const seg0 = new Segment();
     seg0.setOverride(0, 'user-3', 2);
     for (let i = 1; i <= 4; i++) seg0.limit(i * 10, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
-    expect(checkHistory(seg0.events).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
-    const own = checkHistory(seg0.events, { segment: {} });
+    expect(judgeInvariants(seg0.events).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
+    const own = judgeInvariants(seg0.events, { segment: {} });
     expect(ids(own)).toEqual([]);
     expect(verdictOf(own, 'ratelimit.no-over-admission')?.checked).toBeGreaterThan(0);
     // Six admissions are more than even the reported 5: still found alone.
     seg0.limit(50, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
     seg0.limit(55, 'user-3', true, { limit: 5, overrideId: 'rlor_1' });
-    expect(checkHistory(seg0.events, { segment: {} }).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
+    expect(judgeInvariants(seg0.events, { segment: {} }).violations.map((v) => v.invariant)).toEqual(['ratelimit.no-over-admission']);
   });
 
   test('a false denial on a key the segment created is still found by that segment alone', () => {
@@ -188,7 +188,7 @@ describe("a segment's own verdict", () => {
     seg0.create(0, 'key_own', 100);
     seg0.verifyLimited(10, 'key_own', false);
     const denied = seg0.verifyLimited(20, 'key_own', true);
-    const own = checkHistory(seg0.events, { segment: {} });
+    const own = judgeInvariants(seg0.events, { segment: {} });
     expect(own.violations.map((v) => `${v.invariant} ${v.subject}`)).toEqual(['ratelimit.no-false-denial key_own/burst']);
     expect(own.violations[0]?.witness.map((e) => e.seq)).toContain(denied.seq);
     expect(verdictOf(own, 'ratelimit.no-false-denial')).toMatchObject({ checked: 1, notJudged: 0 });
@@ -209,17 +209,17 @@ describe("a segment's own verdict", () => {
     seg0.verify(220, 'key_shared', 'USAGE_EXCEEDED', 1);
 
     // The bug's credit form: segment 0 alone sees an over-spend and an under-serve.
-    const unscoped = checkHistory(seg0.events);
+    const unscoped = judgeInvariants(seg0.events);
     expect(unscoped.violations.map((v) => v.invariant).sort()).toEqual(['credits.no-over-spend', 'credits.no-under-serve']);
     // Its own verdict does not judge a key it did not create.
-    const own = checkHistory(seg0.events, { segment: { sharedKeyIds: ['key_shared'] } });
+    const own = judgeInvariants(seg0.events, { segment: { sharedKeyIds: ['key_shared'] } });
     expect(ids(own)).toEqual([]);
     expect(verdictOf(own, 'credits.no-over-spend')).toMatchObject({ checked: 0, notJudged: 1 });
     expect(own.checked.keys).toBe(0);
     expect(own.notes.join('\n')).toMatch(/credits\.no-over-spend \(1 keys\)/);
     // Across segments, with the set-up's history, the key is judged and clean.
     const combined = combineHistories([setUpPart(setUp.events), segmentPart(0, seg0), segmentPart(1, seg1)]);
-    const across = checkHistory(combined.events, { wallSkewMs: combined.wallSkewMs });
+    const across = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs });
     expect(ids(across)).toEqual([]);
     expect(across.checked.keys).toBe(1);
     expect(verdictOf(across, 'credits.no-over-spend')?.checked).toBeGreaterThan(0);
@@ -230,7 +230,7 @@ describe("a segment's own verdict", () => {
     const seg0 = new Segment();
     seg0.create(0, 'key_own', 2);
     for (let i = 1; i <= 3; i++) seg0.verify(i * 10, 'key_own', 'VALID');
-    const own = checkHistory(seg0.events, { segment: { sharedKeyIds: ['key_shared'] } });
+    const own = judgeInvariants(seg0.events, { segment: { sharedKeyIds: ['key_shared'] } });
     expect(own.violations.map((v) => `${v.invariant} ${v.subject}`)).toContain('credits.no-over-spend key_own');
     expect(own.checked.keys).toBe(1);
     expect(verdictOf(own, 'credits.no-over-spend')?.notJudged).toBe(0);
@@ -240,8 +240,8 @@ describe("a segment's own verdict", () => {
     const seg0 = new Segment();
     seg0.create(0, 'key_fixture', 2);
     for (let i = 1; i <= 3; i++) seg0.verify(i * 10, 'key_fixture', 'VALID');
-    expect(checkHistory(seg0.events, { segment: {} }).passed).toBe(false);
-    const own = checkHistory(seg0.events, { segment: { sharedKeyIds: ['key_fixture'] } });
+    expect(judgeInvariants(seg0.events, { segment: {} }).passed).toBe(false);
+    const own = judgeInvariants(seg0.events, { segment: { sharedKeyIds: ['key_fixture'] } });
     expect(own.passed).toBe(true);
     expect(verdictOf(own, 'credits.no-over-spend')?.notJudged).toBe(1);
   });

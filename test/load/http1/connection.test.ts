@@ -11,7 +11,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Http1Connection } from '../../../src/load/http1/connection.js';
 import { RequestText, endpointOf } from '../../../src/load/http1/request-text.js';
-import { classifyTransportError } from '../../../src/load/transport-error.js';
+import { classifyTransportError } from '../../../src/load/answers/transport-error.js';
 import type { TransportErrorKind } from '../../../src/report/model.js';
 import { unusedPort } from '../../helpers/load.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY, TEST_TLS_NAME } from '../../helpers/tls-fixture.js';

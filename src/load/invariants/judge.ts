@@ -1,0 +1,51 @@
+/**
+ * Offline invariant checkers over a recorded history (history.ts): usage credits (credits.ts)
+ * and rate limits (ratelimit.ts). Pure functions: events in, verdict out. The algorithms are
+ * described at the top of each checker.
+ */
+import type { HistoryEvent } from '../history/index.js';
+import { type InvariantOptions, type InvariantReport, INVARIANTS, type InvariantVerdict } from './types.js';
+import { judgeCreditInvariants } from './credits.js';
+import { judgeRateLimitInvariants } from './ratelimit.js';
+
+export { judgeCreditInvariants } from './credits.js';
+export { judgeRateLimitInvariants } from './ratelimit.js';
+
+export type { InvariantOptions, InvariantReport, JudgedCounts, InvariantFindings, InvariantId, InvariantVerdict, Violation } from './types.js';
+export { INVARIANTS } from './types.js';
+
+/** Which invariants one segment judged and which it left to the verdict across segments. */
+function segmentNote(invariants: readonly InvariantVerdict[]): string {
+  const left = invariants.filter((i) => (i.notJudged ?? 0) > 0).map((i) => `${i.id} (${i.notJudged} ${i.id.startsWith('credits.') ? 'keys' : 'denials'})`);
+  const judged = invariants.filter((i) => i.checked > 0).map((i) => i.id);
+  return (
+    `Judged in this segment: ${judged.length === 0 ? 'nothing' : judged.join(', ')}. ` +
+    (left.length === 0
+      ? 'Nothing was left to the verdict across segments.'
+      : `Not judged in one segment (judged across segments by keysim merge / keysim check): ${left.join(', ')} — keys this segment did not create and limits other segments may also spend (docs/checking.md#one-segments-own-verdict).`)
+  );
+}
+
+/** Runs every checker over one history (an array, or any iterable: it is read once). */
+export function judgeInvariants(events: Iterable<HistoryEvent>, options: InvariantOptions = {}): InvariantReport {
+  const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
+  const results = [judgeCreditInvariants(all, options), judgeRateLimitInvariants(all, options)];
+  const violations = results.flatMap((r) => r.violations);
+  const invariants = INVARIANTS.map(({ id, title }): InvariantVerdict => {
+    const count = violations.filter((v) => v.invariant === id).length;
+    const checked = results.reduce((n, r) => n + (r.counts[id] ?? 0), 0);
+    const notJudged = results.reduce((n, r) => n + (r.notJudged?.[id] ?? 0), 0);
+    return { id, title, checked, violations: count, passed: count === 0, ...(options.segment === undefined ? {} : { notJudged }) };
+  });
+  return {
+    passed: violations.length === 0,
+    violations,
+    checked: {
+      keys: results.reduce((n, r) => n + r.checked.keys, 0),
+      verifications: results.reduce((n, r) => n + r.checked.verifications, 0),
+      rateLimitChecks: results.reduce((n, r) => n + r.checked.rateLimitChecks, 0),
+    },
+    invariants,
+    notes: [...(options.segment === undefined ? [] : [segmentNote(invariants)]), ...results.flatMap((r) => r.notes)],
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The checkers' shared vocabulary: invariant ids, violations, options and results. Its own
+ * module so that the checkers and the index that runs them do not import each other.
+ */
+import type { HistoryEvent } from '../history/index.js';
+
+export type InvariantId =
+  'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
+
+/** Every invariant, in the order the verdict lists them. */
+export const INVARIANTS: ReadonlyArray<{ id: InvariantId; title: string }> = [
+  { id: 'credits.no-over-spend', title: 'no over-spend: VALID answers never grant more credits than the budget allowed' },
+  { id: 'credits.no-under-serve', title: 'no under-serve: USAGE_EXCEEDED only when the credits left could be below the cost' },
+  { id: 'credits.consistent', title: 'consistent credits: reported balances fit the bounds; one period never reports a balance twice' },
+  { id: 'credits.refill', title: 'refills take effect at their boundary and replace the balance' },
+  { id: 'ratelimit.no-over-admission', title: 'no over-admission: admitted cost per window never exceeds the effective limit' },
+  { id: 'ratelimit.no-false-denial', title: 'no false denial: a request is denied only when the limit could have been reached' },
+];
+
+/** A broken invariant, with the few operations that prove it. */
+export interface Violation {
+  invariant: InvariantId;
+  /** The key id, or the rate-limited identifier (namespace/identifier, or the limit's id). */
+  subject: string;
+  message: string;
+  /** The operations that prove it (at most about six), in seq order. */
+  witness: HistoryEvent[];
+  /** How many answers broke it for this subject; the witness is the earliest. */
+  occurrences: number;
+}
+
+export interface InvariantOptions {
+  /**
+   * Bound on |service clock − wall clock| in ms, used for events recorded without service times
+   * (default: the history header's, else 1000).
+   */
+  wallSkewMs?: number;
+  /** 'replace' (interface document, default) or 'production' (a refill leaves a balance ≥ amount alone). */
+  refill?: 'replace' | 'production';
+  /** An answer with more possible preceding credit changes than this is skipped (default 16). */
+  maxCandidates?: number;
+  /**
+   * The history is one segment's: other segments may have used the same keys and limits, so only
+   * what is sound on a subset of the operations is judged (segment-scope.ts). `sharedKeyIds`: the
+   * ids of a shared set-up's keys (never this segment's own).
+   */
+  segment?: { sharedKeyIds?: readonly string[] };
+}
+
+export interface JudgedCounts {
+  /** Keys whose credits were followed (their createKey is in the history). */
+  keys: number;
+  /** Verifications whose credits were checked. */
+  verifications: number;
+  /** Rate-limit decisions checked (ratelimit.limit, multiLimit entries, verification limits). */
+  rateLimitChecks: number;
+}
+
+/** What one checker returns. */
+export interface InvariantFindings {
+  violations: Violation[];
+  checked: JudgedCounts;
+  /** Checks made per invariant. */
+  counts: Partial<Record<InvariantId, number>>;
+  /** What could not be checked, and why. */
+  notes: string[];
+  /** In a segment: checks (credits: keys; rate limits: denials) left to the judgement across segments. */
+  notJudged?: Partial<Record<InvariantId, number>>;
+}
+
+export interface InvariantVerdict {
+  id: InvariantId;
+  title: string;
+  /** Checks made. */
+  checked: number;
+  /** Subjects that broke it. */
+  violations: number;
+  passed: boolean;
+  /** In a segment: checks left to keysim merge / keysim check (not judged on this history alone). */
+  notJudged?: number;
+}
+
+export interface InvariantReport {
+  passed: boolean;
+  violations: Violation[];
+  checked: JudgedCounts;
+  invariants: InvariantVerdict[];
+  notes: string[];
+}
