@@ -9,9 +9,9 @@
  * Either way the figures a lagging generator distorts are held back, and the notes say what else
  * may explain a change (compare-caveats.ts).
  */
-import { ALL_OPERATIONS, COMPARE_DEFAULTS, COMPARISON_SCHEMA, COMPARISON_VERSION, type Comparison, type RunRef, figureExpression } from './compare-model.js';
+import { ALL_OPERATIONS, COMPARE_DEFAULTS, COMPARISON_SCHEMA, COMPARISON_VERSION, type Comparison, figureExpression } from './compare-model.js';
 import { type Watch, checkWatches, defaultWatches } from './compare-watch.js';
-import { type CompareInput, spectrumOf } from './compare-run-values.js';
+import { type CompareInput, runRef, spectrumOf } from './compare-run-values.js';
 import type { MethodSettings } from './compare-method.js';
 import { compareByBootstrap } from './compare-by-bootstrap.js';
 import { compareByRuns } from './compare-by-runs.js';
@@ -37,18 +37,6 @@ export interface CompareOptions {
 }
 
 export type CompareResult = { ok: true; comparison: Comparison } | { ok: false; error: string };
-
-function runRef(input: CompareInput): RunRef {
-  const r = input.report;
-  return {
-    source: input.source,
-    scenario: r.scenario.name,
-    startedAt: r.startedAt,
-    measuredMs: r.measuredMs,
-    requests: r.totals.requests,
-    generatorLimited: r.generator?.limited === true,
-  };
-}
 
 /** The operations every run has requests of, sorted; or why the runs cannot be compared. */
 function sharedOperations(all: readonly CompareInput[]): { ok: true; operations: string[] } | { ok: false; error: string } {
