@@ -4,6 +4,7 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 export {
   type OperationFixture,
@@ -55,6 +56,31 @@ export async function startStubServer(handler?: (req: IncomingMessage, res: Serv
       server.closeAllConnections();
       await closed;
     },
+  };
+}
+
+/** A firewall's page, what a proxy in front of the service may answer (even with a 200). */
+export const FIREWALL_PAGE = '<html><head><title>Access denied</title></head><body>Blocked by the firewall</body></html>';
+
+/** A starter of stub servers for the tests of a file, each server killed after the test that started it. */
+export function stubServersPerTest(): (handler: (req: IncomingMessage, res: ServerResponse) => void) => Promise<StubServer> {
+  let servers: StubServer[] = [];
+  afterEach(async () => {
+    for (const s of servers) await s.kill();
+    servers = [];
+  });
+  return async (handler) => {
+    const s = await startStubServer(handler);
+    servers.push(s);
+    return s;
+  };
+}
+
+/** A handler answering the pre-flight probe like the service, and everything else by `rest`. */
+export function serviceProbeThen(rest: (req: IncomingMessage, res: ServerResponse) => void) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url?.endsWith('/v2/identities.listIdentities')) res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
+    else rest(req, res);
   };
 }
 

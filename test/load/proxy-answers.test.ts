@@ -6,12 +6,11 @@
  * path (the proxy's HTML 404, a 421) fails the pre-flight check; the pre-flight check reads the
  * headers the load client reads.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { DeadTargetWatch, describeTargetStopped, type TargetStoppedVerdict } from '../../src/load/answers/dead-target.js';
 import { NotTheServiceError, checkReachable } from '../../src/load/target/reachability.js';
 import { TARGET_STOPPED_CHECK, TargetUnreachableError, runScenario } from '../../src/load/run/runner.js';
@@ -20,31 +19,12 @@ import { httpJsonClient } from '../../src/load/target/service-api.js';
 import { liveTarget } from '../../src/load/target/target.js';
 import { HISTORY_FILE } from '../../src/load/history/history.js';
 import { targetProbe } from '../../src/load/run/clock-skew.js';
-import { OK_BODY, type StubServer, loadSettings, startStubServer } from '../helpers/load.js';
+import { FIREWALL_PAGE, OK_BODY, loadSettings, serviceProbeThen, stubServersPerTest } from '../helpers/load.js';
 
 const ROOT_KEY = 'root_proxy_answers_0123456789';
 const VERIFY_BODY = JSON.stringify({ meta: { requestId: 'req_v' }, data: { valid: true, code: 'VALID' } });
-const HTML_PAGE = '<html><head><title>Access denied</title></head><body>Blocked by the firewall</body></html>';
 
-let servers: StubServer[] = [];
-afterEach(async () => {
-  for (const s of servers) await s.kill();
-  servers = [];
-});
-
-async function stub(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<StubServer> {
-  const s = await startStubServer(handler);
-  servers.push(s);
-  return s;
-}
-
-/** The pre-flight probe answered like the service; everything else by `rest`. */
-function serviceProbeThen(rest: (req: IncomingMessage, res: ServerResponse) => void) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.endsWith('/v2/identities.listIdentities')) res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
-    else rest(req, res);
-  };
-}
+const stub = stubServersPerTest();
 
 const verifyScenario = defineScenario<undefined>({
   name: 'inline-proxy-answers',
@@ -92,7 +72,7 @@ describe('compressed answers', () => {
 
 describe("a 200 that is not the service's JSON", () => {
   test("a firewall's HTML page answered 200 is not recorded as a known outcome: a protocol error of unknown effect (no false exit 100)", async () => {
-    const server = await stub(serviceProbeThen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(HTML_PAGE)));
+    const server = await stub(serviceProbeThen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(FIREWALL_PAGE)));
     const dir = mkdtempSync(join(tmpdir(), 'keysim-proxy-'));
     try {
       const historyPath = join(dir, HISTORY_FILE);
@@ -126,7 +106,7 @@ describe("a 200 that is not the service's JSON", () => {
   });
 
   test('the set-up client raises a clear error naming the status, content type and first bytes (not "Cannot read properties of undefined")', async () => {
-    const server = await stub((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HTML_PAGE));
+    const server = await stub((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(FIREWALL_PAGE));
     const client = httpJsonClient({ url: server.url, rootKey: ROOT_KEY }, 5_000);
     try {
       await expect(client.post('/v2/apis.createApi', { name: 'x' }, 'root')).rejects.toThrow(

@@ -4,12 +4,11 @@
  * pre-flight check, the dead-target watch, the clock-skew probe, the unknown outcomes; a route
  * miss without the envelope; the decoded-body limit of each call.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { targetProbe } from '../../src/load/run/clock-skew.js';
 import { DeadTargetWatch, type TargetStoppedVerdict } from '../../src/load/answers/dead-target.js';
 import { HISTORY_FILE } from '../../src/load/history/history.js';
@@ -22,30 +21,11 @@ import { judgeAnswer, readServiceAnswer } from '../../src/load/answers/service-a
 import { ADMIN_MAX_BODY_BYTES, httpJsonClient } from '../../src/load/target/service-api.js';
 import { liveTarget } from '../../src/load/target/target.js';
 import { neverCameReason } from '../../src/load/answers/unknown-outcome.js';
-import { OK_BODY, type StubServer, loadSettings, startStubServer } from '../helpers/load.js';
+import { FIREWALL_PAGE, OK_BODY, loadSettings, serviceProbeThen, stubServersPerTest } from '../helpers/load.js';
 
 const ROOT_KEY = 'root_service_answer_0123456789';
-const HTML_PAGE = '<html><head><title>Access denied</title></head><body>Blocked by the firewall</body></html>';
 
-let servers: StubServer[] = [];
-afterEach(async () => {
-  for (const s of servers) await s.kill();
-  servers = [];
-});
-
-async function stub(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<StubServer> {
-  const s = await startStubServer(handler);
-  servers.push(s);
-  return s;
-}
-
-/** The pre-flight probe answered like the service; everything else by `rest`. */
-function serviceProbeThen(rest: (req: IncomingMessage, res: ServerResponse) => void) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.endsWith('/v2/identities.listIdentities')) res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
-    else rest(req, res);
-  };
-}
+const stub = stubServersPerTest();
 
 const verifyScenario = defineScenario<undefined>({
   name: 'inline-service-answer',
@@ -75,7 +55,7 @@ async function runBoth(url: string, historyDir?: string) {
 
 describe('the load models agree', () => {
   test('a 200 HTML page was a passed answer in the closed model and an unknown outcome in the open: both record it as an error of unknown effect', async () => {
-    const server = await stub(serviceProbeThen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(HTML_PAGE)));
+    const server = await stub(serviceProbeThen((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(FIREWALL_PAGE)));
     const dir = mkdtempSync(join(tmpdir(), 'keysim-answer-'));
     try {
       for (const [i, report] of (await runBoth(server.url, dir)).entries()) {
@@ -122,7 +102,7 @@ describe('every reader of answers applies the one rule', () => {
     expect(judgeAnswer(200, { data: {} })).toMatchObject({ service: false, gateway: false });
     expect(judgeAnswer(502, undefined)).toMatchObject({ service: false, gateway: true, reason: '502 from a gateway' });
     expect(judgeAnswer(200, { valid: true }, 'v1')).toEqual({ service: true });
-    expect(readServiceAnswer(200, Buffer.from(HTML_PAGE))).toMatchObject({ service: false, why: 'not a JSON object' });
+    expect(readServiceAnswer(200, Buffer.from(FIREWALL_PAGE))).toMatchObject({ service: false, why: 'not a JSON object' });
     expect(neverCameReason({ status: 504, body: undefined })).toBe('504 from a gateway');
     expect(neverCameReason({ status: 200, body: { data: {} } })).toMatch(/not the service/);
   });
