@@ -67,6 +67,30 @@ function waitFor(predicate: () => boolean, what: string, timeoutMs = 20_000): Pr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Runs `run` (given the abort signal and a log), aborts it `afterMs` into its load phase and waits
+ * for it: its report, and how long it took to settle after the abort.
+ */
+async function abortMidLoad(
+  run: (extra: Partial<RunOptions>) => RunOptions,
+  afterMs: number,
+): Promise<{ report: Awaited<ReturnType<typeof runScenario>>; settledAfterAbortMs: number }> {
+  const controller = new AbortController();
+  const lines: string[] = [];
+  const running = runScenario(run({ signal: controller.signal, log: (line) => lines.push(line) }));
+  let settledAt: number | undefined;
+  void running.then(
+    () => (settledAt = performance.now()),
+    () => (settledAt = performance.now()),
+  );
+  await waitFor(() => lines.some((line) => line.startsWith('phase "load"')), 'the load phase to start');
+  await sleep(afterMs);
+  const abortedAt = performance.now();
+  controller.abort();
+  const report = await running;
+  return { report, settledAfterAbortMs: (settledAt ?? Number.POSITIVE_INFINITY) - abortedAt };
+}
+
 describe('runScenario against the embedded simulator', () => {
   let sim: Target;
 
@@ -228,30 +252,15 @@ describe('runScenario against the embedded simulator', () => {
         return [];
       },
     });
-    const controller = new AbortController();
-    const lines: string[] = [];
-    const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 60_000 }), {
-        signal: controller.signal,
-        log: (line) => lines.push(line),
-        thresholds: thresholds('requests > 0'),
-      }),
+    const { report, settledAfterAbortMs } = await abortMidLoad(
+      (extra) => options(erase(scenario), sim, loadSettings({ rate: 50, durationMs: 60_000 }), { ...extra, thresholds: thresholds('requests > 0') }),
+      600,
     );
-    let settledAt: number | undefined;
-    void running.then(
-      () => (settledAt = performance.now()),
-      () => (settledAt = performance.now()),
-    );
-    await waitFor(() => lines.some((line) => line.startsWith('phase "load"')), 'the load phase to start');
-    await sleep(600);
-    const abortedAt = performance.now();
-    controller.abort();
-    const report = await running;
 
     // Stopped, not run to its end: the plan had most of a minute left. (How fast a stop is, ~1–2 s,
     // is a matter of the machine's pace, which a test on a busy machine cannot assert: the bound is
     // half the time left, not a pace.)
-    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
+    expect(settledAfterAbortMs).toBeLessThan(30_000);
     expect(report.status).toBe('interrupted');
     expect(finishCalled).toBe(false);
     expect(report.totals.requests).toBeGreaterThan(0);
@@ -303,27 +312,13 @@ describe('runScenario against the embedded simulator', () => {
       setup: (ctx) => createKey(ctx, undefined, created),
       mix: [verifyValid],
     });
-    const controller = new AbortController();
-    const lines: string[] = [];
-    const running = runScenario(
-      options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 60_000 }), {
-        signal: controller.signal,
-        log: (line) => lines.push(line),
-      }),
+    const { report, settledAfterAbortMs } = await abortMidLoad(
+      (extra) => options(erase(scenario), sim, loadSettings({ model: 'closed', connections: 1, durationMs: 60_000 }), extra),
+      600,
     );
-    let settledAt: number | undefined;
-    void running.then(
-      () => (settledAt = performance.now()),
-      () => (settledAt = performance.now()),
-    );
-    await waitFor(() => lines.some((line) => line.startsWith('phase "load"')), 'the load phase to start');
-    await sleep(600);
-    const abortedAt = performance.now();
-    controller.abort();
-    const report = await running;
 
     // Stopped, not run to its end (the plan had most of a minute left; the bound is half of it).
-    expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
+    expect(settledAfterAbortMs).toBeLessThan(30_000);
     expect(report.status).toBe('interrupted');
     expect(report.totals.requests).toBeGreaterThan(0);
   });
@@ -444,28 +439,15 @@ describe('runScenario against stub targets (failing, hanging, behind a path)', (
       if (req.url === '/v2/identities.listIdentities') res.writeHead(200, { 'content-type': 'application/json' }).end(OK_BODY);
     });
     try {
-      const controller = new AbortController();
-      const lines: string[] = [];
-      const running = runScenario(
-        options(erase(stubScenario()), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 20, durationMs: 60_000, timeoutMs: 60_000 }), {
-          signal: controller.signal,
-          log: (line) => lines.push(line),
-        }),
+      const { report, settledAfterAbortMs } = await abortMidLoad(
+        (extra) =>
+          options(erase(stubScenario()), liveTarget(server.url, 'root_x_12345678'), loadSettings({ rate: 20, durationMs: 60_000, timeoutMs: 60_000 }), extra),
+        500,
       );
-      let settledAt: number | undefined;
-      void running.then(
-        () => (settledAt = performance.now()),
-        () => (settledAt = performance.now()),
-      );
-      await waitFor(() => lines.some((line) => line.startsWith('phase "load"')), 'the load phase to start');
-      await sleep(500);
-      const abortedAt = performance.now();
-      controller.abort();
-      const report = await running;
       expect(report.status).toBe('interrupted');
       // The hung requests were cut short, not waited for until their 60 s timeout (the bound is
       // half of it: a busy machine's slow stop is not a failure).
-      expect((settledAt ?? Number.POSITIVE_INFINITY) - abortedAt).toBeLessThan(30_000);
+      expect(settledAfterAbortMs).toBeLessThan(30_000);
     } finally {
       await server.kill();
     }
