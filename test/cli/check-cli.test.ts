@@ -4,48 +4,23 @@
  * and their times, and neither prints a key; a bad or missing file exits 2 with a clear message.
  * Its witness lines word an operation as the report's witness rows do.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { describeEvent } from '../../src/cli/commands/check.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { HISTORY_FILE, HISTORY_FORMAT, HISTORY_VERSION, type HistoryEvent, HistoryWriter } from '../../src/load/history/history.js';
 import { witnessOperation } from '../../src/load/invariants/invariants-section.js';
-import { CLI_ENTRY, ensureBuiltCli } from '../helpers/cli-build.js';
+import { cli } from '../helpers/cli.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const CHILD_LIMIT_MS = 60_000;
-ensureBuiltCli();
 const T0 = Date.UTC(2027, 0, 15, 12);
 /** What a createKey answer carries once: it must never reach a history or the verdict. */
 const PLAINTEXT = 'ks_9wQpZt3LmVxRb7NcYhKd2A';
 
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function keysim(args: string[]): Promise<Finished> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** `keysim` as a child process (the built CLI, the operator's root key dropped from its environment). */
+const keysim = (args: string[]) => cli(args);
 
 let dir: string;
 let cleanFolder: string;
