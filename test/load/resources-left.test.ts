@@ -4,7 +4,8 @@
  * scenario, with and without a history, in both load models, leaves nothing but its empty APIs
  * (the service has no operation to delete one). The clock scenarios run against a simulator over
  * its URL (a remote simulator), which keysim cleans up too. Short phases at low rates: nothing
- * here depends on the machine keeping a pace.
+ * here depends on the machine keeping a pace. The matrix's runs go side by side (vitest's
+ * concurrency, five at a time), each on its own simulator.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,36 +88,55 @@ const CLOCK_SCENARIOS = Object.values(SCENARIOS).filter(onSimulatedTime);
 const matrix = <S extends { name: string }>(scenarios: readonly S[]) =>
   scenarios.flatMap((s) => (['open', 'closed'] as const).flatMap((model) => [false, true].map((history) => [s.name, model, history] as const)));
 
-describe('every scenario leaves nothing on a live target', () => {
-  test.each(matrix(LIVE_SCENARIOS))('%s, %s model, history %s', { timeout: 120_000 }, async (name, model, history) => {
-    const before = holdings(sim);
-    const logs: string[] = [];
-    const report = await run(SCENARIOS[name] as Scenario<unknown>, liveTarget(proxy.url, sim.rootKey), model, history, { logs });
-    const after = holdings(sim);
-    expect(withoutApis(after, true), logs.join('\n')).toEqual(withoutApis(before, true));
-    expect(logs.filter((l) => l.includes('cleanup failed'))).toEqual([]);
-    const resources = report.resources;
-    expect(resources?.disposal).toBe('cleaned');
-    expect(resources?.unexpectedlyLeft).toBe(0);
-    // The accounting agrees with the count: everything created but the APIs was deleted.
-    for (const kind of resources?.kinds ?? []) {
-      if (kind.kind === 'apis') expect(kind.left).toBe(after.apis - before.apis);
-      else expect([kind.kind, kind.deleted, kind.left]).toEqual([kind.kind, kind.created, 0]);
-    }
-    // Something it deletes was made (ratelimit-rules makes overrides only).
-    expect(resources?.kinds.find((k) => k.kind === 'keys' || k.kind === 'identities' || k.kind === 'overrides')?.created ?? 0).toBeGreaterThan(0);
-    expect(exitCodeOf(report)).not.toBe(EXIT.resourcesLeft);
-  });
+/**
+ * A counting simulator behind its live proxy for one test, closed after it: the matrix's runs go
+ * side by side (each waits on its short phases, not on the CPU), so each counts its own holdings.
+ */
+async function withOwnTarget<T>(fn: (own: Simulator, ownProxy: LiveProxy) => Promise<T>): Promise<T> {
+  const own = await startCountingSimulator();
+  const ownProxy = await startLiveProxy(own.url);
+  try {
+    return await fn(own, ownProxy);
+  } finally {
+    await ownProxy.close();
+    await own.close();
+  }
+}
 
-  test.each(matrix(CLOCK_SCENARIOS))('%s on a remote simulator, %s model, history %s', { timeout: 120_000 }, async (name, model, history) => {
-    const { target } = await detectUrlTarget(sim.url, sim.rootKey);
-    const before = holdings(sim);
-    const logs: string[] = [];
-    const report = await run(SCENARIOS[name] as Scenario<unknown>, target, model, history, { logs });
-    expect(withoutApis(holdings(sim), false), logs.join('\n')).toEqual(withoutApis(before, false));
-    expect(report.target).toMatchObject({ kind: 'simulator', remote: true });
-    expect(report.resources).toMatchObject({ disposal: 'cleaned', unexpectedlyLeft: 0 });
-  });
+describe.concurrent('every scenario leaves nothing on a live target', () => {
+  test.each(matrix(LIVE_SCENARIOS))('%s, %s model, history %s', { timeout: 120_000 }, (name, model, history) =>
+    withOwnTarget(async (own, ownProxy) => {
+      const before = holdings(own);
+      const logs: string[] = [];
+      const report = await run(SCENARIOS[name] as Scenario<unknown>, liveTarget(ownProxy.url, own.rootKey), model, history, { logs });
+      const after = holdings(own);
+      expect(withoutApis(after, true), logs.join('\n')).toEqual(withoutApis(before, true));
+      expect(logs.filter((l) => l.includes('cleanup failed'))).toEqual([]);
+      const resources = report.resources;
+      expect(resources?.disposal).toBe('cleaned');
+      expect(resources?.unexpectedlyLeft).toBe(0);
+      // The accounting agrees with the count: everything created but the APIs was deleted.
+      for (const kind of resources?.kinds ?? []) {
+        if (kind.kind === 'apis') expect(kind.left).toBe(after.apis - before.apis);
+        else expect([kind.kind, kind.deleted, kind.left]).toEqual([kind.kind, kind.created, 0]);
+      }
+      // Something it deletes was made (ratelimit-rules makes overrides only).
+      expect(resources?.kinds.find((k) => k.kind === 'keys' || k.kind === 'identities' || k.kind === 'overrides')?.created ?? 0).toBeGreaterThan(0);
+      expect(exitCodeOf(report)).not.toBe(EXIT.resourcesLeft);
+    }),
+  );
+
+  test.each(matrix(CLOCK_SCENARIOS))('%s on a remote simulator, %s model, history %s', { timeout: 120_000 }, (name, model, history) =>
+    withOwnTarget(async (own) => {
+      const { target } = await detectUrlTarget(own.url, own.rootKey);
+      const before = holdings(own);
+      const logs: string[] = [];
+      const report = await run(SCENARIOS[name] as Scenario<unknown>, target, model, history, { logs });
+      expect(withoutApis(holdings(own), false), logs.join('\n')).toEqual(withoutApis(before, false));
+      expect(report.target).toMatchObject({ kind: 'simulator', remote: true });
+      expect(report.resources).toMatchObject({ disposal: 'cleaned', unexpectedlyLeft: 0 });
+    }),
+  );
 });
 
 describe('cleanups run before the history closes, whatever happens before them', () => {

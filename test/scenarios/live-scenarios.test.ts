@@ -158,7 +158,9 @@ describe.concurrent('rate limits with credits: a correct service stays clean, ea
   );
 
   // Here, not among the other midnight runs: KEYSIM_REFILL_TOLERANCE is read from the environment
-  // as a run of refill-midnight starts, and none of this group's scenarios reads it.
+  // as a run of refill-midnight starts, and none of this group's scenarios reads it. The groups run
+  // side by side, so a midnight run of the next group may start while it is set: 3 s cannot change
+  // its verdict (its service is right, or refills a minute, two hours or a month late).
   test(
     'a batch refill 1.5 s late passes with KEYSIM_REFILL_TOLERANCE=3s',
     async () => {
