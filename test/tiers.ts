@@ -33,6 +33,8 @@ export const UNIT_TESTS: readonly string[] = [
   'test/engine/meta.test.ts',
   'test/engine/permission-query.test.ts',
   'test/engine/primitives.test.ts',
+  'test/engine/production-profile.property.test.ts',
+  'test/engine/production-profile.test.ts',
   'test/engine/ratelimit-window.test.ts',
   'test/engine/ratelimit.test.ts',
   'test/engine/snapshot-bytes.test.ts',
