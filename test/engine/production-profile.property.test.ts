@@ -23,10 +23,9 @@ const scenario = fc.record({
   seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
   regions: fc.integer({ min: 1, max: 4 }),
   balance: fc.integer({ min: 1, max: 40 }),
-  steps: fc.array(
-    fc.record({ region: fc.integer({ min: 1, max: 4 }), cost: fc.integer({ min: 0, max: 3 }), advanceMs: fc.integer({ min: 0, max: 8_000 }) }),
-    { maxLength: 120 },
-  ),
+  steps: fc.array(fc.record({ region: fc.integer({ min: 1, max: 4 }), cost: fc.integer({ min: 0, max: 3 }), advanceMs: fc.integer({ min: 0, max: 8_000 }) }), {
+    maxLength: 120,
+  }),
 });
 
 /** One counter's life in one region, as seen from outside: the balance it began with, what it spent. */

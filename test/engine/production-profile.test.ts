@@ -163,9 +163,23 @@ describe('the profile itself', () => {
     const { key } = fx.createKey({ credits: { remaining: 3 } });
     verify(fx, 1, key);
     verify(fx, 2, key);
-    expect(fx.profile.stats()).toMatchObject({ keys: 1, pendingDebits: 2, regions: [{ cachedKeys: 1, counters: 1 }, { cachedKeys: 1, counters: 1 }] });
+    expect(fx.profile.stats()).toMatchObject({
+      keys: 1,
+      pendingDebits: 2,
+      regions: [
+        { cachedKeys: 1, counters: 1 },
+        { cachedKeys: 1, counters: 1 },
+      ],
+    });
     fx.region(2).reset();
-    expect(fx.profile.stats()).toMatchObject({ keys: 0, pendingDebits: 0, regions: [{ cachedKeys: 0, counters: 0 }, { cachedKeys: 0, counters: 0 }] });
+    expect(fx.profile.stats()).toMatchObject({
+      keys: 0,
+      pendingDebits: 0,
+      regions: [
+        { cachedKeys: 0, counters: 0 },
+        { cachedKeys: 0, counters: 0 },
+      ],
+    });
   });
 
   it('the exact engine without a profile spends in the database at once', () => {

@@ -54,7 +54,7 @@ function parseDelay(text: string): { min: number; max: number } | null {
 }
 
 /** --profile, --regions and --replay-delay together: true, or what is wrong and how to fix it. */
-function checkProfileFlags(args: { profile?: unknown; regions?: unknown; replayDelay?: unknown; workers?: unknown }): true | string {
+function checkProfileFlags(args: { profile?: unknown; regions?: number | undefined; replayDelay?: string | undefined; workers?: unknown }): true | string {
   const production = args.profile === 'production';
   if (!production && (args.regions !== undefined || args.replayDelay !== undefined)) {
     return `${args.regions === undefined ? '--replay-delay' : '--regions'} applies to the production profile only: add --profile production.`;
@@ -63,7 +63,8 @@ function checkProfileFlags(args: { profile?: unknown; regions?: unknown; replayD
   if (Number(args.workers) > 1) return '--profile production runs in one process: leave out --workers (or use --profile exact).';
   if (args.regions !== undefined) {
     const regions = Number(args.regions);
-    if (!Number.isInteger(regions) || regions < 1 || regions > MAX_REGIONS) return `--regions must be an integer from 1 to ${MAX_REGIONS}, got ${String(args.regions)}.`;
+    if (!Number.isInteger(regions) || regions < 1 || regions > MAX_REGIONS)
+      return `--regions must be an integer from 1 to ${MAX_REGIONS}, got ${String(args.regions)}.`;
   }
   if (args.replayDelay !== undefined && parseDelay(String(args.replayDelay)) === null) {
     return `--replay-delay must be MIN..MAX in whole milliseconds with MIN ≤ MAX (e.g. 1..5000), got "${String(args.replayDelay)}".`;

@@ -16,7 +16,12 @@ export type InRegion = <T>(region: Region, run: () => T) => T;
 
 type Op<I, O> = (rootKey: string | undefined, input: I) => Result<O>;
 
-export function regionView(engine: Engine, region: Region, inRegion: InRegion, profileOwned: Pick<EngineSurface, 'restore' | 'restoreChecked' | 'reset'>): EngineSurface {
+export function regionView(
+  engine: Engine,
+  region: Region,
+  inRegion: InRegion,
+  profileOwned: Pick<EngineSurface, 'restore' | 'restoreChecked' | 'reset'>,
+): EngineSurface {
   const here =
     <I, O>(op: Op<I, O>): Op<I, O> =>
     (rootKey, input) =>
