@@ -35,6 +35,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/engine/primitives.test.ts',
   'test/engine/production-profile.property.test.ts',
   'test/engine/production-profile.test.ts',
+  'test/engine/production-ratelimit.test.ts',
   'test/engine/ratelimit-window.test.ts',
   'test/engine/ratelimit.test.ts',
   'test/engine/snapshot-bytes.test.ts',

@@ -12,7 +12,8 @@ import type { EpochMs } from './clock.js';
 import type { EngineContext } from './context.js';
 import { settleKey, settleRefill } from './credits.js';
 import { keyToJson } from './key-record.js';
-import type { KeyRecord } from './state.js';
+import { commitWindow, readWindow } from './ratelimit-window.js';
+import type { KeyRecord, WindowCounter } from './state.js';
 
 export type { RegionalHook } from './regional-hook.js';
 
@@ -28,6 +29,14 @@ export interface RegionalDatabase {
   replayDebit(keyId: string, cost: number, atMs: EpochMs): void;
   /** The hash digest of a key (what the key caches are keyed by), undefined when none. */
   digestOf(keyId: string): string | undefined;
+  /** A copy of the database's rate-limit counter `key` (ratelimit-window.ts), undefined when none. */
+  windowCounter(key: string): WindowCounter | undefined;
+  /**
+   * Adds `cost` admitted by a region in fixed window `window` to the database's counter `key`
+   * (read at `nowMs`): to its current window, or to its previous one; older counts no longer
+   * matter and are dropped.
+   */
+  pushWindow(key: string, durationMs: number, window: number, cost: number, nowMs: EpochMs): void;
 }
 
 /** The operation a region's settlements count as, for the fault filter. */
@@ -57,6 +66,15 @@ export function regionalDatabase(ctx: EngineContext, digestOf: (key: KeyRecord) 
     digestOf(keyId) {
       const key = ctx.state.keys.get(keyId);
       return key === undefined ? undefined : digestOf(key);
+    },
+    windowCounter(key) {
+      const counter = ctx.state.windows.get(key);
+      return counter === undefined ? undefined : { ...counter };
+    },
+    pushWindow(key, durationMs, window, cost, nowMs) {
+      const view = readWindow(ctx.state.windows, key, nowMs, durationMs);
+      if (window === view.window) commitWindow(ctx.state.windows, view, cost);
+      else if (window === view.window - 1) ctx.state.windows.set(key, { window: view.window, current: view.current, previous: view.previous + cost });
     },
   };
 }

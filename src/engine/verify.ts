@@ -243,7 +243,7 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
     const planned = planRateLimits(key, identity, input.ratelimits ?? []);
     if (!planned.ok) return planned;
     if (planned.value.length > 0) {
-      const { passed, decisions } = decideWindows(ctx.state.windows, planned.value, nowMs);
+      const { passed, decisions } = regional === null ? decideWindows(ctx.state.windows, planned.value, nowMs) : regional.decideWindows(planned.value, nowMs);
       ratelimits = planned.value.map((p, i) => {
         const decision = decisions[i] as (typeof decisions)[number];
         return {

@@ -24,7 +24,10 @@ const scenario = fc.record({
   regions: fc.integer({ min: 1, max: 4 }),
   balance: fc.integer({ min: 1, max: 40 }),
   steps: fc.array(fc.record({ region: fc.integer({ min: 1, max: 4 }), cost: fc.integer({ min: 0, max: 3 }), advanceMs: fc.integer({ min: 0, max: 8_000 }) }), {
+    // Long interleavings: counters expire and are created again within one case.
+    minLength: 10,
     maxLength: 120,
+    size: 'large',
   }),
 });
 

@@ -47,7 +47,10 @@ export class ProductionProfile {
     this.figures = checked.figures;
     this.#random = new Random(replaySeed(engine.seed));
     this.#replays = new ReplayQueue(this.#random, this.figures.replayDelayMs);
-    this.#regions = Array.from({ length: this.figures.regions }, (_, i) => new Region(i + 1, this.figures, engine.clock, engine.database, this.#replays));
+    this.#regions = Array.from(
+      { length: this.figures.regions },
+      (_, i) => new Region(i + 1, this.figures, engine.clock, engine.database, this.#replays, this.#random),
+    );
     const owned = {
       restore: (snapshot: unknown) => this.restore(snapshot),
       restoreChecked: (checked: CheckedSnapshot) => this.restoreChecked(checked),

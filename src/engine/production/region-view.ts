@@ -39,6 +39,15 @@ export function regionView(
         }
         return result;
       });
+  /** An override changed in this region: its override cache forgets what it knew. */
+  const changingOverride =
+    <I, O>(op: Op<I, O>): Op<I, O> =>
+    (rootKey, input) =>
+      inRegion(region, () => {
+        const result = op(rootKey, input);
+        if (result.ok) region.overrides.clear();
+        return result;
+      });
   const { keys, identities, ratelimit, apis } = engine;
   return {
     clock: engine.clock,
@@ -71,10 +80,10 @@ export function regionView(
     ratelimit: {
       limit: here(ratelimit.limit),
       multiLimit: here(ratelimit.multiLimit),
-      setOverride: here(ratelimit.setOverride),
+      setOverride: changingOverride(ratelimit.setOverride),
       getOverride: here(ratelimit.getOverride),
       listOverrides: here(ratelimit.listOverrides),
-      deleteOverride: here(ratelimit.deleteOverride),
+      deleteOverride: changingOverride(ratelimit.deleteOverride),
     },
     admin: engine.admin,
     inRegion: (hook, run) => engine.inRegion(hook, run),
