@@ -12,6 +12,8 @@ export {
   type JournalStart,
   type Simulator,
   type SimulatorOptions,
+  type SimulatorProfile,
+  REGION_HEADER,
 } from './http/index.js';
 export { defineConfig, type KeysimConfig, type ConfigStage } from './cli/config.js';
 export {

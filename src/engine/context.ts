@@ -3,6 +3,7 @@ import type { Random } from './random.js';
 import type { ActiveFaults } from './faults.js';
 import type { EngineState } from './state.js';
 import { base58Encode } from './base58.js';
+import type { RegionalHook } from './regional-hook.js';
 
 /**
  * Which behaviour to follow where the interface document and the production service differ
@@ -24,6 +25,12 @@ export interface EngineContext {
   faults: ActiveFaults | null;
   /** The last root key authenticated and its hash (auth.ts); absent: every root key is hashed. */
   rootKeyMemo?: RootKeyMemo;
+  /**
+   * One region of the production profile in front of this engine, while one of its operations
+   * runs (regional.ts, Engine.inRegion); null or absent — the exact engine — costs one check per
+   * verification.
+   */
+  regional?: RegionalHook | null;
 }
 
 /**

@@ -19,6 +19,8 @@ import { createNamespace, deleteNamespace, deleteOverride, getOverride, limit, l
 import { SnapshotReader } from './snapshot-reader.js';
 import { type CheckedSnapshot, type EngineSnapshot, stateFromChecked, takeSnapshot } from './snapshot.js';
 import { type CheckedRecords, checkSnapshotRecords } from './snapshot-check.js';
+import { type RegionalDatabase, type RegionalHook, regionalDatabase } from './regional.js';
+import { digestOfKey } from './key-record.js';
 import { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, checkEngineFaults, faultSeed } from './faults.js';
 
 export interface EngineOptions {
@@ -87,7 +89,9 @@ export class Engine {
       keyDigest: keyDigestOf(options),
       faults: null,
       rootKeyMemo: { plaintext: '', hash: '' },
+      regional: null,
     };
+    this.database = regionalDatabase(this.#ctx, digestOfKey);
     this.#faultRandom = new Random(faultSeed(this.seed));
     if (options.faults !== undefined) {
       const set = this.setFaults(options.faults);
@@ -140,6 +144,24 @@ export class Engine {
     createNamespace: (workspaceId: string, name: string) => createNamespace(this.#ctx, workspaceId, name),
     deleteNamespace: (workspaceId: string, namespace: string) => deleteNamespace(this.#ctx, workspaceId, namespace),
   };
+
+  /**
+   * Runs `run` (operations of this engine) with one region of the production profile in front of
+   * verification (regional.ts); the engine stands for the service's database meanwhile. Synchronous,
+   * so no other operation sees the hook.
+   */
+  inRegion<T>(hook: RegionalHook, run: () => T): T {
+    const outer = this.#ctx.regional ?? null;
+    this.#ctx.regional = hook;
+    try {
+      return run();
+    } finally {
+      this.#ctx.regional = outer;
+    }
+  }
+
+  /** The production profile's door to this engine as its database (regional.ts). */
+  readonly database: RegionalDatabase;
 
   /** The whole state as plain JSON (deep copy). */
   snapshot(): EngineSnapshot {

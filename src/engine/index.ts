@@ -50,3 +50,14 @@ export {
   type SetOverrideInput,
 } from './ratelimit.js';
 export { readWindow, fitsWindow, decideWindows, windowCounterKey, type WindowCheck, type WindowView } from './ratelimit-window.js';
+export {
+  ProductionProfile,
+  PRODUCTION_FIGURES,
+  MAX_REGIONS,
+  checkFigures,
+  type EngineSurface,
+  type ProductionFigures,
+  type ProductionProfileOptions,
+  type ProductionStats,
+  type RegionStats,
+} from './production/index.js';

@@ -6,7 +6,15 @@
 import type { EngineContext } from './context.js';
 import { type Caller, authenticate } from './auth.js';
 import { type EngineError, type Result, invalid, ok } from './errors.js';
-import { MAX_LIMIT_DURATION_MS, MIN_LIMIT_DURATION_MS, decideWindow, decideWindows, windowCounterKey, type WindowCheck } from './ratelimit-window.js';
+import {
+  MAX_LIMIT_DURATION_MS,
+  MIN_LIMIT_DURATION_MS,
+  decideWindow,
+  decideWindows,
+  windowCounterKey,
+  type WindowCheck,
+  type WindowDecision,
+} from './ratelimit-window.js';
 import { namespaceForUse } from './ratelimit-namespaces.js';
 import { matchOverride } from './ratelimit-overrides.js';
 import { strikes } from './faults.js';
@@ -73,7 +81,10 @@ function planLimit(ctx: EngineContext, caller: Caller, input: LimitInput): Resul
   const namespace = namespaceForUse(ctx, caller, input.namespace, 'limit');
   if (!namespace.ok) return namespace;
   const id = namespace.value.id;
-  const override = matchOverride(ctx, id, input.identifier);
+  // A region of the production profile knows overrides from its own cache (regional.ts).
+  const regional = ctx.regional ?? null;
+  const override =
+    regional === null ? matchOverride(ctx, id, input.identifier) : regional.matchOverride(id, input.identifier, () => matchOverride(ctx, id, input.identifier));
   const durationMs = override === undefined ? input.duration : override.durationMs;
   return ok({
     override,
@@ -119,7 +130,12 @@ export function limit(ctx: EngineContext, rootKey: string | undefined, input: Li
   if (!planned.ok) return planned;
   const { check, override } = planned.value;
   // One window: decided without the arrays and bookkeeping of several (ratelimit-window.ts).
-  const decision = decideWindow(ctx.state.windows, check, ctx.clock.now());
+  // A region of the production profile decides on its own counters (regional.ts).
+  const regional = ctx.regional ?? null;
+  const decision =
+    regional === null
+      ? decideWindow(ctx.state.windows, check, ctx.clock.now())
+      : (regional.decideWindows([check], ctx.clock.now()).decisions[0] as WindowDecision);
   const out: LimitOutput = {
     limit: check.limit,
     remaining: decision.remaining,
@@ -151,11 +167,9 @@ export function multiLimit(
   if (inputs.length === 0) return invalid('body', 'Send at least one limit request.');
   const planned = planLimits(ctx, caller.value, inputs);
   if (!planned.ok) return planned;
-  const decided = decideWindows(
-    ctx.state.windows,
-    planned.value.map((p) => p.check),
-    ctx.clock.now(),
-  );
+  const checks = planned.value.map((p) => p.check);
+  const regional = ctx.regional ?? null;
+  const decided = regional === null ? decideWindows(ctx.state.windows, checks, ctx.clock.now()) : regional.decideWindows(checks, ctx.clock.now());
   const { decisions } = decided;
   const overAdmitted = !decided.passed && overAdmits(ctx, 'ratelimit.multiLimit');
   const passed = decided.passed || overAdmitted;

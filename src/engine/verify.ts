@@ -220,10 +220,14 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
   if (!query.ok) return query;
 
   // 1. NOT_FOUND: unknown, deleted, of another workspace, or not verifiable by this root key.
-  const key = ctx.state.keysByDigest.get(ctx.keyDigest(input.key));
+  // A region of the production profile (regional.ts) answers from its key cache; its copy was
+  // settled when it was cached, and refills belong to the database.
+  const regional = ctx.regional ?? null;
+  const digest = ctx.keyDigest(input.key);
+  const key = regional === null ? ctx.state.keysByDigest.get(digest) : regional.readKey(digest);
   if (key === undefined || !mayVerify(caller, key)) return ok({ valid: false, code: 'NOT_FOUND' });
   const nowMs = ctx.clock.now();
-  settleKey(ctx, key, nowMs, OPERATION);
+  if (regional === null) settleKey(ctx, key, nowMs, OPERATION);
   const identity = identityOfKey(ctx, key);
 
   // 2.–4. DISABLED, EXPIRED, INSUFFICIENT_PERMISSIONS.
@@ -239,7 +243,7 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
     const planned = planRateLimits(key, identity, input.ratelimits ?? []);
     if (!planned.ok) return planned;
     if (planned.value.length > 0) {
-      const { passed, decisions } = decideWindows(ctx.state.windows, planned.value, nowMs);
+      const { passed, decisions } = regional === null ? decideWindows(ctx.state.windows, planned.value, nowMs) : regional.decideWindows(planned.value, nowMs);
       ratelimits = planned.value.map((p, i) => {
         const decision = decisions[i] as (typeof decisions)[number];
         return {
@@ -269,7 +273,10 @@ export function verifyKey(ctx: EngineContext, rootKey: string | undefined, input
   let lostDecrement = false;
   if (key.remaining !== null) {
     const faults = ctx.faults;
-    if (cost > key.remaining) {
+    if (regional !== null) {
+      // The region's counter decides (and sets the copy's balance to its own).
+      if (!regional.spendCredits(key, cost)) code = 'USAGE_EXCEEDED';
+    } else if (cost > key.remaining) {
       if (faults === null || !strikes(faults, faults.overAdmitRate, OPERATION)) code = 'USAGE_EXCEEDED';
     } else if (faults !== null && cost > 0 && strikes(faults, faults.lostDecrementRate, OPERATION)) {
       lostDecrement = true;

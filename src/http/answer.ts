@@ -6,7 +6,9 @@ import type { ServerResponse } from 'node:http';
 
 /** Where a worker's server keeps its `x-keysim-worker` value on each response (none: no header). */
 export const WORKER_HEADER = Symbol('keysim worker');
-export type WorkerResponse = ServerResponse & { [WORKER_HEADER]?: string };
+/** Where the production profile keeps the region a request runs in (regions.ts), for `x-keysim-region`. */
+export const REGION_OF = Symbol('keysim region');
+export type WorkerResponse = ServerResponse & { [WORKER_HEADER]?: string; [REGION_OF]?: string };
 
 const JSON_TYPE = 'application/json';
 const PROBLEM_TYPE = 'application/problem+json';
@@ -18,7 +20,8 @@ const PROBLEM_TYPE = 'application/problem+json';
 export function send(res: ServerResponse, requestId: string, status: number, body: unknown, extraHeaders?: Record<string, string>, problemJson = false): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const worker = (res as WorkerResponse)[WORKER_HEADER];
-  if (extraHeaders === undefined && worker === undefined) {
+  const region = (res as WorkerResponse)[REGION_OF];
+  if (extraHeaders === undefined && worker === undefined && region === undefined) {
     // The common answer: a literal of three headers, one shape for every call.
     res.writeHead(status, {
       'content-type': problemJson || status === 429 ? PROBLEM_TYPE : JSON_TYPE,
@@ -35,6 +38,7 @@ export function send(res: ServerResponse, requestId: string, status: number, bod
   };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
   if (worker !== undefined) headers['x-keysim-worker'] = worker;
+  if (region !== undefined) headers['x-keysim-region'] = region;
   res.writeHead(status, headers);
   res.end(text);
 }

@@ -31,6 +31,8 @@ export interface EngineCall {
   rejection?: Problem;
   /** The client's `x-keysim-seq` header, for the journal. */
   seq?: number;
+  /** The region it runs in (production profile, 1-based; regions.ts); absent on the exact engine. */
+  region?: number;
 }
 
 export type EngineOutcome = { ok: true; reply: Reply } | { ok: false; problem: Problem };
@@ -76,7 +78,9 @@ function executeAt(ctx: RouteContext, sha256: (text: string) => string, call: En
   if (call.rejection !== undefined) return { ok: false, problem: call.rejection };
   // The journal (journal.ts) records the realised order for the oracle: just before execution.
   if (ctx.journal.active && route.journal !== false) ctx.journal.record(nowMs, route.method, route.path, token, call.input, call.seq);
-  const result = route.handle(ctx, token, call.input);
+  // The production profile: the handler runs on the region's engine (regions.ts).
+  const here = call.region === undefined || ctx.regions === undefined ? ctx : (ctx.regions.contexts[call.region - 1] ?? ctx);
+  const result = route.handle(here, token, call.input);
   return result.ok ? { ok: true, reply: result.value } : { ok: false, problem: fromEngine(result.error) };
 }
 

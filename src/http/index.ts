@@ -1,4 +1,5 @@
-export { createSimulator, nodeSha256, nodeSha256Digest, type Simulator, type SimulatorOptions } from './simulator.js';
+export { createSimulator, nodeSha256, nodeSha256Digest, type Simulator, type SimulatorOptions, type SimulatorProfile } from './simulator.js';
+export { REGION_HEADER } from './regions.js';
 export { authorizeOperator, randomRootKey, restoreKeepingOperator } from './operator.js';
 export { allowedHostEntry, allowedHostsFromEnv, exposureWarning, hostAllowed, isLoopbackAddress, loopbackHosts } from './host-check.js';
 export { createSimulatorServer, type SimulatorServer } from './server.js';

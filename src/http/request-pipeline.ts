@@ -19,7 +19,8 @@ import { faultPath } from './fault-path.js';
 import { hostAllowed, hostNotAllowed } from './host-check.js';
 import { validate } from './schema.js';
 import { sendJsonStream } from './json-stream.js';
-import { WORKER_HEADER, type WorkerResponse, send } from './answer.js';
+import { REGION_OF, WORKER_HEADER, type WorkerResponse, send } from './answer.js';
+import { REGION_HEADER, type RegionPicker } from './regions.js';
 import { bearer } from './bearer.js';
 import { RefusedInput, type StreamedInput, engineCall, requestInput } from './request-input.js';
 
@@ -41,6 +42,8 @@ export interface PipelineSettings {
   nextRequestId: () => string;
   /** The `x-keysim-worker` header of a `--workers` HTTP worker's answers. */
   workerHeader: string | undefined;
+  /** The production profile's regions (regions.ts); undefined on the exact engine. */
+  regions: RegionPicker | undefined;
 }
 
 /** One request on its way through the pipeline, once its route is known. */
@@ -53,6 +56,8 @@ interface Exchange {
   path: string;
   rawUrl: string;
   queryAt: number;
+  /** The region it runs in (production profile); undefined on the exact engine. */
+  region: number | undefined;
 }
 
 function styleOf(path: string): RouteStyle {
@@ -86,14 +91,26 @@ export class RequestPipeline {
     const requestId = this.s.nextRequestId();
     if (this.s.workerHeader !== undefined) (res as WorkerResponse)[WORKER_HEADER] = this.s.workerHeader;
     try {
-      this.handle(req, res, requestId);
+      let region: number | undefined;
+      if (this.s.regions !== undefined) {
+        const picked = this.s.regions.pick(req);
+        if (typeof picked !== 'number') {
+          // Nothing ran in any region: this one answer names none.
+          req.resume();
+          this.sendProblem(res, styleOf(req.url ?? '/'), requestId, picked);
+          return;
+        }
+        region = picked;
+        (res as WorkerResponse)[REGION_OF] = String(region);
+      }
+      this.handle(req, res, requestId, region);
     } catch (error) {
       this.fail(req, res, requestId, error);
     }
   };
 
   /** Host, the built-in pages, the route (404/405), the operator; then the body. */
-  private handle(req: IncomingMessage, res: ServerResponse, requestId: string): void {
+  private handle(req: IncomingMessage, res: ServerResponse, requestId: string, region: number | undefined): void {
     const rawUrl = req.url ?? '/';
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
@@ -118,7 +135,7 @@ export class RequestPipeline {
       this.sendProblem(res, style, requestId, route.problem, route.headers);
       return;
     }
-    const x: Exchange = { req, res, requestId, route, style, path, rawUrl, queryAt };
+    const x: Exchange = { req, res, requestId, route, style, path, rawUrl, queryAt, region };
     if (path.startsWith('/_sim/')) this.admitOperator(x);
     else this.receive(x);
   }
@@ -132,11 +149,17 @@ export class RequestPipeline {
     } else if (path === '/_sim/health') {
       const now = this.s.backend.clockNow();
       if (now instanceof Promise)
-        now.then((clock) => send(res, requestId, 200, { status: 'ok', clock })).catch((error: unknown) => this.fail(req, res, requestId, error));
-      else send(res, requestId, 200, { status: 'ok', clock: now });
+        now.then((clock) => send(res, requestId, 200, this.health(clock))).catch((error: unknown) => this.fail(req, res, requestId, error));
+      else send(res, requestId, 200, this.health(now));
     } else {
       send(res, requestId, 200, this.s.openApiText);
     }
+  }
+
+  /** `/_sim/health`'s body: the production profile and its regions named, when it is the one served. */
+  private health(clock: number): unknown {
+    const regions = this.s.regions;
+    return regions === undefined ? { status: 'ok', clock } : { status: 'ok', clock, profile: 'production', regions: regions.regions };
   }
 
   /**
@@ -252,6 +275,7 @@ export class RequestPipeline {
     const call = engineCall(x.route, auth.token, input, streamed);
     const seq = seqHeader(req.headers['x-keysim-seq']);
     if (seq !== undefined) call.seq = seq;
+    if (x.region !== undefined) call.region = x.region;
     const ran = this.s.backend.run(call);
     if (ran instanceof Promise) ran.then((outcome) => this.answer(x, outcome)).catch((error: unknown) => this.fail(req, x.res, x.requestId, error));
     else this.answer(x, ran);
@@ -263,7 +287,9 @@ export class RequestPipeline {
       return;
     }
     if (x.route.streamReply === true) {
-      sendJsonStream(x.res, 200, { 'x-request-id': x.requestId }, replyBody(x.route, x.requestId, outcome.reply)).catch((error: unknown) =>
+      const headers: Record<string, string> = { 'x-request-id': x.requestId };
+      if (x.region !== undefined) headers[REGION_HEADER] = String(x.region);
+      sendJsonStream(x.res, 200, headers, replyBody(x.route, x.requestId, outcome.reply)).catch((error: unknown) =>
         this.fail(x.req, x.res, x.requestId, error),
       );
     } else {

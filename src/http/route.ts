@@ -1,5 +1,5 @@
 /** What one endpoint is: method, path, how it authenticates, its schemas and its handler. */
-import type { ControllableClock, Engine, EngineError, Result } from '../engine/index.js';
+import type { ControllableClock, EngineError, EngineSurface, ProductionProfile, Result } from '../engine/index.js';
 import type { IncomingMessage } from 'node:http';
 import type { Schema } from './schema.js';
 import type { StreamedBody } from './restore-body.js';
@@ -23,7 +23,10 @@ export interface Reply {
 
 /** What handlers may use besides their input. */
 export interface RouteContext {
-  engine: Engine;
+  /** The exact engine, or (production profile) the region the request runs in. */
+  engine: EngineSurface;
+  /** The production profile (regions.ts): absent on the exact engine, the default. */
+  regions?: RegionContexts;
   clock: ControllableClock;
   /** The optional rate limit on the simulator's own API (429s). */
   apiRateLimit: ApiRateLimiter;
@@ -35,6 +38,12 @@ export interface RouteContext {
   reset(): void;
   /** SHA-256 of the operator's root key: the only credential the admin surface answers (operator.ts). */
   operatorRootKeyHash: string;
+}
+
+/** The production profile and one context per region (1-based: `contexts[region - 1]`). */
+export interface RegionContexts {
+  profile: ProductionProfile;
+  contexts: readonly RouteContext[];
 }
 
 export interface Route<I = unknown> {

@@ -22,6 +22,7 @@ import { RESTORE_STREAM_MAX_BODY_BYTES } from './restore-body.js';
 import { coalesceWrites } from './write-coalescing.js';
 import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions, requestTimeouts } from './server-options.js';
 import { type PipelineSettings, RequestPipeline } from './request-pipeline.js';
+import { RegionPicker } from './regions.js';
 
 export interface SimulatorServer {
   server: Server;
@@ -51,6 +52,7 @@ function pipelineSettings(state: RouteContext | EngineBackend, options: ServerOp
     openApiText,
     nextRequestId: requestIdSource(),
     workerHeader: options.workerId === undefined ? undefined : String(options.workerId),
+    regions: local && state.regions !== undefined ? new RegionPicker(state.regions.profile.regionCount) : undefined,
   };
 }
 

@@ -5,7 +5,8 @@
  */
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { type Compat, type ControllableClock, Engine, ManualClock, SystemClock } from '../engine/index.js';
+import { type Compat, type ControllableClock, Engine, ManualClock, ProductionProfile, SystemClock } from '../engine/index.js';
+import { regionContexts } from './regions.js';
 import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions } from './server-options.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import type { FaultInjector, FaultsConfig } from './faults.js';
@@ -70,7 +71,21 @@ export interface SimulatorOptions extends ServerOptions {
    * an `x-keysim-worker` header naming the worker that served it.
    */
   workers?: number;
+  /**
+   * 'exact' (default): one linearizable engine. 'production': the production service as it
+   * behaves (docs/simulator.md#the-production-profile): `regions` regions, each with its own credit
+   * counters and key caches, in front of the exact engine as database; a request's region is its
+   * `X-Keysim-Region` header (1..regions), else its connection's, and every answer names it in
+   * `x-keysim-region`. Its compat defaults to 'production'. One process only (no `workers`).
+   */
+  profile?: SimulatorProfile;
+  /** The production profile's regions, 1 to 16; default 2. */
+  regions?: number;
+  /** The production profile's delay before a debit reaches the database, ms; default 1..5000. */
+  replayDelayMs?: { min: number; max: number };
 }
+
+export type SimulatorProfile = 'exact' | 'production';
 
 export interface Simulator {
   /** Base URL, e.g. http://127.0.0.1:41234 (give it to the SDK as serverURL). */
@@ -79,7 +94,10 @@ export interface Simulator {
   rootKey: string;
   workspaceId: string;
   clock: ControllableClock;
+  /** The exact engine; with the production profile, its database. */
   engine: Engine;
+  /** The production profile (its regions over `engine`); undefined on the exact engine. */
+  profile: ProductionProfile | undefined;
   /** The injected faults: `set`, `clear`, `view` (what `/_sim/faults.*` call). */
   faults: FaultInjector;
   /** Back to the start state: same root key, clock at its start, no API rate limit, no faults. */
@@ -94,7 +112,8 @@ export const nodeSha256Digest = (text: string): string => hash('sha256', text, '
 
 /** The engine, its clock and faults in the start state (or the snapshot), and how to reset them. */
 interface SimulatorState {
-  ctx: RouteContext & { faults: ObservedFaultInjector };
+  ctx: RouteContext & { faults: ObservedFaultInjector; engine: Engine };
+  profile: ProductionProfile | undefined;
   initial: { rootKey: string; workspaceId: string };
 }
 
@@ -131,13 +150,45 @@ function restoreSnapshot(engine: Engine, operatorRootKeyHash: string, clock: Con
   }
 }
 
+/** Whether the production profile is asked for; its refusals are errors naming the option. */
+function checkProfile(options: SimulatorOptions, workers: number): boolean {
+  const profile = options.profile ?? 'exact';
+  if (profile !== 'exact' && profile !== 'production') {
+    throw new Error(`cannot start the simulator: profile must be "exact" or "production", got ${JSON.stringify(profile)}.`);
+  }
+  if (profile === 'exact') {
+    if (options.regions !== undefined) throw new Error('cannot start the simulator: regions applies to the production profile only; add profile "production".');
+    return false;
+  }
+  if (workers > 1) {
+    throw new Error('cannot start the simulator: the production profile runs in one process; leave workers at 1 (no --workers) or use the exact profile.');
+  }
+  return true;
+}
+
+function productionProfile(engine: Engine, options: SimulatorOptions): ProductionProfile {
+  try {
+    return new ProductionProfile({
+      engine,
+      ...(options.regions === undefined ? {} : { regions: options.regions }),
+      ...(options.replayDelayMs === undefined ? {} : { replayDelayMs: options.replayDelayMs }),
+    });
+  } catch (error) {
+    throw new Error(`cannot start the simulator: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 /** The state the routes act on; the options are checked in the order their errors are documented. */
 function simulatorState(options: SimulatorOptions, workers: number): SimulatorState {
   const startMs = options.startMs ?? Date.now();
   const clock: ControllableClock = options.clock === 'system' ? new SystemClock(options.realTimeMs ?? Date.now, startMs) : new ManualClock(startMs);
   const seed = options.seed ?? 1;
-  const engine = new Engine({ clock, seed, compat: options.compat ?? 'interface', sha256: nodeSha256, sha256Digest: nodeSha256Digest });
+  const production = checkProfile(options, workers);
+  // The production service's own rules (refill, authentication) come with its profile.
+  const compat = options.compat ?? (production ? 'production' : 'interface');
+  const engine = new Engine({ clock, seed, compat, sha256: nodeSha256, sha256Digest: nodeSha256Digest });
   checkWorkers(workers);
+  const profile = production ? productionProfile(engine, options) : undefined;
   const faults = new ObservedFaultInjector(engine, seed, OPERATIONS);
   if (options.faults !== undefined) {
     const set = faults.set(options.faults, 'faults');
@@ -158,16 +209,19 @@ function simulatorState(options: SimulatorOptions, workers: number): SimulatorSt
     journal.stop('the simulator was reset');
     apiRateLimit.set(null);
     faults.clear();
-    engine.reset();
+    if (profile === undefined) engine.reset();
+    else profile.reset();
     clock.resetToStart();
     start(initial.rootKey);
   };
-  return { ctx: { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash }, initial };
+  const ctx: SimulatorState['ctx'] = { engine, clock, reset, apiRateLimit, faults, journal, operatorRootKeyHash };
+  if (profile !== undefined) ctx.regions = regionContexts(ctx, profile);
+  return { ctx, profile, initial };
 }
 
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const workers = options.workers ?? 1;
-  const { ctx, initial } = simulatorState(options, workers);
+  const { ctx, profile, initial } = simulatorState(options, workers);
   const serverOptions = { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() };
   const host = options.host ?? '127.0.0.1';
   const extraHosts = extraHostsOf(options.allowedHosts);
@@ -188,6 +242,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     workspaceId: initial.workspaceId,
     clock: ctx.clock,
     engine: ctx.engine,
+    profile,
     faults: ctx.faults,
     reset: ctx.reset,
     close: listening.close,

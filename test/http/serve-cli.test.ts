@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { createSimulator } from '../../src/http/index.js';
 import { cleanEnv } from '../helpers/cli.js';
-import { call, expectV2Error, postJson } from '../helpers/http.js';
+import { call, expectV2Error, postJson, send } from '../helpers/http.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 // Generous: under two CPU-bound neighbours (and a suite running beside) a tsx start-up has taken
@@ -178,6 +178,9 @@ describe('keysim serve', { timeout: 300_000 }, () => {
       { args: ['serve', '--start', String(Number.MAX_SAFE_INTEGER)], mentions: '--start' },
       { args: ['serve', '--clock', 'sundial'], mentions: 'clock' },
       { args: ['serve', '--bogus-flag'], mentions: 'bogus-flag' },
+      { args: ['serve', '--profile', 'production', '--workers', '2'], mentions: '--profile production runs in one process' },
+      { args: ['serve', '--regions', '3'], mentions: 'add --profile production' },
+      { args: ['serve', '--profile', 'production', '--regions', '0'], mentions: '--regions must be an integer from 1 to 16' },
     ];
     const results: Array<(typeof cases)[number] & { code: number | string; stderr: string; stdout: string }> = [];
     // Three at a time: the machine has two cores.
@@ -197,6 +200,25 @@ describe('keysim serve', { timeout: 300_000 }, () => {
       expect(r.stdout, r.args.join(' ')).not.toContain('listening on');
     }
   });
+  test('--profile production --regions 3: the banner, /_sim/health and every answer name the regions; X-Keysim-Region picks one', async () => {
+    const rootKey = 'root_test_regions_1';
+    const running = await serve(['--port', '0', '--clock', 'manual', '--seed', '7', '--root-key', rootKey, '--profile', 'production', '--regions', '3']);
+    await output(running, /profile: production, 3 regions/);
+    await output(running, /compat: production/);
+    const health = await send(running.url, '/_sim/health', { method: 'GET', headers: { 'x-keysim-region': '3' } });
+    expect(health.body).toMatchObject({ status: 'ok', profile: 'production', regions: 3 });
+    expect(health.headers['x-keysim-region']).toBe('3');
+    const answer = await send(running.url, '/v2/apis.createApi', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${rootKey}`, 'x-keysim-region': '2' },
+      body: JSON.stringify({ name: 'regions' }),
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-keysim-region']).toBe('2');
+    running.child.kill('SIGTERM');
+    expect(await exited(running.child, STOP_MS)).toBe(EXIT.ok);
+  });
+
   test('keysim serve without --root-key prints a new random root key every run; only an explicit --seed reproduces it', async () => {
     const generated = async (args: string[]) => {
       const running = await serve(['--port', '0', '--clock', 'manual', ...args]);

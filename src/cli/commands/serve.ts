@@ -1,7 +1,7 @@
 /** `keysim serve`: the simulator as a standalone server. */
 import { randomInt } from 'node:crypto';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
-import type { CheckedSnapshot } from '../../engine/index.js';
+import { type CheckedSnapshot, MAX_REGIONS, PRODUCTION_FIGURES } from '../../engine/index.js';
 import {
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   FAULT_KEYS,
@@ -31,7 +31,10 @@ interface ServeArgs {
   start?: string;
   seed?: number;
   restore?: string;
-  compat: 'interface' | 'production';
+  compat?: 'interface' | 'production';
+  profile: 'exact' | 'production';
+  regions?: number;
+  replayDelay?: string;
   maxBodyBytes: number;
   restoreMaxBodyBytes: number;
   errorsUrl?: string;
@@ -39,6 +42,34 @@ interface ServeArgs {
   workers: number;
   keepAlive: number;
   allowHost?: string[];
+}
+
+/** A MIN..MAX range of whole milliseconds, or null. */
+function parseDelay(text: string): { min: number; max: number } | null {
+  const match = /^([0-9]+)\.\.([0-9]+)$/.exec(text.trim());
+  if (match === null) return null;
+  const min = Number(match[1]);
+  const max = Number(match[2]);
+  return Number.isSafeInteger(min) && Number.isSafeInteger(max) && min <= max ? { min, max } : null;
+}
+
+/** --profile, --regions and --replay-delay together: true, or what is wrong and how to fix it. */
+function checkProfileFlags(args: { profile?: unknown; regions?: number | undefined; replayDelay?: string | undefined; workers?: unknown }): true | string {
+  const production = args.profile === 'production';
+  if (!production && (args.regions !== undefined || args.replayDelay !== undefined)) {
+    return `${args.regions === undefined ? '--replay-delay' : '--regions'} applies to the production profile only: add --profile production.`;
+  }
+  if (!production) return true;
+  if (Number(args.workers) > 1) return '--profile production runs in one process: leave out --workers (or use --profile exact).';
+  if (args.regions !== undefined) {
+    const regions = Number(args.regions);
+    if (!Number.isInteger(regions) || regions < 1 || regions > MAX_REGIONS)
+      return `--regions must be an integer from 1 to ${MAX_REGIONS}, got ${String(args.regions)}.`;
+  }
+  if (args.replayDelay !== undefined && parseDelay(String(args.replayDelay)) === null) {
+    return `--replay-delay must be MIN..MAX in whole milliseconds with MIN ≤ MAX (e.g. 1..5000), got "${String(args.replayDelay)}".`;
+  }
+  return true;
 }
 
 /** Exits 2 with the message: bad input the user can fix. */
@@ -76,8 +107,18 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       })
       .option('compat', {
         choices: ['interface', 'production'] as const,
-        default: 'interface' as const,
-        describe: 'Follow the interface document, or the production service where they differ',
+        describe: 'Follow the interface document, or the production service where they differ; default interface (production with --profile production)',
+      })
+      .option('profile', {
+        choices: ['exact', 'production'] as const,
+        default: 'exact' as const,
+        describe:
+          'exact: one linearizable engine; production: the production service as it behaves, regions with their own credit counters (60 s) and key caches (10 s) over one database, debits replayed to it later. A request picks its region with X-Keysim-Region: N; every answer names it in x-keysim-region',
+      })
+      .option('regions', { type: 'number', describe: `Regions of --profile production (1..${MAX_REGIONS}); default ${PRODUCTION_FIGURES.regions}` })
+      .option('replay-delay', {
+        type: 'string',
+        describe: `Delay before a region's debit reaches the database, MIN..MAX ms (seeded) with --profile production; default ${PRODUCTION_FIGURES.replayDelayMs.min}..${PRODUCTION_FIGURES.replayDelayMs.max}`,
       })
       .option('max-body-bytes', { type: 'number', default: 10 * 1024 * 1024, describe: 'Largest accepted request body (413 beyond)' })
       .option('restore-max-body-bytes', {
@@ -113,6 +154,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         const workers = Number(args.workers);
         if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS)
           return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
+        const profile = checkProfileFlags(args);
+        if (profile !== true) return profile;
         if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65_535) return `--port must be an integer from 0 to 65535, got ${String(args.port)}.`;
         if (args.seed !== undefined && !Number.isSafeInteger(args.seed)) return `--seed must be an integer, got ${String(args.seed)}.`;
         const maxBody = Number(args.maxBodyBytes);
@@ -140,6 +183,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .example(...example('$0 serve --port 0 --clock manual --start 2028-02-28T23:59:59Z', 'a frozen clock just before a leap day'))
       .example(...example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app'))
       .example(...example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot'))
+      .example(...example('$0 serve --profile production --regions 3 --seed 7', 'three regions that drift as production does'))
       .example(...example('$0 serve --allow-host sim.internal --keep-alive 75', 'behind a reverse proxy that passes Host: sim.internal on'))
       .example(
         ...example(
@@ -171,6 +215,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       const entry = allowedHostEntry(host);
       if (!entry.ok) usageError(`KEYSIM_ALLOWED_HOSTS: ${entry.message}`);
     }
+    const compat = args.compat ?? (args.profile === 'production' ? 'production' : 'interface');
+    const replayDelayMs = args.replayDelay === undefined ? undefined : (parseDelay(args.replayDelay) ?? undefined);
     let sim;
     try {
       sim = await createSimulator({
@@ -178,7 +224,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         port: args.port,
         clock: args.clock,
         seed,
-        compat: args.compat,
+        compat,
+        ...(args.profile === 'production' ? { profile: 'production' as const } : {}),
+        ...(args.regions === undefined ? {} : { regions: args.regions }),
+        ...(replayDelayMs === undefined ? {} : { replayDelayMs }),
         maxBodyBytes: args.maxBodyBytes,
         restoreMaxBodyBytes: args.restoreMaxBodyBytes,
         ...(rootKey === undefined ? {} : { rootKey }),
@@ -200,8 +249,14 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
     out.write(
-      `  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${args.compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`,
+      `  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`,
     );
+    if (sim.profile !== undefined) {
+      const { regions, replayDelayMs: delay } = sim.profile.figures;
+      out.write(
+        `  profile: production, ${regions} regions (X-Keysim-Region: 1..${regions}, else one per connection in turn; answers say x-keysim-region); debits reach the database after ${delay.min}..${delay.max} ms\n`,
+      );
+    }
     if (args.workers > 1) out.write(`  ${args.workers} HTTP worker processes; this process (pid ${process.pid}) owns the engine, clock, journal and faults\n`);
     if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
     if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
