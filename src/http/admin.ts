@@ -62,6 +62,10 @@ function clockAnswer(ctx: RouteContext, move: () => number): Result<Reply> {
 
 const common = { method: 'POST', style: 'v2', tag: 'simulator admin', input: 'body', auth: 'required' } as const;
 
+/** Why the production profile has no journal (docs/simulator.md#the-production-profile). */
+const PROFILE_NOT_REPLAYABLE =
+  "This simulator runs the production profile: its regions' counters, caches and delayed debits are not in a journal, so no replay through the exact engine can say what it should have answered. The oracle needs the exact engine (keysim serve without --profile production).";
+
 export const adminRoutes: Route[] = [
   defineRoute({
     ...common,
@@ -262,6 +266,10 @@ export const adminRoutes: Route[] = [
     request: journalStartRequest,
     handle: (ctx, rootKey, input) =>
       asOperator(ctx, rootKey, () => {
+        // The journal is replayed through one exact engine: the production profile's regions
+        // (their counters, caches and delayed replays) are not in it, so a replay would call its
+        // documented answers wrong. Refused, so a run says the oracle did not run (unknown).
+        if (ctx.regions !== undefined) return fail('err:service:application:precondition_failed', PROFILE_NOT_REPLAYABLE);
         const snapshot = ctx.engine.snapshot();
         ctx.journal.start(input.capacity);
         return { ok: true, value: { data: { snapshot, startedAtMs: ctx.clock.now(), operatorRootKeyHash: ctx.operatorRootKeyHash } } };

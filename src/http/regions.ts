@@ -16,8 +16,12 @@ export const REGION_HEADER = 'x-keysim-region';
 
 /** The region contexts of a profile: the route context with each region's engine. */
 export function regionContexts(ctx: RouteContext, profile: ProductionProfile): RegionContexts {
-  const contexts = Array.from({ length: profile.regionCount }, (_, i) => ({ ...ctx, engine: profile.region(i + 1) }));
-  return { profile, contexts };
+  const contexts: RouteContext[] = [];
+  const regions: RegionContexts = { profile, contexts };
+  // Each region's context names the profile too: a handler run in a region (every call of the
+  // production profile is) can tell that it is not on the exact engine.
+  for (let i = 0; i < profile.regionCount; i++) contexts.push({ ...ctx, engine: profile.region(i + 1), regions });
+  return regions;
 }
 
 /** Picks each request's region: its header, else its connection's. */

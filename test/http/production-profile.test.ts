@@ -102,6 +102,15 @@ describe('regions over HTTP', () => {
   });
 });
 
+describe('the oracle and the production profile', () => {
+  it('journal.start is refused with 412 precondition_failed: a replay through the exact engine cannot judge regions', async () => {
+    const answer = await call('/_sim/journal.start', {}, 1);
+    expect(answer.status).toBe(412);
+    expect(answer.body).toMatchObject({ error: { type: expect.stringContaining('precondition_failed') as unknown } });
+    expect((answer.body as { error: { detail: string } }).error.detail).toContain('without --profile production');
+  });
+});
+
 describe('the production behaviour over HTTP', () => {
   it('a key of 100 credits verified alternately in two regions gives more than 100 VALID, at most 200; the database ends at 100 less the debits', async () => {
     const { key, keyId } = await keyWith(100);
