@@ -1,14 +1,20 @@
-import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { UNIT_TESTS } from './test/tiers.js';
 
 /**
- * Live files that load the machine by themselves, run one at a time after the other live files:
- * each proxy file starts an nginx and three `keysim run` children per mode (all its modes at once),
- * Chromium renders the HTML report, and the package tests run npm pack (which builds dist/) and
- * npm install.
+ * Three files at a time, unit and live together, on any machine (vitest's default on two cores is
+ * one): most live files wait on sockets, timers and child processes, not on the CPU, and the pure
+ * unit files fill the cores meanwhile. Measured on a 2-core machine, the two tiers one after the
+ * other used 1.4 cores on average. None may depend on the machine's pace: their limits only catch
+ * a hang, every port is port 0, every file writes in its own temporary folders.
  */
-const LIVE_ALONE: readonly string[] = ['test/proxy/**/*.test.ts', 'test/report/html-chromium.test.ts', 'test/package/**/*.test.ts'];
+const WORKERS = 3;
+
+/**
+ * Live files run one at a time after everything else: the package tests run npm pack, which builds
+ * dist/ — the build the CLI tests run — and npm install; Chromium renders the HTML report.
+ */
+const LIVE_ALONE: readonly string[] = ['test/report/html-chromium.test.ts', 'test/package/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -25,10 +31,10 @@ export default defineConfig({
           include: [...UNIT_TESTS],
           setupFiles: ['test/helpers/unit-guard.ts'],
           // Pure files (no mocks, fake timers, globals or env changes): they share a worker's loaded
-          // modules instead of importing the sources again per file, and two run at a time even on
-          // two cores (vitest's default there is one), since none waits on a process or a socket.
+          // modules instead of importing the sources again per file.
           isolate: false,
-          maxWorkers: Math.max(2, availableParallelism() - 1),
+          // One group with the live tier (the same groupOrder needs the same maxWorkers).
+          maxWorkers: WORKERS,
           sequence: { groupOrder: 0 },
         },
       },
@@ -38,28 +44,24 @@ export default defineConfig({
           name: 'live',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT_TESTS, ...LIVE_ALONE],
-          // Two files at a time even on two cores (vitest's default there is one): most live files
-          // wait on sockets, timers and children, not on the CPU, and none may depend on the
-          // machine's pace (their limits only guard against a hang; every port is port 0 and every
-          // file writes in its own temporary folders).
-          maxWorkers: 2,
+          maxWorkers: WORKERS,
           // Limits that only catch a hang: a file beside another, and two CPU-bound processes beside
           // both, may take several times its usual time (a tsx start-up alone has taken over 20 s).
           testTimeout: 180_000,
           hookTimeout: 180_000,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
         test: {
-          // The files that load the machine by themselves (LIVE_ALONE), one at a time after the rest.
+          // The package and Chromium files (LIVE_ALONE), one at a time after the rest.
           name: 'live-alone',
           include: [...LIVE_ALONE],
           maxWorkers: 1,
           testTimeout: 180_000,
           hookTimeout: 180_000,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 1 },
         },
       },
     ],
