@@ -1,0 +1,84 @@
+/**
+ * The consistency scenarios (stale-credit-replay, visibility, convergence) run by the real runner
+ * over real HTTP: on the exact simulator they pass; on the production profile (regions, late debit
+ * replays, 10 s key caches, 60 s credit counters) they measure and name what it does. Every
+ * simulator here has a manual clock that the scenarios move, so nothing waits real time.
+ */
+import { describe, expect, test } from 'vitest';
+import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
+import { startSimulator } from '../helpers/simulator.js';
+import { type LiveRun, runLive } from './live-run.js';
+
+async function onProfile(options: SimulatorOptions, name: string): Promise<LiveRun> {
+  const sim: Simulator = await startSimulator({ profile: 'production', regions: 2, ...options });
+  try {
+    return await runLive(name, { url: sim.url, rootKey: sim.rootKey, simulator: true });
+  } finally {
+    await sim.close();
+  }
+}
+
+function detailOf(run: LiveRun, prefix: string): string {
+  const check = run.report.checks.find((c) => c.name.startsWith(prefix));
+  if (check === undefined) throw new Error(`no check starting "${prefix}" in ${run.report.checks.map((c) => c.name).join(', ')}`);
+  return check.detail;
+}
+
+/** The max lag a visibility check's detail reports, in seconds. */
+function maxLagOf(detail: string): number {
+  const match = /max (\d+(?:\.\d+)?) s/.exec(detail);
+  if (match === null) throw new Error(`no max lag in "${detail}"`);
+  return Number(match[1]);
+}
+
+describe('on the exact simulator every consistency scenario passes', () => {
+  for (const name of ['stale-credit-replay', 'visibility', 'convergence']) {
+    test(`${name} passes on the exact simulator`, async () => {
+      const run = await runLive(name, 'sim');
+      expect(run.failures).toBe('');
+      expect(run.exit).toBe(0);
+      expect(run.report.checks.length).toBeGreaterThan(0);
+    }, 120_000);
+  }
+
+  test('visibility measures every lag as 0 on the exact simulator', async () => {
+    const run = await runLive('visibility', 'sim');
+    for (const prefix of ['a credit update', 'a key disabled', 'a key deleted']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
+  }, 120_000);
+});
+
+describe('on the production profile', () => {
+  test('stale-credit-replay fails naming the debit replayed after the set', async () => {
+    const run = await onProfile({ seed: 11 }, 'stale-credit-replay');
+    expect(run.exit).toBe(98);
+    expect(run.failures).toContain('a debit replayed after the set: 49, expected 50');
+  }, 120_000);
+
+  test('visibility measures the lags, within the promise, with key state lagging in another region', async () => {
+    const run = await onProfile({ seed: 12 }, 'visibility');
+    expect(run.failures).toBe('');
+    expect(run.exit).toBe(0);
+    const credits = maxLagOf(detailOf(run, 'a credit update'));
+    const disabled = maxLagOf(detailOf(run, 'a key disabled'));
+    const deleted = maxLagOf(detailOf(run, 'a key deleted'));
+    // The other region serves its cached copy up to 10 s, and its counter up to 60 s.
+    expect(Math.max(disabled, deleted)).toBeGreaterThan(0);
+    expect(credits).toBeGreaterThan(0);
+    expect(credits).toBeLessThanOrEqual(65);
+    expect(Math.max(disabled, deleted)).toBeLessThanOrEqual(15);
+  }, 120_000);
+
+  test('visibility fails on a deployment whose key cache keeps a disabled key 30 s', async () => {
+    const run = await onProfile({ seed: 13, productionFigures: { cacheFreshMs: 30_000 } }, 'visibility');
+    expect(run.exit).toBe(98);
+    expect(run.failures).toMatch(/check a key disabled is seen everywhere within 10 s: \d+ changes seen later than the promise/);
+    expect(maxLagOf(detailOf(run, 'a key disabled'))).toBeGreaterThan(15);
+  }, 120_000);
+
+  test('convergence: every region reads the database balance after the quiet period', async () => {
+    const run = await onProfile({ seed: 14 }, 'convergence');
+    expect(run.failures).toBe('');
+    expect(run.exit).toBe(0);
+    for (let i = 1; i <= 4; i++) expect(detailOf(run, `key ${i} converged`)).toMatch(/every region reads \d+, as the database/);
+  }, 120_000);
+});
