@@ -105,7 +105,7 @@ function judgeKey(k: ConvergenceKey, index: number, lanes: Lanes, balance: numbe
 export default defineScenario<ConvergenceFixtures>({
   name: 'convergence',
   rules: ['credits.valid-decrements', 'credits.update-credits'],
-  description: 'Live-safe: verifications and credit updates over several keys and regions, a quiet period, then every balance as the answers imply (every region agreeing)',
+  description: 'Live-safe: verifications and credit updates over keys and regions, a quiet period, then balances as the answers imply (regions agreeing)',
   defaults: { rate: 20, durationMs: 2_000, warmupMs: 0 },
   async setup(ctx) {
     const lanes = await lanesOf(ctx);

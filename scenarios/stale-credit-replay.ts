@@ -71,7 +71,7 @@ async function verifyThenSet(ctx: Parameters<typeof laneCall>[0], lanes: Lanes, 
 export default defineScenario<ReplayFixtures>({
   name: 'stale-credit-replay',
   rules: ['credits.update-credits'],
-  description: `Live-safe: verify (cost 1), then set the credits to ${SET_TO}: the balance must stay ${SET_TO} (a debit replayed after the set leaves ${SET_TO - 1})`,
+  description: `Live-safe: verify (cost 1), then set the credits to ${SET_TO}; once settled it must read ${SET_TO} (a debit replayed late leaves ${SET_TO - 1})`,
   defaults: { rate: 2, durationMs: 1_000, warmupMs: 0 },
   async setup(ctx) {
     const apiId = await createTaggedApi(ctx, 'stale-credit-replay');
