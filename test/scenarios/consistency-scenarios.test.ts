@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
+import { httpJsonClient, serviceApi } from '../../src/load/target/service-api.js';
 import { startSimulator } from '../helpers/simulator.js';
 import { type LiveRun, runLive } from './live-run.js';
 
@@ -41,6 +42,20 @@ describe('on the exact simulator every consistency scenario passes', () => {
     }, 120_000);
   }
 
+  test('visibility over several connections of a target that names no regions: every lag 0', async () => {
+    const sim = await startSimulator();
+    try {
+      // Reached as a live deployment: no admin surface, no regions; the lanes are connections.
+      const run = await runLive('visibility', { url: sim.url, rootKey: sim.rootKey });
+      expect(run.failures).toBe('');
+      expect(run.exit).toBe(0);
+      expect(run.logs.join('\n')).toContain('4 connections (the target names no regions)');
+      for (const prefix of ['a credit update', 'a key disabled', 'a key deleted']) expect(detailOf(run, prefix)).toContain("max 0.0 s over 3 changes (this machine's clock)");
+    } finally {
+      await sim.close();
+    }
+  }, 120_000);
+
   test('visibility measures every lag as 0 on the exact simulator', async () => {
     const run = await runLive('visibility', 'sim');
     for (const prefix of ['a credit update', 'a key disabled', 'a key deleted']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
@@ -48,6 +63,25 @@ describe('on the exact simulator every consistency scenario passes', () => {
 });
 
 describe('on the production profile', () => {
+  test('ctx.api sends the extra request headers it is given: X-Keysim-Region picks the region', async () => {
+    const sim = await startSimulator({ profile: 'production', regions: 2, seed: 10 });
+    const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
+    try {
+      const api = serviceApi(client);
+      const { apiId } = await api.data<{ apiId: string }>('apis.createApi', { name: 'headers' });
+      const { key } = await api.data<{ key: string }>('keys.createKey', { apiId, credits: { remaining: 10 } });
+      const verify = async (region: number, cost: number) =>
+        (await api.call('keys.verifyKey', { key, credits: { cost } }, { headers: { 'X-Keysim-Region': String(region) } })).body;
+      // One keep-alive connection: without the header every call would run in its region, and read 9.
+      expect(await verify(1, 1)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
+      expect(await verify(2, 0)).toMatchObject({ data: { code: 'VALID', credits: 10 } });
+      expect(await verify(1, 0)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  });
+
   test('stale-credit-replay fails naming the debit replayed after the set', async () => {
     const run = await onProfile({ seed: 11 }, 'stale-credit-replay');
     expect(run.exit).toBe(98);
