@@ -21,7 +21,18 @@
  * over-spent a key may have been floored at 0 in the database, so the exact arithmetic is reported
  * there (the difference from the model) but not judged.
  */
-import { type CheckResult, type MixEntry, type ScenarioContext, checkResult, createKey, createTaggedApi, defineScenario, isInt, okData, shown } from '../src/index.js';
+import {
+  type CheckResult,
+  type MixEntry,
+  type ScenarioContext,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  isInt,
+  okData,
+  shown,
+} from '../src/index.js';
 import { readKeys, remainingOf } from './support/final-reads.js';
 import { type Lanes, laneCall, lanesOf, scenarioTime } from './support/lanes.js';
 import { durationEnv } from './support/target-time.js';
@@ -51,7 +62,14 @@ interface ConvergenceFixtures {
 }
 
 /** An update through a lane; applied to the model when answered 200, the key unknown when no answer came. */
-async function update(ctx: ScenarioContext, lanes: Lanes, lane: number, k: ConvergenceKey, operation: 'set' | 'increment' | 'decrement', value: number): Promise<void> {
+async function update(
+  ctx: ScenarioContext,
+  lanes: Lanes,
+  lane: number,
+  k: ConvergenceKey,
+  operation: 'set' | 'increment' | 'decrement',
+  value: number,
+): Promise<void> {
   const outcome = await laneCall(ctx, lanes, lane, 'keys.updateCredits', { keyId: k.keyId, operation, value });
   if (!outcome.answered) {
     k.expected = undefined;
@@ -99,7 +117,11 @@ function judgeKey(k: ConvergenceKey, index: number, lanes: Lanes, balance: numbe
     );
   }
   if (expected === undefined) return checkResult(name, true, `not judged: ${k.keyId} reads ${balance}; ${model}`);
-  return checkResult(name, balance === expected, `${k.keyId}: ${balance === expected ? `${balance}, as the answers imply` : `not converged: reads ${balance}, ${model}`}`);
+  return checkResult(
+    name,
+    balance === expected,
+    `${k.keyId}: ${balance === expected ? `${balance}, as the answers imply` : `not converged: reads ${balance}, ${model}`}`,
+  );
 }
 
 export default defineScenario<ConvergenceFixtures>({
@@ -140,7 +162,10 @@ export default defineScenario<ConvergenceFixtures>({
     const time = await scenarioTime(ctx);
     await time.pass(quietMs);
     ctx.log(`convergence: ${quietMs / 1000} s of quiet on the ${time.source}${time.moved ? ' (moved, not waited)' : ''}`);
-    const reads = await readKeys(ctx, f.keys.map((k) => k.keyId));
+    const reads = await readKeys(
+      ctx,
+      f.keys.map((k) => k.keyId),
+    );
     const checks: CheckResult[] = [];
     for (const [i, k] of f.keys.entries()) {
       const balance = remainingOf(reads.data[i]);

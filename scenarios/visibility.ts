@@ -137,7 +137,9 @@ export default defineScenario<VisibilityFixtures>({
     const repeats = Math.max(1, Math.round(Number(process.env.KEYSIM_VISIBILITY_REPEATS ?? '3')) || 3);
     const lanes = await lanesOf(ctx);
     const time = await scenarioTime(ctx);
-    ctx.log(`visibility: ${lanes.count} ${lanes.regions === undefined ? 'connections (the target names no regions)' : 'regions'}, ${repeats} changes per kind, at most ${maxWaitMs / 1000} s each`);
+    ctx.log(
+      `visibility: ${lanes.count} ${lanes.regions === undefined ? 'connections (the target names no regions)' : 'regions'}, ${repeats} changes per kind, at most ${maxWaitMs / 1000} s each`,
+    );
     const checks: CheckResult[] = [];
     for (const spec of KINDS) {
       const results: Measured[] = [];

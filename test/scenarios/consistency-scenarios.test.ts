@@ -50,7 +50,8 @@ describe('on the exact simulator every consistency scenario passes', () => {
       expect(run.failures).toBe('');
       expect(run.exit).toBe(0);
       expect(run.logs.join('\n')).toContain('4 connections (the target names no regions)');
-      for (const prefix of ['a credit update', 'a key disabled', 'a key deleted']) expect(detailOf(run, prefix)).toContain("max 0.0 s over 3 changes (this machine's clock)");
+      for (const prefix of ['a credit update', 'a key disabled', 'a key deleted'])
+        expect(detailOf(run, prefix)).toContain("max 0.0 s over 3 changes (this machine's clock)");
     } finally {
       await sim.close();
     }
