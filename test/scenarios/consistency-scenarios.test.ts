@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
-import { httpJsonClient, serviceApi } from '../../src/load/target/service-api.js';
+import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 import { startSimulator } from '../helpers/simulator.js';
 import { type LiveRun, runLive } from './live-run.js';
 
@@ -44,7 +44,11 @@ describe('on the exact simulator every consistency scenario passes', () => {
 
   test('visibility over several connections of a target that names no regions: every lag 0', async () => {
     const sim = await startSimulator();
+    const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
     try {
+      // A live deployment's namespace is made beforehand and named in KEYSIM_NAMESPACE.
+      await simulatorAdmin(client).createNamespace('visibility-live');
+      process.env.KEYSIM_NAMESPACE = 'visibility-live';
       // Reached as a live deployment: no admin surface, no regions; the lanes are connections.
       const run = await runLive('visibility', { url: sim.url, rootKey: sim.rootKey });
       expect(run.failures).toBe('');
@@ -53,13 +57,15 @@ describe('on the exact simulator every consistency scenario passes', () => {
       for (const prefix of ['a credit update', 'a key disabled', 'a key deleted'])
         expect(detailOf(run, prefix)).toContain("max 0.0 s over 3 changes (this machine's clock)");
     } finally {
+      delete process.env.KEYSIM_NAMESPACE;
+      await client.close();
       await sim.close();
     }
   }, 120_000);
 
   test('visibility measures every lag as 0 on the exact simulator', async () => {
     const run = await runLive('visibility', 'sim');
-    for (const prefix of ['a credit update', 'a key disabled', 'a key deleted']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
+    for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', 'a rate-limit override']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
   }, 120_000);
 });
 
@@ -96,6 +102,9 @@ describe('on the production profile', () => {
     const credits = maxLagOf(detailOf(run, 'a credit update'));
     const disabled = maxLagOf(detailOf(run, 'a key disabled'));
     const deleted = maxLagOf(detailOf(run, 'a key deleted'));
+    const override = maxLagOf(detailOf(run, 'a rate-limit override'));
+    expect(override).toBeGreaterThan(0);
+    expect(override).toBeLessThanOrEqual(65);
     // The other region serves its cached copy up to 10 s, and its counter up to 60 s.
     expect(Math.max(disabled, deleted)).toBeGreaterThan(0);
     expect(credits).toBeGreaterThan(0);
