@@ -134,7 +134,14 @@ interface VisibilityFixtures {
 type Measured = { lagMs: number } | { neverMs: number; lanes: string[] } | { unknown: string };
 
 /** Makes a fresh subject, held in every lane, changes it in lane 1, polls every lane until all show it. */
-async function measureOnce(ctx: ScenarioContext, lanes: Lanes, time: ScenarioTime, spec: KindSpec, f: VisibilityFixtures, maxWaitMs: number): Promise<Measured> {
+async function measureOnce(
+  ctx: ScenarioContext,
+  lanes: Lanes,
+  time: ScenarioTime,
+  spec: KindSpec,
+  f: VisibilityFixtures,
+  maxWaitMs: number,
+): Promise<Measured> {
   const subject = await spec.make(ctx, f);
   // Every lane holds the subject before the change, as the regions of a busy key do.
   for (const outcome of await everyLane(ctx, lanes, subject.probe.op, subject.probe.body)) {
