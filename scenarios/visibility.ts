@@ -195,7 +195,9 @@ function judgeKind(spec: KindSpec, results: readonly Measured[], maxWaitMs: numb
   if (late.length > 0) parts.unshift(`${late.length} changes seen later than the promise`);
   // A change never seen breaks the promise only when the scenario waited longer than it.
   const neverBreaks = never.length > 0 && maxWaitMs > limitMs;
-  return checkResult(name, late.length === 0 && !neverBreaks, parts.join('; '), spec.rules);
+  // Nothing measured and nothing breached: no verdict either way.
+  const detail = lags.length === 0 && !neverBreaks ? `not judged: ${parts.join('; ')}` : parts.join('; ');
+  return checkResult(name, late.length === 0 && !neverBreaks, detail, spec.rules);
 }
 
 export default defineScenario<VisibilityFixtures>({

@@ -119,6 +119,21 @@ describe('on the production profile', () => {
     expect(maxLagOf(detailOf(run, 'a key disabled'))).toBeGreaterThan(15);
   }, 120_000);
 
+  test('visibility reports a change never seen within its max wait, and fails when the wait exceeds the promise', async () => {
+    process.env.KEYSIM_VISIBILITY_MAX_WAIT = '20s';
+    try {
+      const run = await onProfile({ seed: 15, productionFigures: { cacheFreshMs: 120_000 } }, 'visibility');
+      expect(run.exit).toBe(98);
+      expect(detailOf(run, 'a key disabled')).toContain('never seen within 20 s in region 2');
+      expect(run.failures).toContain('check a key disabled is seen everywhere within 10 s');
+      // 20 s is shorter than the credits' promise (60 s): a credit set not seen by then is no breach.
+      expect(run.failures).not.toContain('check a credit update');
+      expect(detailOf(run, 'a credit update')).toMatch(/^not judged: .*never seen within 20 s in region 2/);
+    } finally {
+      delete process.env.KEYSIM_VISIBILITY_MAX_WAIT;
+    }
+  }, 120_000);
+
   test('convergence: every region reads the database balance after the quiet period', async () => {
     const run = await onProfile({ seed: 14 }, 'convergence');
     expect(run.failures).toBe('');
