@@ -86,7 +86,7 @@ export default defineScenario<ReplayFixtures>({
     const problem = await verifyThenSet(ctx, lanes, f);
     if (problem !== undefined) return [problem.lost ? notJudged(NAME, 1, problem.why) : checkResult(NAME, false, problem.why)];
     const read = await settledBalance(ctx, f.keyId, time, quietMs);
-    const waited = `${(read.afterMs / 1000).toFixed(0)} s on the ${time.source}${time.moved ? ' (moved, not waited)' : ''}`;
+    const waited = `${(read.afterMs / 1000).toFixed(0)} s of ${time.source}${time.moved ? ', moved, not waited' : ''}`;
     if (read.balance === undefined && read.lost) return [notJudged(NAME, 1, `keys.getKey after the set: ${read.why ?? ''}`)];
     if (read.balance === undefined) return [checkResult(NAME, false, `the balance could not be read after the set: ${read.why ?? 'no answer'}`)];
     const what = read.balance === SET_TO - 1 ? 'a debit replayed after the set' : read.balance === SET_TO ? 'as set' : 'a balance the set does not explain';
