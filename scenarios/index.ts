@@ -1,5 +1,6 @@
 /** The scenarios `keysim run` and `keysim list` know, by name; `mixed` runs when none is named. */
 import type { Scenario } from '../src/index.js';
+import convergence from './convergence.js';
 import creditsDrain from './credits-drain.js';
 import identitiesCrud from './identities-crud.js';
 import keyStates from './key-states.js';
@@ -12,7 +13,9 @@ import ratelimitWindowEdge from './ratelimit-window-edge.js';
 import refillMidnight from './refill-midnight.js';
 import refillMonthEnd from './refill-month-end.js';
 import smoke from './smoke.js';
+import staleCreditReplay from './stale-credit-replay.js';
 import verifyHotKeys from './verify-hot-keys.js';
+import visibility from './visibility.js';
 
 export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   smoke,
@@ -27,6 +30,9 @@ export const SCENARIOS: Readonly<Record<string, Scenario<unknown>>> = {
   'limited-keys': limitedKeys,
   'key-states': keyStates,
   'ratelimit-rules': ratelimitRules,
+  'stale-credit-replay': staleCreditReplay,
+  visibility,
+  convergence,
   mixed,
 };
 

@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { type Compat, type ControllableClock, Engine, ManualClock, ProductionProfile, SystemClock } from '../engine/index.js';
+import { type Compat, type ControllableClock, Engine, ManualClock, ProductionProfile, type ProductionFigures, SystemClock } from '../engine/index.js';
 import { regionContexts } from './regions.js';
 import { MAX_KEEP_ALIVE_TIMEOUT_MS, type ServerOptions } from './server-options.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
@@ -83,6 +83,11 @@ export interface SimulatorOptions extends ServerOptions {
   regions?: number;
   /** The production profile's delay before a debit reaches the database, ms; default 1..5000. */
   replayDelayMs?: { min: number; max: number };
+  /**
+   * The production profile's other figures (counter life, key cache, rate-limit sync …), for a
+   * deployment slower or faster than the documented one; `regions` and `replayDelayMs` above win.
+   */
+  productionFigures?: Partial<ProductionFigures>;
 }
 
 export type SimulatorProfile = 'exact' | 'production';
@@ -170,6 +175,7 @@ function productionProfile(engine: Engine, options: SimulatorOptions): Productio
   try {
     return new ProductionProfile({
       engine,
+      ...options.productionFigures,
       ...(options.regions === undefined ? {} : { regions: options.regions }),
       ...(options.replayDelayMs === undefined ? {} : { replayDelayMs: options.replayDelayMs }),
     });

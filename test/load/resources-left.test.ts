@@ -80,8 +80,9 @@ async function run(scenario: Scenario<unknown>, target: Target, model: 'open' | 
 
 // refill-midnight and ratelimit-live-edges wait on a live target for its time to pass (the next UTC
 // midnight, window edges); behind the proxy this test's simulator has a frozen clock, which never
-// gets there, while on a remote simulator they move that clock instead.
-const WAIT_FOR_SERVICE_TIME = new Set(['refill-midnight', 'ratelimit-live-edges']);
+// gets there, while on a remote simulator they move that clock instead. stale-credit-replay and
+// convergence wait a quiet period (75 s) on a live target, and move a remote simulator's clock.
+const WAIT_FOR_SERVICE_TIME = new Set(['refill-midnight', 'ratelimit-live-edges', 'stale-credit-replay', 'convergence']);
 const onSimulatedTime = (s: Scenario<unknown>) => s.requires?.includes('clock') === true || WAIT_FOR_SERVICE_TIME.has(s.name);
 const LIVE_SCENARIOS = Object.values(SCENARIOS).filter((s) => !onSimulatedTime(s));
 const CLOCK_SCENARIOS = Object.values(SCENARIOS).filter(onSimulatedTime);

@@ -11,7 +11,7 @@ import { exitCodeOf } from '../../src/cli/commands/run.js';
 import type { ExitCode } from '../../src/cli/exit-codes.js';
 import { runScenario } from '../../src/load/run/runner.js';
 import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
-import { liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
+import { detectUrlTarget, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import type { RunReport } from '../../src/report/model.js';
 
 const BASE: LoadSettings = { rate: 20, connections: 8, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 10_000, model: 'open' };
@@ -26,11 +26,17 @@ export interface LiveRun {
 
 export async function runLive(
   name: string,
-  target: { url: string; rootKey: string } | 'sim',
+  /** `simulator: true`: a keysim simulator reached over its URL, recognised as `keysim run --target` does (its admin surface, its clock). */
+  target: { url: string; rootKey: string; simulator?: boolean } | 'sim',
   options: { history?: boolean; settings?: Partial<LoadSettings>; seed?: number } = {},
 ): Promise<LiveRun> {
   const scenario = SCENARIOS[name] as Scenario<unknown>;
-  const t = target === 'sim' ? await startEmbeddedSimulator({ seed: 3 }) : liveTarget(target.url, target.rootKey);
+  const t =
+    target === 'sim'
+      ? await startEmbeddedSimulator({ seed: 3 })
+      : target.simulator === true
+        ? (await detectUrlTarget(target.url, target.rootKey)).target
+        : liveTarget(target.url, target.rootKey);
   const dir = options.history === true ? mkdtempSync(join(tmpdir(), 'keysim-live-')) : undefined;
   const logs: string[] = [];
   try {

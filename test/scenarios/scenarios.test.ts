@@ -27,6 +27,9 @@ const NAMES = [
   'refill-midnight',
   'key-states',
   'ratelimit-rules',
+  'stale-credit-replay',
+  'visibility',
+  'convergence',
 ];
 const CLOCK_SCENARIOS = ['refill-month-end', 'ratelimit-window-edge'];
 /** Mid-March of a common year, before the years refill-month-end picks (2027 and 2028). */
@@ -99,7 +102,7 @@ function expectSweepChecksRefuse(result: HarnessRun<unknown>): void {
 }
 
 describe('scenario catalogue', () => {
-  test('the thirteen scenarios, each in scenarios/<name>.ts, named like its file and key', async () => {
+  test('the sixteen scenarios, each in scenarios/<name>.ts, named like its file and key', async () => {
     const files = readdirSync(new URL('../../scenarios/', import.meta.url))
       .filter((f) => f.endsWith('.ts') && f !== 'index.ts')
       .map((f) => f.slice(0, -3));

@@ -9,7 +9,7 @@ import type { ResourceLedger } from './resources.js';
 import type { ApiResponse, Operation, ServiceApi, SimulatorAdmin } from '../scenario/index.js';
 
 export function trackingServiceApi(api: ServiceApi, ledger: ResourceLedger): ServiceApi {
-  const call = async (op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }): Promise<ApiResponse> => {
+  const call = async (op: Operation, body: unknown, options?: Parameters<ServiceApi['call']>[2]): Promise<ApiResponse> => {
     // Scenario files are loaded at run time: a misspelt operation is refused, never sent.
     const problem = operationProblem(op, 'the scenario');
     if (problem !== undefined) throw new UnknownOperationError(problem);

@@ -39,8 +39,12 @@ export interface ApiResponse {
 
 /** The target's public API, for fixtures and end-of-run checks (not for the measured load). */
 export interface ServiceApi {
-  /** POST /v2/<op> with the root key (or none with `{ auth: 'none' }`); never throws on an HTTP error status. */
-  call(op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }): Promise<ApiResponse>;
+  /**
+   * POST /v2/<op> with the root key (or none with `{ auth: 'none' }`); never throws on an HTTP error
+   * status. `headers`: extra request headers, e.g. `X-Keysim-Region: 2` to run it in one region of
+   * the simulator's production profile.
+   */
+  call(op: Operation, body: unknown, options?: { auth?: 'root' | 'none'; headers?: Record<string, string> }): Promise<ApiResponse>;
   /** Like `call`, but throws an error naming the operation and the service's detail unless 200; returns `data`. */
   data<T = unknown>(op: Operation, body: unknown): Promise<T>;
 }

@@ -92,7 +92,7 @@ export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): H
 }
 
 export function serviceApi(client: HttpJsonClient): ServiceApi {
-  return serviceApiFrom((op, body, options) => client.post(`/v2/${op}`, body, options?.auth ?? 'root'));
+  return serviceApiFrom((op, body, options) => client.post(`/v2/${op}`, body, options?.auth ?? 'root', options?.headers));
 }
 
 /**

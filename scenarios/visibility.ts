@@ -1,0 +1,242 @@
+/**
+ * visibility: how long a change made through one region (or connection) takes to be seen through
+ * the others, per kind of change, against the production service's promises: a credit update
+ * (set) within 60 s, a key disabled (updateKey enabled: false) or deleted within 10 s, a rate-limit
+ * override set within 60 s — each plus MARGIN_MS for the poll's step and one revalidating request.
+ *
+ * Each repetition of a kind makes a fresh subject (a key; for an override, an identifier of its
+ * own), reads it at cost 0 in every lane (so that every region holds it in its caches and
+ * counters, as a busy key is held), makes the change in lane 1, and then asks every lane (verifyKey
+ * or ratelimit.limit, cost 0) every POLL_MS until all of them show the change, at most
+ * KEYSIM_VISIBILITY_MAX_WAIT (default 90s) per change. The lag is the time from the change's
+ * answer to the round in which the last lane showed it, on the service clock when the target has
+ * one (a simulator with a manual clock is moved, nothing waits), else on this machine's clock.
+ * KEYSIM_VISIBILITY_REPEATS (default 3) repetitions per kind; p50/p95/max in the checks' detail.
+ * A change never seen within the max wait fails when the max wait exceeds the promise, and is not
+ * judged when it does not. Overrides need a rate-limit namespace: on a live target without one
+ * (KEYSIM_NAMESPACE) their check says not judged.
+ */
+import {
+  type CheckResult,
+  type Operation,
+  type ScenarioContext,
+  checkResult,
+  createKey,
+  createTaggedApi,
+  defineScenario,
+  deleteQuietly,
+  ensureNamespace,
+  okData,
+  shown,
+} from '../src/index.js';
+import { type Lanes, type ScenarioTime, everyLane, lagSummary, laneCall, lanesOf, scenarioTime } from './support/lanes.js';
+import { durationEnv } from './support/target-time.js';
+
+const CREDITS = 100;
+const SET_TO = 50;
+const POLL_MS = 1_000;
+/** Added to every promise: the poll's step, and the one request a stale cache still answers before it is read again. */
+const MARGIN_MS = 5_000;
+/** The limit the override probes ask for, and the override's own: the answer's `limit` tells which applies. */
+const REQUEST_LIMIT = 100;
+const OVERRIDE_LIMIT = 7;
+
+type Kind = 'credits' | 'disable' | 'delete' | 'override';
+
+/** What one change is about: the call that makes it, the read that shows it, and how it shows. */
+interface Subject {
+  change: { op: Operation; body: unknown };
+  probe: { op: Operation; body: unknown };
+  /** Whether the probe's data shows the change. */
+  shows(data: Record<string, unknown>): boolean;
+}
+
+interface KindSpec {
+  kind: Kind;
+  title: string;
+  promiseMs: number;
+  rules: string[];
+  /** A fresh subject for one change. */
+  make(ctx: ScenarioContext, f: VisibilityFixtures): Promise<Subject>;
+}
+
+async function freshKey(ctx: ScenarioContext, f: VisibilityFixtures, kind: Kind): Promise<{ keyId: string; probe: Subject['probe'] }> {
+  const { keyId, key } = await createKey(ctx, { apiId: f.apiId, name: `${ctx.tag}-visibility-${kind}`, credits: { remaining: CREDITS } });
+  return { keyId, probe: { op: 'keys.verifyKey', body: { key, credits: { cost: 0 } } } };
+}
+
+const KINDS: readonly KindSpec[] = [
+  {
+    kind: 'credits',
+    title: `a credit update (set ${SET_TO})`,
+    promiseMs: 60_000,
+    rules: ['credits.update-credits'],
+    async make(ctx, f) {
+      const { keyId, probe } = await freshKey(ctx, f, 'credits');
+      return { probe, change: { op: 'keys.updateCredits', body: { keyId, operation: 'set', value: SET_TO } }, shows: (d) => d.credits === SET_TO };
+    },
+  },
+  {
+    kind: 'disable',
+    title: 'a key disabled',
+    promiseMs: 10_000,
+    rules: ['verify.disabled'],
+    async make(ctx, f) {
+      const { keyId, probe } = await freshKey(ctx, f, 'disable');
+      return { probe, change: { op: 'keys.updateKey', body: { keyId, enabled: false } }, shows: (d) => d.code === 'DISABLED' };
+    },
+  },
+  {
+    kind: 'delete',
+    title: 'a key deleted',
+    promiseMs: 10_000,
+    rules: ['keys.delete', 'verify.not-found'],
+    async make(ctx, f) {
+      const { keyId, probe } = await freshKey(ctx, f, 'delete');
+      return { probe, change: { op: 'keys.deleteKey', body: { keyId } }, shows: (d) => d.code === 'NOT_FOUND' };
+    },
+  },
+  {
+    kind: 'override',
+    title: `a rate-limit override (limit ${OVERRIDE_LIMIT})`,
+    promiseMs: 60_000,
+    rules: ['ratelimit.override-exact'],
+    async make(ctx, f) {
+      const namespace = await namespaceOf(ctx, f);
+      const identifier = `${ctx.tag}-visibility-${f.overrides++}`;
+      ctx.onCleanup(() => deleteQuietly(ctx, 'ratelimit.deleteOverride', { namespace, identifier }));
+      return {
+        // Cost 0 consumes nothing; the answer's limit is the override's once one applies.
+        probe: { op: 'ratelimit.limit', body: { namespace, identifier, limit: REQUEST_LIMIT, duration: 60_000, cost: 0 } },
+        change: { op: 'ratelimit.setOverride', body: { namespace, identifier, limit: OVERRIDE_LIMIT, duration: 60_000 } },
+        shows: (d) => d.limit === OVERRIDE_LIMIT,
+      };
+    },
+  },
+];
+
+/** The run's rate-limit namespace, made (or probed) on first use. */
+async function namespaceOf(ctx: ScenarioContext, f: VisibilityFixtures): Promise<string> {
+  f.namespace ??= await ensureNamespace(ctx, 'visibility');
+  return f.namespace;
+}
+
+interface VisibilityFixtures {
+  apiId: string;
+  /** A key the load reads (cost 0) while nothing is measured. */
+  key: string;
+  namespace: string | undefined;
+  /** Overrides made so far (each on an identifier of its own). */
+  overrides: number;
+}
+
+/** One change: its lag, or why it has none. */
+type Measured = { lagMs: number } | { neverMs: number; lanes: string[] } | { unknown: string };
+
+/** Makes a fresh subject, held in every lane, changes it in lane 1, polls every lane until all show it. */
+async function measureOnce(
+  ctx: ScenarioContext,
+  lanes: Lanes,
+  time: ScenarioTime,
+  spec: KindSpec,
+  f: VisibilityFixtures,
+  maxWaitMs: number,
+): Promise<Measured> {
+  const subject = await spec.make(ctx, f);
+  // Every lane holds the subject before the change, as the regions of a busy key do.
+  for (const outcome of await everyLane(ctx, lanes, subject.probe.op, subject.probe.body)) {
+    if (!outcome.answered) return { unknown: `a read before the change never came (${outcome.why})` };
+  }
+  const { op, body } = subject.change;
+  const changed = await laneCall(ctx, lanes, 1, op, body);
+  if (!changed.answered) return { unknown: `${op} never came (${changed.why})` };
+  if (changed.response.status !== 200) return { unknown: `${op} was refused: ${shown(changed.response)}` };
+  const startMs = await time.now();
+  const seen = new Set<number>();
+  for (;;) {
+    const outcomes = await everyLane(ctx, lanes, subject.probe.op, subject.probe.body);
+    const elapsedMs = (await time.now()) - startMs;
+    outcomes.forEach((outcome, i) => {
+      const d = outcome.answered ? okData(outcome.response) : undefined;
+      if (d !== undefined && typeof d !== 'string' && subject.shows(d)) seen.add(i + 1);
+    });
+    if (seen.size === lanes.count) return { lagMs: elapsedMs };
+    if (elapsedMs >= maxWaitMs) {
+      const unseen = Array.from({ length: lanes.count }, (_, i) => i + 1).filter((lane) => !seen.has(lane));
+      return { neverMs: elapsedMs, lanes: unseen.map((lane) => lanes.label(lane)) };
+    }
+    await time.pass(Math.min(POLL_MS, maxWaitMs - elapsedMs));
+  }
+}
+
+const nameOf = (spec: KindSpec): string => `${spec.title} is seen everywhere within ${spec.promiseMs / 1000} s`;
+
+/** Why overrides cannot be measured (a live target without a rate-limit namespace), or undefined. */
+async function namespaceProblem(ctx: ScenarioContext, f: VisibilityFixtures): Promise<string | undefined> {
+  try {
+    await namespaceOf(ctx, f);
+    return undefined;
+  } catch (error) {
+    return `no rate-limit namespace for the overrides: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** The check of one kind over its repetitions. */
+function judgeKind(spec: KindSpec, results: readonly Measured[], maxWaitMs: number, time: ScenarioTime): CheckResult {
+  const name = nameOf(spec);
+  const limitMs = spec.promiseMs + MARGIN_MS;
+  const lags = results.flatMap((r) => ('lagMs' in r ? [r.lagMs] : []));
+  const never = results.flatMap((r) => ('neverMs' in r ? [r] : []));
+  const unknown = results.flatMap((r) => ('unknown' in r ? [r.unknown] : []));
+  const parts = [`lag ${lagSummary(lags)} over ${lags.length} changes (${time.source}${time.moved ? ', moved' : ''}), promise ${limitMs / 1000} s with margin`];
+  if (never.length > 0) parts.push(`never seen within ${maxWaitMs / 1000} s in ${never.map((n) => n.lanes.join(', ')).join('; ')}`);
+  if (unknown.length > 0) parts.push(`not judged: ${unknown.join('; ')}`);
+  const late = lags.filter((lag) => lag > limitMs);
+  if (late.length > 0) parts.unshift(`${late.length} changes seen later than the promise`);
+  // A change never seen breaks the promise only when the scenario waited longer than it.
+  const neverBreaks = never.length > 0 && maxWaitMs > limitMs;
+  // Nothing measured and nothing breached: no verdict either way.
+  const detail = lags.length === 0 && !neverBreaks ? `not judged: ${parts.join('; ')}` : parts.join('; ');
+  return checkResult(name, late.length === 0 && !neverBreaks, detail, spec.rules);
+}
+
+export default defineScenario<VisibilityFixtures>({
+  name: 'visibility',
+  rules: ['credits.update-credits', 'verify.disabled', 'keys.delete', 'verify.not-found', 'ratelimit.override-exact'],
+  description: 'Live-safe: how long a credit set, a key disabled or deleted, an override take to be seen in every region (or over connections)',
+  defaults: { rate: 2, durationMs: 1_000, warmupMs: 0 },
+  async setup(ctx) {
+    const apiId = await createTaggedApi(ctx, 'visibility');
+    const { key } = await createKey(ctx, { apiId, name: `${ctx.tag}-visibility-load`, credits: { remaining: CREDITS } });
+    return { apiId, key, namespace: undefined, overrides: 0 };
+  },
+  // The load only reads one key of its own (cost 0); the measurements come after it.
+  mix: [{ name: 'verifyKey cost 0', weight: 1, build: (f) => ({ op: 'keys.verifyKey', body: { key: f.key, credits: { cost: 0 } } }) }],
+  async finish(ctx, f) {
+    const maxWaitMs = durationEnv('KEYSIM_VISIBILITY_MAX_WAIT', '90s');
+    const repeats = Math.max(1, Math.round(Number(process.env.KEYSIM_VISIBILITY_REPEATS ?? '3')) || 3);
+    const lanes = await lanesOf(ctx);
+    const time = await scenarioTime(ctx);
+    ctx.log(
+      `visibility: ${lanes.count} ${lanes.regions === undefined ? 'connections (the target names no regions)' : 'regions'}, ${repeats} changes per kind, at most ${maxWaitMs / 1000} s each`,
+    );
+    const checks: CheckResult[] = [];
+    for (const spec of KINDS) {
+      const results: Measured[] = [];
+      const skipped = spec.kind === 'override' ? await namespaceProblem(ctx, f) : undefined;
+      if (skipped !== undefined) {
+        checks.push(checkResult(nameOf(spec), true, `not judged: ${skipped}`));
+        continue;
+      }
+      for (let i = 0; i < repeats; i++) {
+        const measured = await measureOnce(ctx, lanes, time, spec, f, maxWaitMs);
+        results.push(measured);
+        // A change never seen is not asked again: each would wait the whole max wait.
+        if ('neverMs' in measured) break;
+      }
+      checks.push(judgeKind(spec, results, maxWaitMs, time));
+    }
+    return checks;
+  },
+  thresholds: ['errors == 0', 'checks == 0'],
+});
