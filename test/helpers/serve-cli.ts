@@ -11,9 +11,10 @@ export interface ServedSimulator {
   stop: () => Promise<void>;
 }
 
-export async function serveCli(rootKey: string): Promise<ServedSimulator> {
+/** `keysim serve --port 0 [args]` with the root key in KEYSIM_ROOT_KEY, once it listens. */
+export async function serveCli(rootKey: string, args: readonly string[] = []): Promise<ServedSimulator> {
   const env = cleanEnv({ KEYSIM_ROOT_KEY: rootKey });
-  const server = startCli(['serve', '--port', '0'], env);
+  const server = startCli(['serve', '--port', '0', ...args], env);
   await waitUntil(() => /listening on (http:\/\/\S+)/.test(server.stdout()), 'the simulator to listen', server);
   const url = (/listening on (http:\/\/\S+)/.exec(server.stdout()) as RegExpExecArray)[1] as string;
   return {
