@@ -52,6 +52,8 @@ export const UNIT_TESTS: readonly string[] = [
   'test/load/checks/ratelimit-window-edges.test.ts',
   'test/load/checks/ratelimit.test.ts',
   'test/load/checks/scheduler.property.test.ts',
+  'test/load/checks/promises.property.test.ts',
+  'test/load/checks/promises.test.ts',
   'test/load/checks/segment-verdict.test.ts',
   'test/load/histogram.test.ts',
   'test/load/history-combine.test.ts',

@@ -33,8 +33,9 @@ import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
 import { type LineStyle, lineStyle, verdictLine } from '../verdict-line.js';
+import { type PromiseArgs, promiseOptions, promisesOf } from '../promise-flags.js';
 
-interface CheckArgs {
+interface CheckArgs extends PromiseArgs {
   paths: string[];
   skew?: number;
   /** With several histories from several machines: how far their wall clocks may be apart, ms. */
@@ -94,14 +95,18 @@ export function renderVerdict(
   lines.push(
     `${n(operations, 'operation')}; checked ${n(report.checked.keys, 'key')}, ${n(report.checked.verifications, 'verification')}, ${n(report.checked.rateLimitChecks, 'rate-limit decision')}`,
   );
+  if (report.promises !== undefined)
+    lines.push(`promise set: ${report.promises.text}; ${report.promises.regions} regions (from the ${report.promises.regionsFrom})`);
   lines.push('');
   const width = Math.max(...report.invariants.map((i) => i.id.length));
   for (const inv of report.invariants) {
     const state = inv.passed
       ? inv.checked === 0
         ? 'passed (nothing to check)'
-        : `passed (${inv.checked} checks)`
-      : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})`;
+        : inv.state === 'within-promise'
+          ? `passed, within promise (${inv.checked} checks): ${inv.measured ?? ''}`
+          : `passed (${inv.checked} checks)`
+      : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})${inv.measured === undefined ? '' : `: ${inv.measured}`}`;
     lines.push(`${inv.id.padEnd(width)}  ${state}`);
     if (inv.passed) continue;
     lines.push(`  ${inv.title}`);
@@ -221,11 +226,13 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0))
     throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  const promises = promisesOf(args);
   const judged = await judgedHistories(files, args);
   const { events, truncation, wallSkewMs } = judged;
   const report = judgeInvariants(events, {
     wallSkewMs,
     refill: args.compat === 'production' ? 'production' : 'replace',
+    ...(promises === undefined ? {} : { promises }),
     ...(judged.segment === true ? { segment: {} } : {}),
   });
   report.notes.push(...judged.notes);
@@ -262,7 +269,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
   command: 'check <paths..>',
   describe: `Re-check a saved run: the invariants over its history (${HISTORY_FILE}), the oracle from its saved journal, the thresholds from its report — or the histories of one run's segments together`,
   builder: (y: Argv) =>
-    y
+    promiseOptions(y)
       .positional('paths', {
         type: 'string',
         array: true,
@@ -283,6 +290,12 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
         describe: 'production: a refill leaves a balance ≥ its amount alone',
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
+      .example(
+        ...example(
+          '$0 check --consistency production reports/20270115T120000Z-mixed',
+          "judged by the production service's promises: an over-spend or over-admission within its documented bounds is within promise (exit 0), beyond them violated (exit 100)",
+        ),
+      )
       .example(
         ...example(
           '$0 check reports/20270115T120000Z-credits-drain',
