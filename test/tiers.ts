@@ -60,6 +60,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/load/history-key-ids.test.ts',
   'test/load/history-truncated.test.ts',
   'test/load/history.test.ts',
+  'test/load/http1/region-header.test.ts',
   'test/load/http1/request-text.test.ts',
   'test/load/http1/response-limits.test.ts',
   'test/load/http1/response-parser.property.test.ts',
