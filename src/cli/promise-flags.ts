@@ -10,7 +10,8 @@ import { UsageError } from './exit-codes.js';
 
 export interface PromiseArgs {
   consistency?: string;
-  promise?: string[];
+  /** One --promise, or several (repeated: yargs gathers them). */
+  promise?: string | string[];
 }
 
 /** What a config file may say about promises. */
@@ -24,11 +25,13 @@ export function promiseOptions<T>(y: Argv<T>): Argv<T> {
   return y
     .option('consistency', {
       type: 'string',
+      requiresArg: true,
       describe: `The promise set the invariants are judged against: ${CONSISTENCY_NAMES.join(' | ')} (default exact: one linearizable service; production: the production service's documented bounds, docs/consistency.md)`,
     })
+    // Not an array option: one value per flag, so that a positional after it stays a positional.
     .option('promise', {
       type: 'string',
-      array: true,
+      requiresArg: true,
       describe: `Override one figure of the promise set, name=value (repeatable): ${PROMISE_FIGURES.join(', ')}`,
     }) as unknown as Argv<T>;
 }
@@ -38,7 +41,7 @@ export function promiseOptions<T>(y: Argv<T>): Argv<T> {
  * exact default, judged as before). A bad name or figure is a UsageError naming it.
  */
 export function promisesOf(args: PromiseArgs, config: PromiseConfig = {}): PromiseSet | undefined {
-  const flags = args.promise ?? [];
+  const flags = args.promise === undefined ? [] : Array.isArray(args.promise) ? args.promise : [args.promise];
   if (args.consistency === undefined && config.consistency === undefined && flags.length === 0 && config.promises === undefined) return undefined;
   try {
     const overrides: Record<string, number> = { ...config.promises };
