@@ -92,6 +92,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/report/markdown-invariants.test.ts',
   'test/report/markdown.test.ts',
   'test/report/merge.test.ts',
+  'test/report/promise-verdicts-report.test.ts',
   'test/report/resources-section.test.ts',
   'test/report/series-hgrm.test.ts',
   'test/report/stages-report.test.ts',
