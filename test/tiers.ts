@@ -12,6 +12,7 @@
 export const UNIT_TESTS: readonly string[] = [
   'test/bench/runner-burst.test.ts',
   'test/cli/exit-code-of.test.ts',
+  'test/cli/promise-config.test.ts',
   'test/cli/init-files.test.ts',
   'test/cli/report-files.test.ts',
   'test/cli/summary.test.ts',
