@@ -234,7 +234,8 @@ function promiseConfigOf(raw: Record<string, unknown>, file: string, fail: (key:
   }
   if (raw.promises !== undefined) {
     const p = raw.promises;
-    if (p === null || typeof p !== 'object' || Array.isArray(p)) return fail('promises', `an object of figures, e.g. { "regions": 3 } (${PROMISE_FIGURES.join(', ')})`, p);
+    if (p === null || typeof p !== 'object' || Array.isArray(p))
+      return fail('promises', `an object of figures, e.g. { "regions": 3 } (${PROMISE_FIGURES.join(', ')})`, p);
     for (const [figure, value] of Object.entries(p as Record<string, unknown>)) {
       if (!(PROMISE_FIGURES as readonly string[]).includes(figure)) fail('promises', `an object whose keys are ${PROMISE_FIGURES.join(', ')}`, `"${figure}"`);
       if (typeof value !== 'number') fail(`promises.${figure}`, 'a number', value);

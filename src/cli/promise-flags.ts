@@ -22,18 +22,20 @@ export interface PromiseConfig {
 
 /** Adds the two flags to a command. */
 export function promiseOptions<T>(y: Argv<T>): Argv<T> {
-  return y
-    .option('consistency', {
-      type: 'string',
-      requiresArg: true,
-      describe: `The promise set the invariants are judged against: ${CONSISTENCY_NAMES.join(' | ')} (default exact: one linearizable service; production: the production service's documented bounds, docs/consistency.md)`,
-    })
-    // Not an array option: one value per flag, so that a positional after it stays a positional.
-    .option('promise', {
-      type: 'string',
-      requiresArg: true,
-      describe: `Override one figure of the promise set, name=value (repeatable): ${PROMISE_FIGURES.join(', ')}`,
-    }) as unknown as Argv<T>;
+  return (
+    y
+      .option('consistency', {
+        type: 'string',
+        requiresArg: true,
+        describe: `The promise set the invariants are judged against: ${CONSISTENCY_NAMES.join(' | ')} (default exact: one linearizable service; production: the production service's documented bounds, docs/consistency.md)`,
+      })
+      // Not an array option: one value per flag, so that a positional after it stays a positional.
+      .option('promise', {
+        type: 'string',
+        requiresArg: true,
+        describe: `Override one figure of the promise set, name=value (repeatable): ${PROMISE_FIGURES.join(', ')}`,
+      }) as unknown as Argv<T>
+  );
 }
 
 /**

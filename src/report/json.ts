@@ -108,7 +108,16 @@ const invariantsShape = object<InvariantsSection>(
     checked: object<InvariantsSection['checked']>({ keys: count, verifications: count, rateLimitChecks: count }),
     invariants: arrayOf(
       object<InvariantResult>(
-        { id: str, title: str, passed: bool, state: oneOf('exact', 'within-promise', 'violated', 'unknown'), measured: str, checked: count, violations: count, notJudged: count },
+        {
+          id: str,
+          title: str,
+          passed: bool,
+          state: oneOf('exact', 'within-promise', 'violated', 'unknown'),
+          measured: str,
+          checked: count,
+          violations: count,
+          notJudged: count,
+        },
         ['state', 'measured', 'notJudged'],
       ),
     ),

@@ -68,7 +68,11 @@ function invariantsTable(section: InvariantsSection): string[] {
   const out =
     section.promises === undefined
       ? [markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations'], rows, 'lllrr')]
-      : [`Promise set: ${escapeMarkdown(promisesText(section.promises))}.`, '', markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations', 'Verdict'], rows, 'lllrrl')];
+      : [
+          `Promise set: ${escapeMarkdown(promisesText(section.promises))}.`,
+          '',
+          markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations', 'Verdict'], rows, 'lllrrl'),
+        ];
   if (section.invariants.some((inv) => inv.passed && inv.checked === 0)) out.push('', '➖ nothing in the history exercised it.');
   // A segment's own verdict (docs/checking.md#one-segments-own-verdict): what it could not judge alone.
   const left = section.invariants.filter((inv) => (inv.notJudged ?? 0) > 0).map((inv) => `${escapeMarkdown(inv.id)} (${formatCount(inv.notJudged ?? 0)})`);

@@ -46,7 +46,10 @@ test('check --consistency production: an over-spend beyond the bound exits 100; 
   expect(text.code).toBe(EXIT.invariantViolated);
   const json = await cli(['check', '--json', '--consistency', 'production', '--promise', 'regions=3', beyondBound]);
   // Three regions (overridden, but the history names two: the history's count wins).
-  const verdict = JSON.parse(json.stdout) as { promises: { name: string; regions: number; regionsFrom: string }; invariants: Array<{ id: string; state: string }> };
+  const verdict = JSON.parse(json.stdout) as {
+    promises: { name: string; regions: number; regionsFrom: string };
+    invariants: Array<{ id: string; state: string }>;
+  };
   expect(verdict.promises).toMatchObject({ name: 'production', regions: 2, regionsFrom: 'history' });
   expect(verdict.invariants.find((i) => i.id === 'credits.no-over-spend')?.state).toBe('violated');
 });

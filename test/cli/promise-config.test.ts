@@ -26,7 +26,9 @@ test('neither flags nor file: no promise set (exact, judged as before)', () => {
 });
 
 test('an unknown consistency, figure or value in the file is a usage error naming the file and the key', () => {
-  expect(() => checkConfig({ consistency: 'eventual' }, FILE)).toThrow(new UsageError(`${FILE}: "consistency" must be "exact" or "production", got "eventual".`));
+  expect(() => checkConfig({ consistency: 'eventual' }, FILE)).toThrow(
+    new UsageError(`${FILE}: "consistency" must be "exact" or "production", got "eventual".`),
+  );
   expect(() => checkConfig({ promises: { nope: 1 } }, FILE)).toThrow(/keysim\.config\.json: "promises" must be an object whose keys are regions, creditTtlMs/);
   expect(() => checkConfig({ promises: { regions: 'two' } }, FILE)).toThrow(/"promises\.regions" must be a number/);
   expect(() => checkConfig({ promises: { regions: 0 } }, FILE)).toThrow(/"promises": regions=0: regions must be a whole number ≥ 1/);

@@ -15,7 +15,16 @@ export class PromiseHistory {
   #seq = 0;
 
   add(op: Operation, atMs: number, request: HistoryRequest, outcome: HistoryOutcome, region?: string): HistoryEvent {
-    const event: HistoryEvent = { seq: this.#seq++, op, invokeMs: atMs, completeMs: atMs + 2, serviceInvokeMs: atMs, serviceCompleteMs: atMs + 2, request, outcome };
+    const event: HistoryEvent = {
+      seq: this.#seq++,
+      op,
+      invokeMs: atMs,
+      completeMs: atMs + 2,
+      serviceInvokeMs: atMs,
+      serviceCompleteMs: atMs + 2,
+      request,
+      outcome,
+    };
     if (region !== undefined) event.region = region;
     this.events.push(event);
     return event;
@@ -31,7 +40,13 @@ export class PromiseHistory {
 
   limit(atMs: number, identifier: string, limit: number, success: boolean, region?: string): HistoryEvent {
     const reset = (Math.floor(atMs / MINUTE) + 1) * MINUTE;
-    return this.add('ratelimit.limit', atMs, { namespace: 'ns', identifier, limit, duration: MINUTE }, { status: 200, limit, remaining: 0, reset, success }, region);
+    return this.add(
+      'ratelimit.limit',
+      atMs,
+      { namespace: 'ns', identifier, limit, duration: MINUTE },
+      { status: 200, limit, remaining: 0, reset, success },
+      region,
+    );
   }
 }
 

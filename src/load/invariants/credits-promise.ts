@@ -58,7 +58,11 @@ export function checkKeyCounters(key: KeyModel, sets: readonly SetEvent[], ttlMs
           message:
             `${period.length} VALID answers worth ${spent} credits came within one ${ttlMs / 1000} s counter period after ${s.label}, which started from a balance of ${db}` +
             `${upsIn > 0 ? ` (plus ${upsIn} topped up)` : ''}: an over-spend of ${overSpend} credits, beyond the promised bound (${regions} − 1 regions) × ${db} = ${bound}.`,
-          witness: witness([s.event], period.slice(0, 2).map((a) => a.event), period.slice(-3).map((a) => a.event)),
+          witness: witness(
+            [s.event],
+            period.slice(0, 2).map((a) => a.event),
+            period.slice(-3).map((a) => a.event),
+          ),
         }));
       }
       for (const r of reads) {

@@ -12,7 +12,17 @@ import { judgeUnderPromises } from './promise-verdicts.js';
 export { judgeCreditInvariants } from './credits.js';
 export { judgeRateLimitInvariants } from './ratelimit.js';
 
-export type { InvariantOptions, InvariantReport, JudgedCounts, InvariantFindings, InvariantId, InvariantVerdict, PromisesInForce, VerdictState, Violation } from './types.js';
+export type {
+  InvariantOptions,
+  InvariantReport,
+  JudgedCounts,
+  InvariantFindings,
+  InvariantId,
+  InvariantVerdict,
+  PromisesInForce,
+  VerdictState,
+  Violation,
+} from './types.js';
 export { regionsOf } from './promise-verdicts.js';
 export { INVARIANTS } from './types.js';
 

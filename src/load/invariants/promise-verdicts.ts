@@ -69,9 +69,18 @@ export function judgeUnderPromises(
       w === undefined
         ? `no period over-spent (bound (${regions} − 1) × the period's starting balance)`
         : `over-spend ${w.overSpend} credits ${w.overSpend <= w.bound ? '≤' : '>'} bound ${w.bound} ((${regions} − 1) regions × the balance at the period's start)`;
-    if (broken.has('credits.no-over-spend')) settle('credits.no-over-spend', counters.violations.filter((v) => v.invariant === 'credits.no-over-spend'), measured);
+    if (broken.has('credits.no-over-spend'))
+      settle(
+        'credits.no-over-spend',
+        counters.violations.filter((v) => v.invariant === 'credits.no-over-spend'),
+        measured,
+      );
     if (broken.has('credits.consistent'))
-      settle('credits.consistent', counters.violations.filter((v) => v.invariant === 'credits.consistent'), 'reported balances within each regional counter');
+      settle(
+        'credits.consistent',
+        counters.violations.filter((v) => v.invariant === 'credits.consistent'),
+        'reported balances within each regional counter',
+      );
   }
   if (broken.has('ratelimit.no-over-admission')) {
     const band = set.rateLimitOverAdmission * regions;
@@ -82,7 +91,11 @@ export function judgeUnderPromises(
   }
   if (broken.has('ratelimit.no-false-denial')) {
     const banded = judgeRateLimitInvariants(history, { ...options, limitScale: set.rateLimitUnderAdmission });
-    settle('ratelimit.no-false-denial', of(banded, 'ratelimit.no-false-denial'), `denials once ${pct(set.rateLimitUnderAdmission)} of the limit could be used accepted`);
+    settle(
+      'ratelimit.no-false-denial',
+      of(banded, 'ratelimit.no-false-denial'),
+      `denials once ${pct(set.rateLimitUnderAdmission)} of the limit could be used accepted`,
+    );
   }
   return { judgements, inForce };
 }

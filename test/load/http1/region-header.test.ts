@@ -21,9 +21,7 @@ function parse(text: string): ParsedResponse[] {
 }
 
 test('x-keysim-region is read from an answer, in any case; an answer without it has none', () => {
-  const [named, unnamed] = parse(
-    'HTTP/1.1 200 OK\r\nX-Keysim-Region: 2\r\ncontent-length: 2\r\n\r\n{}' + 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}',
-  );
+  const [named, unnamed] = parse('HTTP/1.1 200 OK\r\nX-Keysim-Region: 2\r\ncontent-length: 2\r\n\r\n{}' + 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}');
   expect(named?.region).toBe('2');
   expect(unnamed?.region).toBeUndefined();
 });
@@ -38,7 +36,13 @@ test('a call recorded with its region keeps it in the history; one without reads
   dirs.push(dir);
   const path = join(dir, 'history.jsonl.gz');
   const writer = await HistoryWriter.create(path, {});
-  const base = { op: 'keys.getKey' as const, body: { keyId: 'key_1' }, invokeMs: 1, completeMs: 2, response: { status: 200, body: { data: { keyId: 'key_1' } } } };
+  const base = {
+    op: 'keys.getKey' as const,
+    body: { keyId: 'key_1' },
+    invokeMs: 1,
+    completeMs: 2,
+    response: { status: 200, body: { data: { keyId: 'key_1' } } },
+  };
   writer.recordCall({ ...base, region: '1' });
   writer.recordCall(base);
   await writer.close();
