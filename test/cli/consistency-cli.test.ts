@@ -5,15 +5,22 @@
  * A consistency or promise figure keysim does not know is a usage error (exit 2) naming it and what
  * is allowed.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { HistoryWriter } from '../../src/load/history/history.js';
+import { HISTORY_FILE, HistoryWriter } from '../../src/load/history/history.js';
+import { judgeInvariants } from '../../src/load/invariants/judge.js';
+import { invariantsSection } from '../../src/load/invariants/invariants-section.js';
+import { promiseSet } from '../../src/load/promises/index.js';
+import { renderJson } from '../../src/report/json.js';
+import { minimalReport } from '../helpers/report-fixture.js';
 import { cleanUpCli, cli, tempDir } from '../helpers/cli.js';
 import { twoRegionSpend } from '../helpers/promise-history.js';
 
 let withinBound: string;
 let beyondBound: string;
+let runFolder: string;
 
 async function write(file: string, events: ReturnType<typeof twoRegionSpend>['events']): Promise<void> {
   const writer = await HistoryWriter.create(file, { run: { scenario: 'credits-drain', seed: 1, target: 'live' } });
@@ -27,6 +34,14 @@ beforeAll(async () => {
   beyondBound = join(dir, 'beyond.jsonl.gz');
   await write(withinBound, twoRegionSpend(100, 100, 60).events);
   await write(beyondBound, twoRegionSpend(100, 100, 101).events);
+  // A run folder whose report was judged under production, as `keysim run --consistency production` writes it.
+  runFolder = join(dir, '20270115T120000Z-credits-drain');
+  mkdirSync(runFolder);
+  const events = twoRegionSpend(100, 100, 60).events;
+  await write(join(runFolder, HISTORY_FILE), events);
+  const judged = judgeInvariants(events, { wallSkewMs: 0, promises: promiseSet('production') });
+  const report = { ...minimalReport({ operations: [] }), invariants: invariantsSection(judged, { operations: events.length }) };
+  writeFileSync(join(runFolder, 'report.json'), renderJson(report));
 });
 afterAll(cleanUpCli);
 
@@ -64,4 +79,15 @@ test('an unknown consistency or promise figure is a usage error naming it and wh
   const notNumber = await cli(['check', '--promise', 'regions=two', withinBound]);
   expect(notNumber.code).toBe(EXIT.usage);
   expect(notNumber.stderr).toMatch(/--promise regions=two: the value of regions must be a number/);
+});
+
+test("check on a run folder judged under production: the same set gives the run's verdict; another set says how to judge as the run did", async () => {
+  const same = await cli(['check', '--consistency', 'production', runFolder]);
+  expect(same.code).toBe(EXIT.ok);
+  expect(same.stdout).not.toMatch(/The run was judged against/);
+  const other = await cli(['check', runFolder]);
+  expect(other.code).toBe(EXIT.invariantViolated);
+  expect(other.stdout).toMatch(
+    /The run was judged against the promise set production .*this check judges against exact \(the default\)\. To judge as the run did, pass --consistency production/,
+  );
 });

@@ -31,7 +31,7 @@ import { describeOutcome, describeRequest } from '../../load/invariants/index.js
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
-import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
+import { type RunRecheck, recheckRun, renderRecheck, runReportIn } from '../recheck-run.js';
 import { type LineStyle, lineStyle, verdictLine } from '../verdict-line.js';
 import { type PromiseArgs, promiseOptions, promisesOf } from '../promise-flags.js';
 
@@ -220,6 +220,17 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
   return { name: files.join(' + '), header: combined.header, events: combined.events, wallSkewMs: combined.wallSkewMs, truncation, notes: combined.notes };
 }
 
+/**
+ * One run, one verdict: when the run's report was judged against another promise set than this
+ * check, say so and how to judge as the run did (docs/consistency.md).
+ */
+function promiseMismatch(run: string | undefined, check: string | undefined): string | undefined {
+  if (run === check) return undefined;
+  const name = (text: string | undefined) => (text === undefined ? 'exact (the default)' : text);
+  const how = run === undefined ? 'leave out --consistency and --promise' : `pass --consistency ${run.split(' ')[0] ?? ''} and the same --promise figures`;
+  return `The run was judged against the promise set ${name(run)}; this check judges against ${name(check)}. To judge as the run did, ${how}.`;
+}
+
 export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   const files = args.paths.map(historyFileOf);
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0))
@@ -248,6 +259,10 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   }
   // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
   const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
+  if (files.length === 1) {
+    const mismatch = promiseMismatch(runReportIn(dirname(files[0] as string))?.invariants?.promises?.text, report.promises?.text);
+    if (mismatch !== undefined) report.notes.unshift(mismatch);
+  }
   if (files.length > 1)
     report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
   if (args.json) {
