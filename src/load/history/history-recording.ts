@@ -117,6 +117,7 @@ export function recordingServiceApi(client: HttpJsonClient, history: HistoryWrit
         ...(serviceInvokeMs === undefined ? {} : { serviceInvokeMs }),
         ...(serviceCompleteMs === undefined ? {} : { serviceCompleteMs }),
         response: recordedOutcome(response),
+        ...(response !== 'unknown' && response.region !== undefined ? { region: response.region } : {}),
       });
     }
   };
