@@ -25,17 +25,18 @@ const ROOMS: RoomTable = {
   answers: [],
   plan: [],
   rules: [],
+  promises: [],
   http1: ['answers'],
   scenario: ['answers', 'http1', 'plan'],
   target: ['answers', 'http1', 'scenario'],
   time: ['scenario'],
   history: ['answers', 'scenario', 'target', 'time'],
   metrics: ['rules'],
-  invariants: ['history'],
-  oracle: ['history', 'invariants', 'scenario', 'target'],
+  invariants: ['history', 'promises'],
+  oracle: ['history', 'invariants', 'promises', 'scenario', 'target'],
   resources: ['answers', 'scenario', 'target'],
   executors: ['answers', 'history', 'http1', 'metrics', 'plan', 'scenario', 'target'],
-  run: ['answers', 'executors', 'history', 'http1', 'invariants', 'metrics', 'oracle', 'plan', 'resources', 'rules', 'scenario', 'target', 'time'],
+  run: ['answers', 'executors', 'history', 'http1', 'invariants', 'metrics', 'oracle', 'plan', 'promises', 'resources', 'rules', 'scenario', 'target', 'time'],
 };
 
 /** Every .ts file under the given folders, repository-relative path → text. */

@@ -11,6 +11,8 @@ import { type Stage, parseStage, stagesProblem } from '../load/plan/index.js';
 import { parseThreshold } from '../load/run/index.js';
 import { UsageError } from './exit-codes.js';
 import type { ShapeLayer } from './run-settings.js';
+import type { PromiseConfig } from './promise-flags.js';
+import { CONSISTENCY_NAMES, PROMISE_FIGURES, PromiseError, isConsistencyName, promiseSet } from '../load/promises/index.js';
 
 /** A stage in a configuration file: `"30s:100"`, or `{ duration: '30s', target: 100 }`. */
 export type ConfigStage = string | { duration: string; target: number };
@@ -41,6 +43,10 @@ export interface KeysimConfig {
   out?: string;
   seed?: number;
   history?: boolean;
+  /** The promise set the invariants are judged against, like --consistency: "exact" (default) or "production" (docs/consistency.md). */
+  consistency?: string;
+  /** Figures of the promise set overridden, like --promise: { "regions": 3, "creditTtlMs": 30000 }. */
+  promises?: Record<string, number>;
 }
 
 /** Types a `keysim.config.ts`: `export default defineConfig({ … })`. */
@@ -56,6 +62,8 @@ export interface RunConfig extends Pick<
   file: string;
   thresholds: string[];
   shape: ShapeLayer;
+  /** `consistency` and `promises`, checked; --consistency and --promise win over them. */
+  promises?: PromiseConfig;
 }
 
 const KEYS: ReadonlyArray<keyof KeysimConfig> = [
@@ -77,6 +85,8 @@ const KEYS: ReadonlyArray<keyof KeysimConfig> = [
   'out',
   'seed',
   'history',
+  'consistency',
+  'promises',
 ];
 
 const shown = (value: unknown): string =>
@@ -165,6 +175,8 @@ export function checkConfig(value: unknown, file: string): RunConfig {
   set('seed', positive('seed', true, true));
   if (raw.history !== undefined && typeof raw.history !== 'boolean') fail('history', 'true or false', raw.history);
   set('history', raw.history as boolean | undefined);
+  const promises = promiseConfigOf(raw, file, fail);
+  if (promises !== undefined) config.promises = promises;
 
   // The load shape: a rate and duration, or stages (both at once would leave the winner unclear).
   const shape: ShapeLayer = {};
@@ -210,4 +222,31 @@ function configStage(value: unknown, where: string): Stage {
     return stage;
   }
   throw new UsageError(`${where} must be ${expected}, got ${shown(value)}.`);
+}
+
+/** `consistency` and `promises` of a configuration, checked against the promise sets keysim knows. */
+function promiseConfigOf(raw: Record<string, unknown>, file: string, fail: (key: string, expected: string, got: unknown) => never): PromiseConfig | undefined {
+  if (raw.consistency === undefined && raw.promises === undefined) return undefined;
+  const out: PromiseConfig = {};
+  if (raw.consistency !== undefined) {
+    if (!isConsistencyName(raw.consistency)) fail('consistency', CONSISTENCY_NAMES.map((n) => `"${n}"`).join(' or '), raw.consistency);
+    out.consistency = raw.consistency as string;
+  }
+  if (raw.promises !== undefined) {
+    const p = raw.promises;
+    if (p === null || typeof p !== 'object' || Array.isArray(p))
+      return fail('promises', `an object of figures, e.g. { "regions": 3 } (${PROMISE_FIGURES.join(', ')})`, p);
+    for (const [figure, value] of Object.entries(p as Record<string, unknown>)) {
+      if (!(PROMISE_FIGURES as readonly string[]).includes(figure)) fail('promises', `an object whose keys are ${PROMISE_FIGURES.join(', ')}`, `"${figure}"`);
+      if (typeof value !== 'number') fail(`promises.${figure}`, 'a number', value);
+    }
+    out.promises = p as Record<string, number>;
+  }
+  try {
+    promiseSet(out.consistency ?? 'exact', out.promises ?? {});
+  } catch (error) {
+    if (error instanceof PromiseError) throw new UsageError(`${file}: "promises": ${error.message.replace(/^--promise /, '')}`);
+    throw error;
+  }
+  return out;
 }

@@ -6,6 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { PromiseSet } from '../load/promises/index.js';
 import { judgeInvariants } from '../load/invariants/index.js';
 import {
   type CombinedHistory,
@@ -39,6 +40,8 @@ export interface CrossCheckInput {
   /** Where the combined history is written (beside the merged report). */
   out: string;
   hostSkewMs?: number;
+  /** The promise set the run judges against (--consistency, --promise); undefined: exact. */
+  promises?: PromiseSet;
 }
 
 function withNote(section: InvariantsSection | undefined, note: string): InvariantsSection | undefined {
@@ -98,7 +101,7 @@ export async function crossCheckMerged(input: CrossCheckInput): Promise<RunRepor
     });
     return { ...merged, invariants: section };
   }
-  const verdict = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs });
+  const verdict = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs, ...(input.promises === undefined ? {} : { promises: input.promises }) });
   const section = invariantsSection(verdict, { operations: combined.events.length, notes, ...(oracle === undefined ? {} : { oracle }) });
   return { ...merged, invariants: section };
 }

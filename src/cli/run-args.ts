@@ -1,8 +1,9 @@
 /** The flags of `keysim run` (run-flags.ts declares them), as given and once completed from the configuration file. */
 import type { LoadFlags } from './run-settings.js';
 import type { BaselineFlags } from './run-baseline.js';
+import type { PromiseArgs } from './promise-flags.js';
 
-export interface RunArgs extends LoadFlags, BaselineFlags {
+export interface RunArgs extends LoadFlags, BaselineFlags, PromiseArgs {
   scenario: string[];
   target: string;
   seed: number;

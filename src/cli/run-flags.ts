@@ -11,10 +11,11 @@ import { DEFAULT_DEAD_AFTER_MS } from './run-settings.js';
 import { baselineFlagOptions } from './run-baseline.js';
 import { segmentOptions } from './segment-flags.js';
 import { example } from './help-example.js';
+import { promiseOptions } from './promise-flags.js';
 
 /** Declares every flag of `keysim run` on `y`. */
 export function runFlagOptions(y: Argv) {
-  return segmentOptions(baselineFlagOptions(y))
+  return promiseOptions(segmentOptions(baselineFlagOptions(y)))
     .positional('scenario', {
       type: 'string',
       array: true,

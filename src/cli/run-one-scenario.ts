@@ -78,7 +78,7 @@ export async function runOneScenario(
 
 /** The runner's options for one scenario of the plan. */
 function scenarioOptions(plan: RunPlan, place: RunPlace): Parameters<typeof runScenario>[0] {
-  const { args, sharedFixtures, segment, startAt, deadTargetMs } = plan;
+  const { args, sharedFixtures, segment, startAt, deadTargetMs, promises } = plan;
   const { scenario, target, folder, historyPath } = place;
   return {
     scenario,
@@ -100,6 +100,7 @@ function scenarioOptions(plan: RunPlan, place: RunPlace): Parameters<typeof runS
     ...(historyPath === undefined ? {} : { historyPath }),
     oracle: args.oracle,
     ...(args.skew === undefined ? {} : { wallSkewMs: args.skew }),
+    ...(promises === undefined ? {} : { promises }),
     ...(deadTargetMs === undefined ? {} : { deadTargetMs }),
     generatorLimits: plan.generatorLimits,
     ...(segment === undefined ? {} : { segment }),

@@ -18,6 +18,8 @@ import { type Baselines, prepareBaselines } from './run-baseline.js';
 import { type FixturesFile, readFixturesFile } from './fixtures-file.js';
 import { segmentFlag, segmentSettings, startAtFlag, WORKER_CHILD_ENV } from './segment-flags.js';
 import type { GivenArgs, RunArgs } from './run-args.js';
+import { promisesOf } from './promise-flags.js';
+import type { PromiseSet } from '../load/promises/index.js';
 
 export interface RunPlan {
   args: RunArgs;
@@ -36,11 +38,14 @@ export interface RunPlan {
   generatorLimits: ReturnType<typeof generatorLimitsOf>;
   outputs: RunOutputs;
   baselines: Baselines | undefined;
+  /** The promise set the invariants are judged against (--consistency, --promise, the config file); undefined: exact. */
+  promises: PromiseSet | undefined;
 }
 
 export async function prepareRun(given: GivenArgs): Promise<RunPlan> {
   const config = await loadRunConfig(given.config);
   const args = withConfig(given, config);
+  const promises = promisesOf(args, config?.promises);
   const names = args.scenario.length === 0 ? [DEFAULT_SCENARIO] : args.scenario;
   const thresholds: Threshold[] = args.threshold.map((expression) => {
     const parsed = parseThreshold(expression);
@@ -62,7 +67,7 @@ export async function prepareRun(given: GivenArgs): Promise<RunPlan> {
   const generatorLimits = generatorLimitsOf(args);
   const outputs = new RunOutputs(args);
   const baselines = prepareBaselines(args, names);
-  return { args, names, scenarios, settings, thresholds, deadTargetMs, sharedFixtures, segment, startAt, generatorLimits, outputs, baselines };
+  return { args, names, scenarios, settings, thresholds, deadTargetMs, sharedFixtures, segment, startAt, generatorLimits, outputs, baselines, promises };
 }
 
 /** The flags that contradict each other or the scenarios, each refused with what to drop or add. */

@@ -42,5 +42,6 @@ export async function runWithWorkers(plan: RunPlan, workers: number, target: Tar
     history: args.history,
     setUp,
     signal: interrupt.signal,
+    ...(plan.promises === undefined ? {} : { promises: plan.promises }),
   });
 }

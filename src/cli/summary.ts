@@ -3,6 +3,7 @@ import type { InvariantsSection, ResourcesSection, RunReport } from '../report/m
 import { generatorBanner, generatorSummaryText } from '../report/generator-text.js';
 import { rulesSummaryLines } from '../report/rules-text.js';
 import { runVerdict } from '../report/verdict.js';
+import { invariantStateText, promisesText } from '../report/promise-text.js';
 import { resourceCountText, resourcesVerdict, targetLabel } from '../report/resources-text.js';
 
 const pad = (text: string, width: number, right = false) => (right ? text.padStart(width) : text.padEnd(width));
@@ -80,10 +81,13 @@ function invariantLines(section: InvariantsSection): string[] {
     lines.push(`note  invariants not checked: ${section.notes.join(' ')}`);
     return lines;
   }
+  if (section.promises !== undefined) lines.push(`note  promise set: ${promisesText(section.promises)}`);
   for (const invariant of section.invariants) {
     const first = section.violations.find((v) => v.invariant === invariant.id);
+    // Under a promise set, the state (exact / within promise / violated) and its measured size.
+    const state = section.promises === undefined ? '' : ` — ${invariantStateText(invariant)}`;
     lines.push(
-      `${invariant.passed ? 'pass' : 'FAIL'}  invariant ${invariant.title}: ${invariant.passed ? `${invariant.checked} checks` : `${invariant.violations} broke it`}`,
+      `${invariant.passed ? 'pass' : 'FAIL'}  invariant ${invariant.title}: ${invariant.passed ? `${invariant.checked} checks` : `${invariant.violations} broke it`}${state}`,
     );
     if (first !== undefined) {
       lines.push(`        ${first.subject}: ${first.message}`);

@@ -8,6 +8,7 @@
  * hands its URL (and root key, in the environment) to every child. Ctrl-C is passed on to every
  * child; each writes its partial report marked interrupted, and the merge says the result is partial.
  */
+import type { PromiseSet } from '../load/promises/index.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,6 +105,8 @@ export interface WorkersRun {
   history: boolean;
   setUp: SetUpOnce;
   signal: AbortSignal;
+  /** The promise set the verdict across segments judges against (each child reads the same flags). */
+  promises?: PromiseSet;
 }
 
 /** Starts the N children, each `--segment i/N` with the shared fixtures file, and waits for them. */
@@ -243,6 +246,7 @@ export async function runWorkers(run: WorkersRun): Promise<ExitCode> {
     segmentHistories: parts.map((p) => partHistoryFile(p.path)),
     extraHistories: setUpHistory === undefined ? [] : [setUpHistory],
     out: folder,
+    ...(run.promises === undefined ? {} : { promises: run.promises }),
   });
   // The segments left what they used to the teardown: the set-up's section says what it created and deleted.
   if (setUpReport.resources !== undefined) report = { ...report, resources: setUpReport.resources };

@@ -10,6 +10,7 @@ export * from './invariants/index.js';
 export * from './metrics/index.js';
 export * from './oracle/index.js';
 export * from './plan/index.js';
+export * from './promises/index.js';
 export * from './resources/index.js';
 export * from './rules/index.js';
 export * from './run/index.js';

@@ -15,6 +15,7 @@ import {
   type GeneratorPhase,
   type GeneratorSection,
   type InvariantResult,
+  type PromisesSection,
   type InvariantViolation,
   type InvariantsSection,
   type MergeSection,
@@ -105,13 +106,28 @@ const invariantsShape = object<InvariantsSection>(
     history: str,
     operations: count,
     checked: object<InvariantsSection['checked']>({ keys: count, verifications: count, rateLimitChecks: count }),
-    invariants: arrayOf(object<InvariantResult>({ id: str, title: str, passed: bool, checked: count, violations: count, notJudged: count }, ['notJudged'])),
+    invariants: arrayOf(
+      object<InvariantResult>(
+        {
+          id: str,
+          title: str,
+          passed: bool,
+          state: oneOf('exact', 'within-promise', 'violated', 'unknown'),
+          measured: str,
+          checked: count,
+          violations: count,
+          notJudged: count,
+        },
+        ['state', 'measured', 'notJudged'],
+      ),
+    ),
     violations: arrayOf(object<InvariantViolation>({ invariant: str, subject: str, message: str, occurrences: count, witness: arrayOf(witnessShape) })),
     violationsTotal: count,
     notes: arrayOf(str),
     oracle: oracleShape,
+    promises: object<PromisesSection>({ name: str, text: str, regions: count, regionsFrom: oneOf('history', 'promise set') }),
   },
-  ['oracle'],
+  ['oracle', 'promises'],
 );
 
 const generatorShape = object<GeneratorSection>({

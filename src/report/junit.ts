@@ -18,6 +18,7 @@
  * Pure: the CLI writes the file. Every string is escaped for XML, and characters XML 1.0 cannot
  * carry at all (most control characters, lone surrogates) are replaced by U+FFFD.
  */
+import { invariantState, invariantStateText, promisesText } from './promise-text.js';
 import type { RunReport } from './model.js';
 import { type CheckState, type RunVerdict, runVerdict } from './verdict.js';
 import { escapeHtml } from './html/svg.js';
@@ -41,7 +42,7 @@ export function escapeXml(text: string): string {
 interface Case {
   classname: string;
   name: string;
-  outcome: { kind: 'passed' } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
+  outcome: { kind: 'passed'; note?: string } | { kind: 'failure' | 'error' | 'skipped'; message: string; detail?: string };
 }
 
 /** A check's test case from its runVerdict state: one that judged nothing is skipped, neither passed nor failed. */
@@ -107,10 +108,17 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
         name: `${inv.id}: ${inv.title}`,
         outcome:
           state === 'passed'
-            ? { kind: 'passed' }
+            ? // Within promise passes; the system-out says by how much the exact model was exceeded.
+              invariantState(inv) === 'within-promise'
+              ? { kind: 'passed', note: invariantStateText(inv) }
+              : { kind: 'passed' }
             : state === 'unexercised'
               ? { kind: 'skipped', message: 'nothing in the history exercised this invariant' }
-              : { kind: 'failure', message: `${inv.violations} subject${inv.violations === 1 ? '' : 's'} broke ${inv.id}`, detail },
+              : {
+                  kind: 'failure',
+                  message: `${inv.violations} subject${inv.violations === 1 ? '' : 's'} broke ${inv.id}${inv.measured === undefined ? '' : ` (${inv.measured})`}`,
+                  detail,
+                },
       });
     });
     if (invariants.verdict === 'not-checked') {
@@ -144,7 +152,7 @@ function suiteCases(report: RunReport, verdict: RunVerdict): Case[] {
 function caseXml(c: Case, timeSeconds: string): string {
   const open = `    <testcase classname="${escapeXml(c.classname)}" name="${escapeXml(c.name)}" time="${timeSeconds}"`;
   const o = c.outcome;
-  if (o.kind === 'passed') return `${open}/>`;
+  if (o.kind === 'passed') return o.note === undefined ? `${open}/>` : `${open}>\n      <system-out>${escapeXml(o.note)}</system-out>\n    </testcase>`;
   const body = o.detail === undefined || o.detail === '' ? '' : escapeXml(o.detail);
   const tag = o.kind;
   const typeAttr = o.kind === 'skipped' ? '' : ` type="${o.kind === 'failure' ? 'AssertionError' : 'RunError'}"`;
@@ -189,6 +197,7 @@ export function renderJunit(runs: readonly JunitRun[]): string {
         ['generatorLimited', String(r.generator?.limited === true)],
         // The run's headline and reason, as the terminal's final line and the reports say them.
         ['verdict', `${verdict.headline}: ${verdict.reason}`],
+        ...(r.invariants?.promises === undefined ? [] : [['consistency', promisesText(r.invariants.promises)] as [string, string]]),
       ]);
     } else {
       cases = [{ classname: `${run.scenario}.run`, name: 'run completed', outcome: { kind: 'error', message: run.error } }];

@@ -7,6 +7,7 @@ import type { InvariantsSection, InvariantViolation, OracleSection, WitnessOpera
 import { formatCount, formatInstant, plural, seqText } from './format.js';
 import { escapeMarkdown, escapeMarkdownBlock, markdownTable } from './markdown-text.js';
 import { invariantsHeadlineOf } from './verdict.js';
+import { invariantStateText, promisesText } from './promise-text.js';
 
 /** The part of the report's status line about invariants (and the oracle, when it ran). */
 export function invariantsStatus(section: InvariantsSection): string {
@@ -54,14 +55,24 @@ function scopeLine(section: InvariantsSection): string {
 
 function invariantsTable(section: InvariantsSection): string[] {
   if (section.invariants.length === 0) return [];
+  const promised = section.promises !== undefined;
   const rows = section.invariants.map((inv) => [
     inv.passed ? (inv.checked === 0 ? '➖' : '✅') : '❌',
     escapeMarkdown(inv.id),
     escapeMarkdown(inv.title),
     formatCount(inv.checked),
     formatCount(inv.violations),
+    // Under a promise set, each invariant's state and measured size (docs/consistency.md).
+    ...(promised ? [escapeMarkdown(invariantStateText(inv))] : []),
   ]);
-  const out = [markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations'], rows, 'lllrr')];
+  const out =
+    section.promises === undefined
+      ? [markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations'], rows, 'lllrr')]
+      : [
+          `Promise set: ${escapeMarkdown(promisesText(section.promises))}.`,
+          '',
+          markdownTable(['', 'Invariant', 'Meaning', 'Checks', 'Violations', 'Verdict'], rows, 'lllrrl'),
+        ];
   if (section.invariants.some((inv) => inv.passed && inv.checked === 0)) out.push('', '➖ nothing in the history exercised it.');
   // A segment's own verdict (docs/checking.md#one-segments-own-verdict): what it could not judge alone.
   const left = section.invariants.filter((inv) => (inv.notJudged ?? 0) > 0).map((inv) => `${escapeMarkdown(inv.id)} (${formatCount(inv.notJudged ?? 0)})`);

@@ -31,6 +31,14 @@ export interface InvariantResult {
   /** What the invariant says, in a sentence. */
   title: string;
   passed: boolean;
+  /**
+   * The verdict under the promise set in force (docs/consistency.md): `exact` (held as one
+   * linearizable service), `within-promise` (broke the exact model within the set's bounds),
+   * `violated`, `unknown` (nothing judged). Absent in reports written before promise sets.
+   */
+  state?: 'exact' | 'within-promise' | 'violated' | 'unknown';
+  /** Under a promise set: how far the history went past the exact model, against its bound, e.g. `over-spend 60 credits ≤ bound 100 …`. */
+  measured?: string;
   /** Checks made (0: nothing in the history exercised it). */
   checked: number;
   /** Subjects (keys, rate-limit identifiers) that broke it. */
@@ -100,4 +108,17 @@ export interface InvariantsSection {
   notes: string[];
   /** The oracle (simulator only): the realised order replayed through a fresh engine. */
   oracle?: OracleSection;
+  /** The promise set the invariants were judged against; absent: exact (one linearizable service). */
+  promises?: PromisesSection;
+}
+
+/** The promise set in force (docs/consistency.md). */
+export interface PromisesSection {
+  /** `exact` or `production`. */
+  name: string;
+  /** The set in a line with every figure, overridden ones marked `*`. */
+  text: string;
+  /** The regions the bounds counted, and where that number came from. */
+  regions: number;
+  regionsFrom: 'history' | 'promise set';
 }

@@ -8,7 +8,15 @@
 import type { InvariantsSection } from './model-invariants.js';
 import type { MergeSection } from './model-merge.js';
 
-export type { InvariantResult, InvariantViolation, InvariantsSection, OracleDifference, OracleSection, WitnessOperation } from './model-invariants.js';
+export type {
+  InvariantResult,
+  InvariantViolation,
+  InvariantsSection,
+  OracleDifference,
+  OracleSection,
+  PromisesSection,
+  WitnessOperation,
+} from './model-invariants.js';
 export type { MergeSection } from './model-merge.js';
 
 export const REPORT_SCHEMA = 'keysim-run-report';

@@ -95,7 +95,9 @@ describe('invariantsSection over a real judgeInvariants() verdict', () => {
     expect(section.checked).toEqual(check.checked);
     expect(section.checked.keys).toBe(1);
     expect(section.invariants.map((inv) => inv.id)).toEqual(INVARIANTS.map((inv) => inv.id));
-    expect(section.invariants).toEqual(check.invariants.map(({ id, title, passed, checked, violations }) => ({ id, title, passed, checked, violations })));
+    expect(section.invariants).toEqual(
+      check.invariants.map(({ id, title, passed, state, checked, violations }) => ({ id, title, passed, state, checked, violations })),
+    );
     expect(section.invariants.filter((inv) => !inv.passed).map((inv) => inv.id)).toEqual(['credits.no-over-spend', 'ratelimit.no-over-admission']);
     expect(section.violationsTotal).toBe(check.violations.length);
     expect(section.violations.map((v) => [v.invariant, v.subject])).toEqual([

@@ -31,10 +31,11 @@ import { describeOutcome, describeRequest } from '../../load/invariants/index.js
 import { formatInstant } from '../../report/format.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
-import { type RunRecheck, recheckRun, renderRecheck } from '../recheck-run.js';
+import { type RunRecheck, recheckRun, renderRecheck, runReportIn } from '../recheck-run.js';
 import { type LineStyle, lineStyle, verdictLine } from '../verdict-line.js';
+import { type PromiseArgs, promiseOptions, promisesOf } from '../promise-flags.js';
 
-interface CheckArgs {
+interface CheckArgs extends PromiseArgs {
   paths: string[];
   skew?: number;
   /** With several histories from several machines: how far their wall clocks may be apart, ms. */
@@ -94,14 +95,18 @@ export function renderVerdict(
   lines.push(
     `${n(operations, 'operation')}; checked ${n(report.checked.keys, 'key')}, ${n(report.checked.verifications, 'verification')}, ${n(report.checked.rateLimitChecks, 'rate-limit decision')}`,
   );
+  if (report.promises !== undefined)
+    lines.push(`promise set: ${report.promises.text}; ${report.promises.regions} regions (from the ${report.promises.regionsFrom})`);
   lines.push('');
   const width = Math.max(...report.invariants.map((i) => i.id.length));
   for (const inv of report.invariants) {
     const state = inv.passed
       ? inv.checked === 0
         ? 'passed (nothing to check)'
-        : `passed (${inv.checked} checks)`
-      : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})`;
+        : inv.state === 'within-promise'
+          ? `passed, within promise (${inv.checked} checks): ${inv.measured ?? ''}`
+          : `passed (${inv.checked} checks)`
+      : `VIOLATED (${inv.violations} subject${inv.violations === 1 ? '' : 's'})${inv.measured === undefined ? '' : `: ${inv.measured}`}`;
     lines.push(`${inv.id.padEnd(width)}  ${state}`);
     if (inv.passed) continue;
     lines.push(`  ${inv.title}`);
@@ -215,17 +220,30 @@ async function judgedHistories(files: readonly string[], args: CheckArgs): Promi
   return { name: files.join(' + '), header: combined.header, events: combined.events, wallSkewMs: combined.wallSkewMs, truncation, notes: combined.notes };
 }
 
+/**
+ * One run, one verdict: when the run's report was judged against another promise set than this
+ * check, say so and how to judge as the run did (docs/consistency.md).
+ */
+function promiseMismatch(run: string | undefined, check: string | undefined): string | undefined {
+  if (run === check) return undefined;
+  const name = (text: string | undefined) => (text === undefined ? 'exact (the default)' : text);
+  const how = run === undefined ? 'leave out --consistency and --promise' : `pass --consistency ${run.split(' ')[0] ?? ''} and the same --promise figures`;
+  return `The run was judged against the promise set ${name(run)}; this check judges against ${name(check)}. To judge as the run did, ${how}.`;
+}
+
 export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   const files = args.paths.map(historyFileOf);
   if (args.skew !== undefined && !(Number.isFinite(args.skew) && args.skew >= 0))
     throw new UsageError(`--skew must be a number of milliseconds ≥ 0, got ${String(args.skew)}.`);
   if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0))
     throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  const promises = promisesOf(args);
   const judged = await judgedHistories(files, args);
   const { events, truncation, wallSkewMs } = judged;
   const report = judgeInvariants(events, {
     wallSkewMs,
     refill: args.compat === 'production' ? 'production' : 'replace',
+    ...(promises === undefined ? {} : { promises }),
     ...(judged.segment === true ? { segment: {} } : {}),
   });
   report.notes.push(...judged.notes);
@@ -241,6 +259,10 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
   }
   // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
   const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
+  if (files.length === 1) {
+    const mismatch = promiseMismatch(runReportIn(dirname(files[0] as string))?.invariants?.promises?.text, report.promises?.text);
+    if (mismatch !== undefined) report.notes.unshift(mismatch);
+  }
   if (files.length > 1)
     report.notes.push('The oracle and the thresholds are not re-checked across several histories: give one run folder to re-check its own.');
   if (args.json) {
@@ -262,7 +284,7 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
   command: 'check <paths..>',
   describe: `Re-check a saved run: the invariants over its history (${HISTORY_FILE}), the oracle from its saved journal, the thresholds from its report — or the histories of one run's segments together`,
   builder: (y: Argv) =>
-    y
+    promiseOptions(y)
       .positional('paths', {
         type: 'string',
         array: true,
@@ -283,6 +305,12 @@ export const checkCommandModule: CommandModule<object, CheckArgs> = {
         describe: 'production: a refill leaves a balance ≥ its amount alone',
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print the verdict as JSON' })
+      .example(
+        ...example(
+          '$0 check --consistency production reports/20270115T120000Z-mixed',
+          "judged by the production service's promises: an over-spend or over-admission within its documented bounds is within promise (exit 0), beyond them violated (exit 100)",
+        ),
+      )
       .example(
         ...example(
           '$0 check reports/20270115T120000Z-credits-drain',

@@ -18,8 +18,9 @@ import { VerdictReasons, lineStyle } from '../verdict-line.js';
 import { crossCheckMerged, partHistoryFile } from '../cross-check.js';
 import { historyFileOf } from './check.js';
 import { example } from '../help-example.js';
+import { type PromiseArgs, promiseOptions, promisesOf } from '../promise-flags.js';
 
-interface MergeArgs {
+interface MergeArgs extends PromiseArgs {
   parts: string[];
   out: string;
   threshold: string[];
@@ -102,6 +103,7 @@ export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
     throw new UsageError("none of the parts has a report.json: there is nothing to merge (give the segments' run folders or report.json files).");
   if (args.hostSkew !== undefined && !(Number.isFinite(args.hostSkew) && args.hostSkew >= 0))
     throw new UsageError(`--host-skew must be a number of milliseconds ≥ 0, got ${String(args.hostSkew)}.`);
+  const promises = promisesOf(args);
   const extraHistories = args.history.map(historyFileOf);
   let report = mergeParts(
     parts.map((p) => p.report),
@@ -119,6 +121,7 @@ export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
     extraHistories,
     out: args.out,
     ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }),
+    ...(promises === undefined ? {} : { promises }),
   });
   try {
     const written = writeReport(report, args.out);
@@ -141,7 +144,7 @@ export const mergeCommandModule: CommandModule<object, MergeArgs> = {
   command: 'merge <parts..>',
   describe: "Merge the partial reports of a plan's segments (keysim run --segment i/N) into one report",
   builder: (y: Argv) =>
-    y
+    promiseOptions(y)
       .positional('parts', { type: 'string', array: true, demandOption: true, describe: "The segments' run folders or report.json files" })
       .option('out', { type: 'string', demandOption: true, describe: 'Folder for the merged report.json, report.md and report.html (created if missing)' })
       .option('threshold', {

@@ -62,7 +62,7 @@ export function phaseRun(
       const doneMs = performance.now();
       try {
         // The history has every answer that is not the service's, and every 5xx, as unknown (unknown-outcome.ts).
-        recordLoadCall(history, pending, { status, body });
+        recordLoadCall(history, pending, { status, body }, response.region);
         const failure = judged.service ? (noSuchRoute(status, body) ?? request.check?.({ status, body })) : judged.routeMiss;
         if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
         recorder.record({

@@ -151,6 +151,12 @@ export interface HistoryEvent {
    * (that history's own sequence number; `seq` is renumbered to stay unique).
    */
   origin?: string;
+  /**
+   * The region that answered, from the answer's `x-keysim-region` header (keysim's production
+   * profile names it; a real deployment may not): what a production promise set's bounds count
+   * regions by (docs/consistency.md). Absent in histories recorded without it.
+   */
+  region?: string;
 }
 
 // ── interpreting events (shared by the checkers) ──────────────────────────────────────────

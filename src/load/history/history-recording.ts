@@ -62,7 +62,12 @@ export interface SentLoadCall {
  * Records a load request that ended now: answered (`response`) or given up ('unknown': a timeout,
  * a lost connection, a 5xx, an answer that cannot be trusted). Nothing without a history.
  */
-export function recordLoadCall(history: PhaseHistory | undefined, sent: SentLoadCall, response: { status: number; body: unknown } | 'unknown'): void {
+export function recordLoadCall(
+  history: PhaseHistory | undefined,
+  sent: SentLoadCall,
+  response: { status: number; body: unknown } | 'unknown',
+  region?: string,
+): void {
   if (history === undefined || sent.seq === undefined) return;
   const { serviceInvokeMs } = sent;
   try {
@@ -75,6 +80,7 @@ export function recordLoadCall(history: PhaseHistory | undefined, sent: SentLoad
       // Both bounds or neither: a phase with a service clock has both (clock-driver.ts).
       ...(serviceInvokeMs === undefined ? {} : { serviceInvokeMs, serviceCompleteMs: serviceCompleteBound(history) ?? serviceInvokeMs }),
       response: recordedOutcome(response),
+      ...(region === undefined ? {} : { region }),
     });
   } catch (error) {
     // A write error (a full disk) must not count as the request's failure: the writer keeps it,
@@ -111,6 +117,7 @@ export function recordingServiceApi(client: HttpJsonClient, history: HistoryWrit
         ...(serviceInvokeMs === undefined ? {} : { serviceInvokeMs }),
         ...(serviceCompleteMs === undefined ? {} : { serviceCompleteMs }),
         response: recordedOutcome(response),
+        ...(response !== 'unknown' && response.region !== undefined ? { region: response.region } : {}),
       });
     }
   };

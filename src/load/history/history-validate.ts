@@ -211,6 +211,7 @@ export function validEvent(v: unknown): HistoryEvent {
   put(event, 'serviceInvokeMs', sInv);
   put(event, 'serviceCompleteMs', sComp);
   put(event, 'origin', optStr(v, 'origin', 'event'));
+  put(event, 'region', optStr(v, 'region', 'event'));
   return event;
 }
 

@@ -42,6 +42,8 @@ export interface RecordedCall {
   serviceCompleteMs?: number;
   /** The answer, or 'unknown' after a timeout or a lost connection. */
   response: { status: number; body: unknown } | 'unknown';
+  /** The answer's `x-keysim-region` header, when it carried one. */
+  region?: string;
 }
 
 /**
@@ -192,6 +194,7 @@ export class HistoryWriter {
     };
     if (call.serviceInvokeMs !== undefined) event.serviceInvokeMs = call.serviceInvokeMs;
     if (call.serviceCompleteMs !== undefined) event.serviceCompleteMs = call.serviceCompleteMs;
+    if (call.region !== undefined) event.region = call.region;
     return this.#write(event);
   }
 

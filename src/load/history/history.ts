@@ -9,7 +9,8 @@
  * `run` names the run (scenario, seed, target, tag, segment, where its fixtures came from) so that
  * the histories of one run's set-up and segments can be combined and the rest refused
  * (history-combine.ts); a combined history lists its parts in `combined`, and each of its events
- * says in `origin` which part recorded it under which number.
+ * says in `origin` which part recorded it under which number. An event answered with an
+ * `x-keysim-region` header carries it in `region` (docs/consistency.md#regions); older histories have none.
  *
  * Times: `invokeMs` / `completeMs` are Unix ms from a monotonic source (performance.timeOrigin +
  * performance.now()), fractions allowed. `serviceInvokeMs` / `serviceCompleteMs`, when the target

@@ -85,7 +85,14 @@ export class Http1Client {
     };
     const handlers = {
       answered: (exchange: Exchange, r: ParsedResponse) =>
-        exchange.resolve({ status: r.status, body: Buffer.from(r.body), contentType: r.contentType, contentEncoding: r.contentEncoding, dateMs: r.dateMs }),
+        exchange.resolve({
+          status: r.status,
+          body: Buffer.from(r.body),
+          contentType: r.contentType,
+          contentEncoding: r.contentEncoding,
+          dateMs: r.dateMs,
+          region: r.region,
+        }),
       failed: (exchange: Exchange, error: Error) => exchange.reject(error),
     };
     this.#make = () => new Http1Connection<Exchange>(connectionOptions, handlers);

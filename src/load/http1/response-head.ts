@@ -18,6 +18,8 @@ export interface ResponseHead {
   contentType: string | undefined;
   contentEncoding: string | undefined;
   dateMs: number | undefined;
+  /** The `x-keysim-region` header: the region that answered (keysim's production profile names it). */
+  region: string | undefined;
 }
 
 /** A head to fill with readResponseHead (one per parser, reused for every response: no allocation per answer). */
@@ -31,6 +33,7 @@ export function emptyResponseHead(): ResponseHead {
     contentType: undefined,
     contentEncoding: undefined,
     dateMs: undefined,
+    region: undefined,
   };
 }
 
@@ -68,6 +71,7 @@ export function readResponseHead(buf: Buffer, start: number, end: number, dates:
   let contentType: string | undefined;
   let contentEncoding: string | undefined;
   let dateMs: number | undefined;
+  let region: string | undefined;
   // Header lines: from after the status line to `end`.
   let line = buf.indexOf(0x0a, start + 12) + 1;
   while (line > 0 && line < end + 2) {
@@ -79,7 +83,7 @@ export function readResponseHead(buf: Buffer, start: number, end: number, dates:
     if (colon === valueEnd)
       throw new HttpProtocolError(`a response header line has no colon: "${buf.toString('latin1', line, Math.min(valueEnd, line + 40))}"`);
     const nameLength = colon - line;
-    // Only four names matter, and they differ in length or first letter.
+    // Only a few names matter, and they differ in length or first letter.
     const first = lower(buf[line] as number);
     let v = colon + 1;
     while (v < valueEnd && (buf[v] === 0x20 || buf[v] === 0x09)) v++;
@@ -112,6 +116,9 @@ export function readResponseHead(buf: Buffer, start: number, end: number, dates:
       // Two Date headers (a proxy adding its own): the first that parses is the one.
       const parsed = Date.parse(buf.toString('latin1', v, ve));
       if (Number.isFinite(parsed)) dateMs = parsed;
+    } else if (first === 0x78 && nameLength === 15 && region === undefined && nameIs(buf, line, 15, 'x-keysim-region')) {
+      // The region that answered, for a promise set's bounds (docs/consistency.md); short, kept as text.
+      region = buf.toString('latin1', v, Math.min(ve, v + 64));
     }
     line = lineEnd + 1;
   }
@@ -122,5 +129,6 @@ export function readResponseHead(buf: Buffer, start: number, end: number, dates:
   head.contentType = contentType;
   head.contentEncoding = contentEncoding;
   head.dateMs = dateMs;
+  head.region = region;
   return head;
 }

@@ -36,6 +36,8 @@ export interface ParsedResponse {
   contentEncoding: string | undefined;
   /** The first `Date` header that parses, Unix ms; undefined when none does (or dates were not asked for). */
   dateMs: number | undefined;
+  /** The `x-keysim-region` header's value, or undefined. */
+  region: string | undefined;
 }
 
 export interface ResponseParserOptions {
@@ -88,6 +90,7 @@ export class ResponseParser {
   #contentType: string | undefined;
   #contentEncoding: string | undefined;
   #dateMs: number | undefined;
+  #region: string | undefined;
   /** Body bytes of the response being read so far (chunked and until-close bodies). */
   #bodyBytes = 0;
   #failed = false;
@@ -273,7 +276,7 @@ export class ResponseParser {
 
   /** Reads the head in buf[start, end) (end = its blank line); returns false when the parser was stopped. */
   #head(buf: Buffer, start: number, end: number): boolean {
-    const { status, contentLength, chunked, close, keepAliveMs, contentType, contentEncoding, dateMs } = readResponseHead(
+    const { status, contentLength, chunked, close, keepAliveMs, contentType, contentEncoding, dateMs, region } = readResponseHead(
       buf,
       start,
       end,
@@ -290,6 +293,7 @@ export class ResponseParser {
     this.#contentType = contentType;
     this.#contentEncoding = contentEncoding;
     this.#dateMs = dateMs;
+    this.#region = region;
     this.#bodyBytes = 0;
     if (status === 204 || status === 304 || status === 101) return this.#emit();
     if (chunked) {
@@ -329,6 +333,7 @@ export class ResponseParser {
       contentType: this.#contentType,
       contentEncoding: this.#contentEncoding,
       dateMs: this.#dateMs,
+      region: this.#region,
     };
     const go = this.#onResponse(response);
     if (!go) this.#failed = true;

@@ -162,7 +162,7 @@ export class ServiceToWall {
  * The refill sets of one key: one per gap between consecutive service instants of its own
  * operations that contains at least one boundary of a configuration possibly in force.
  */
-export function refillSets(key: KeyModel, map: ServiceToWall, mode: 'replace' | 'production'): SetEvent[] {
+export function refillSets(key: KeyModel, map: ServiceToWall, mode: 'replace' | 'production', lagMs = 0): SetEvent[] {
   if (key.configs.length === 0) return [];
   const points = [...new Set(key.points)].sort((a, b) => a - b);
   const byStart = [...key.configs].sort((a, b) => a.t.sInv - b.t.sInv);
@@ -209,7 +209,8 @@ export function refillSets(key: KeyModel, map: ServiceToWall, mode: 'replace' | 
       event: source.event,
       lo: map.before(first),
       loIncl: true,
-      hi: map.after(lastBoundary),
+      // A promised lag: answers up to lagMs after the boundary may still see the balance before it.
+      hi: map.after(lastBoundary + lagMs),
       hiIncl: true,
       vLo,
       vHi,

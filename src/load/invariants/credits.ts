@@ -88,7 +88,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
       continue;
     }
     keysChecked++;
-    checkKeyCredits(key, new KeyCreditJudge(key, refillSets(key, map, mode)), cap, log, counts, tally);
+    checkKeyCredits(key, new KeyCreditJudge(key, refillSets(key, map, mode, options.refillLagMs ?? 0)), cap, log, counts, tally);
   }
 
   const notes: string[] = [];

@@ -185,6 +185,8 @@ export function invariantsSection(judged: InvariantReport | undefined, options: 
             id: inv.id,
             title: inv.title,
             passed: inv.passed,
+            state: inv.state,
+            ...(inv.measured === undefined ? {} : { measured: inv.measured }),
             checked: inv.checked,
             violations: inv.violations,
             ...(inv.notJudged === undefined ? {} : { notJudged: inv.notJudged }),
@@ -194,5 +196,6 @@ export function invariantsSection(judged: InvariantReport | undefined, options: 
           notes,
         };
   if (options.oracle !== undefined) section.oracle = oracleOf(options.oracle);
+  if (judged?.promises !== undefined) section.promises = { ...judged.promises };
   return section;
 }

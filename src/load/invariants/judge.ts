@@ -4,14 +4,26 @@
  * described at the top of each checker.
  */
 import type { HistoryEvent } from '../history/index.js';
-import { type InvariantOptions, type InvariantReport, INVARIANTS, type InvariantVerdict } from './types.js';
+import { type InvariantOptions, type InvariantReport, INVARIANTS, type InvariantVerdict, type VerdictState } from './types.js';
 import { judgeCreditInvariants } from './credits.js';
 import { judgeRateLimitInvariants } from './ratelimit.js';
+import { judgeUnderPromises } from './promise-verdicts.js';
 
 export { judgeCreditInvariants } from './credits.js';
 export { judgeRateLimitInvariants } from './ratelimit.js';
 
-export type { InvariantOptions, InvariantReport, JudgedCounts, InvariantFindings, InvariantId, InvariantVerdict, Violation } from './types.js';
+export type {
+  InvariantOptions,
+  InvariantReport,
+  JudgedCounts,
+  InvariantFindings,
+  InvariantId,
+  InvariantVerdict,
+  PromisesInForce,
+  VerdictState,
+  Violation,
+} from './types.js';
+export { regionsOf } from './promise-verdicts.js';
 export { INVARIANTS } from './types.js';
 
 /** Which invariants one segment judged and which it left to the verdict across segments. */
@@ -26,16 +38,34 @@ function segmentNote(invariants: readonly InvariantVerdict[]): string {
   );
 }
 
-/** Runs every checker over one history (an array, or any iterable: it is read once). */
+/**
+ * Runs every checker over one history (an array, or any iterable: it is read once), and judges
+ * what they found against `options.promises` (default exact: promise-verdicts.ts).
+ */
 export function judgeInvariants(events: Iterable<HistoryEvent>, options: InvariantOptions = {}): InvariantReport {
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
   const results = [judgeCreditInvariants(all, options), judgeRateLimitInvariants(all, options)];
-  const violations = results.flatMap((r) => r.violations);
+  const promised = options.promises === undefined ? undefined : judgeUnderPromises(all, options, options.promises, results);
+  const judgements = promised?.judgements;
+  // Under a promise set, an invariant it judged again keeps the violations of the promise only.
+  const violations = results.flatMap((r) => r.violations).filter((v) => judgements?.get(v.invariant) === undefined);
+  for (const j of judgements?.values() ?? []) violations.push(...j.violations);
   const invariants = INVARIANTS.map(({ id, title }): InvariantVerdict => {
     const count = violations.filter((v) => v.invariant === id).length;
     const checked = results.reduce((n, r) => n + (r.counts[id] ?? 0), 0);
     const notJudged = results.reduce((n, r) => n + (r.notJudged?.[id] ?? 0), 0);
-    return { id, title, checked, violations: count, passed: count === 0, ...(options.segment === undefined ? {} : { notJudged }) };
+    const judged = judgements?.get(id);
+    const state: VerdictState = count > 0 ? 'violated' : (judged?.state ?? (checked === 0 ? 'unknown' : 'exact'));
+    return {
+      id,
+      title,
+      checked,
+      violations: count,
+      passed: count === 0,
+      state,
+      ...(judged?.measured === undefined ? {} : { measured: judged.measured }),
+      ...(options.segment === undefined ? {} : { notJudged }),
+    };
   });
   return {
     passed: violations.length === 0,
@@ -47,5 +77,6 @@ export function judgeInvariants(events: Iterable<HistoryEvent>, options: Invaria
     },
     invariants,
     notes: [...(options.segment === undefined ? [] : [segmentNote(invariants)]), ...results.flatMap((r) => r.notes)],
+    ...(promised === undefined ? {} : { promises: promised.inForce }),
   };
 }

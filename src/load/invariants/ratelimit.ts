@@ -82,11 +82,22 @@ function fileDecisions(decisions: readonly Decision[]): { counters: Map<string, 
   return { counters, rateLimitChecks };
 }
 
+/** The largest share by which a window's surely admitted cost went over its limit (0: none did). */
+function largestOverAdmission(counters: Iterable<Counter>): number {
+  let most = 0;
+  for (const counter of counters)
+    for (const bucket of counter.buckets.values())
+      if (bucket.maxSureLimit > 0 && bucket.sureTotal > bucket.maxSureLimit) most = Math.max(most, bucket.sureTotal / bucket.maxSureLimit - 1);
+  return most;
+}
+
 /** Checks the rate-limit invariants of a history (see the block comment at the top). */
 export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options: InvariantOptions = {}): InvariantFindings {
   const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
   const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs, options.segment !== undefined);
+  const scale = options.limitScale ?? 1;
+  if (scale !== 1) for (const d of decisions) for (const e of d.entries) for (const p of e.possibilities) p.limit *= scale;
   const { counters, rateLimitChecks } = fileDecisions(decisions);
   const counts = { 'ratelimit.no-over-admission': 0, 'ratelimit.no-false-denial': 0 };
   const log = new ViolationLog();
@@ -111,8 +122,10 @@ export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options
       `${leftToMerge} denials were on limits other segments may also spend (a namespace's identifier, a key's attached or an identity's limit): they are judged across segments, not here.`,
     );
   }
+  const overAdmission = largestOverAdmission(counters.values());
   return {
     violations: log.violations(),
+    ...(overAdmission > 0 ? { overAdmission } : {}),
     checked: { keys: 0, verifications: 0, rateLimitChecks },
     counts,
     notes,

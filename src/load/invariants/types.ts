@@ -3,6 +3,7 @@
  * module so that the checkers and the index that runs them do not import each other.
  */
 import type { HistoryEvent } from '../history/index.js';
+import type { PromiseSet } from '../promises/index.js';
 
 export type InvariantId =
   'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
@@ -45,6 +46,15 @@ export interface InvariantOptions {
    * ids of a shared set-up's keys (never this segment's own).
    */
   segment?: { sharedKeyIds?: readonly string[] };
+  /**
+   * The promise set the verdict judges against (default `exact`: one linearizable service).
+   * Under another set, what breaks only the exact model is "within promise" (promise-verdicts.ts).
+   */
+  promises?: PromiseSet;
+  /** A refill may still be unseen this long after its boundary, ms (default 0; promise-verdicts.ts sets it). */
+  refillLagMs?: number;
+  /** Every rate limit judged as this multiple of itself (default 1; promise-verdicts.ts sets the bands). */
+  limitScale?: number;
 }
 
 export interface JudgedCounts {
@@ -66,7 +76,16 @@ export interface InvariantFindings {
   notes: string[];
   /** In a segment: checks (credits: keys; rate limits: denials) left to the judgement across segments. */
   notJudged?: Partial<Record<InvariantId, number>>;
+  /** Rate limits: the largest share a window's admitted cost went over its limit (0.07: 7 % over), when any did. */
+  overAdmission?: number;
 }
+
+/**
+ * An invariant's verdict under the promise set in force: `exact` (held as one linearizable
+ * service), `within-promise` (broke the exact model by no more than the set promises),
+ * `violated` (broke the promise set), `unknown` (nothing in the history exercised it).
+ */
+export type VerdictState = 'exact' | 'within-promise' | 'violated' | 'unknown';
 
 export interface InvariantVerdict {
   id: InvariantId;
@@ -75,9 +94,25 @@ export interface InvariantVerdict {
   checked: number;
   /** Subjects that broke it. */
   violations: number;
+  /** True for `exact`, `within-promise` and `unknown`: what the exit code reads. */
   passed: boolean;
+  state: VerdictState;
+  /** How far the history went past the exact model, against its bound (within-promise and violated under a promise set). */
+  measured?: string;
   /** In a segment: checks left to keysim merge / keysim check (not judged on this history alone). */
   notJudged?: number;
+}
+
+/** The promise set a verdict was judged against, as the reports show it. */
+export interface PromisesInForce {
+  /** `exact` or `production`. */
+  name: string;
+  /** The set in a line, figures and all (promise-set.ts's promiseSetText). */
+  text: string;
+  /** The regions the bounds counted. */
+  regions: number;
+  /** Where that count came from: the history's region attribution, or the promise set's `regions`. */
+  regionsFrom: 'history' | 'promise set';
 }
 
 export interface InvariantReport {
@@ -86,4 +121,6 @@ export interface InvariantReport {
   checked: JudgedCounts;
   invariants: InvariantVerdict[];
   notes: string[];
+  /** The promise set judged against (absent: exact, the default). */
+  promises?: PromisesInForce;
 }

@@ -158,6 +158,7 @@ export async function runHistoryInvariants(
     target: options.target,
     timeoutMs: options.settings.timeoutMs,
     ...(segment === undefined ? {} : { segment }),
+    ...(options.promises === undefined ? {} : { promises: options.promises }),
   });
   if (options.segment !== undefined) {
     invariants.notes.unshift(

@@ -10,6 +10,7 @@ import { type HistoryWriter, readHistory } from '../history/index.js';
 import { invariantsSection } from '../invariants/index.js';
 import type { Oracle } from '../oracle/index.js';
 import type { Target } from '../target/index.js';
+import type { PromiseSet } from '../promises/index.js';
 
 /**
  * Reads the saved history back, checks every invariant over it and compares the oracle's replay
@@ -21,11 +22,16 @@ async function invariantsReport(
   notes: readonly string[],
   wallSkewMs: number | undefined,
   segment: HistoryEnd['segment'],
+  promises: PromiseSet | undefined,
 ): Promise<InvariantsSection> {
   const { header, events } = await readHistory(path);
   const skew = wallSkewMs ?? header.wallSkewMs;
   const oracleSection = oracle === undefined ? undefined : await oracle.compare(events);
-  const verdict = judgeInvariants(events, { ...(skew === undefined ? {} : { wallSkewMs: skew }), ...(segment === undefined ? {} : { segment }) });
+  const verdict = judgeInvariants(events, {
+    ...(skew === undefined ? {} : { wallSkewMs: skew }),
+    ...(segment === undefined ? {} : { segment }),
+    ...(promises === undefined ? {} : { promises }),
+  });
   return invariantsSection(verdict, {
     operations: events.length,
     notes,
@@ -53,6 +59,8 @@ export interface HistoryEnd {
    * segments' operations (checks/segment-scope.ts); `sharedKeyIds` are a shared set-up's keys.
    */
   segment?: { sharedKeyIds?: readonly string[] };
+  /** The promise set the verdict judges against (default exact). */
+  promises?: PromiseSet;
 }
 
 /** Closes the history and checks it; an interrupted run's history is saved, not checked. */
@@ -74,5 +82,5 @@ export async function historyInvariants(end: HistoryEnd): Promise<InvariantsSect
   const skew = end.skew === undefined ? undefined : await remeasuredRunSkew(target, end.skew, { timeoutMs: end.timeoutMs });
   if (skew !== undefined) sectionNotes.push(skew.note);
   if (oracle === undefined && target.kind === 'live') sectionNotes.push("No oracle on a live target: it replays the simulator's journal.");
-  return invariantsReport(end.path, oracle, sectionNotes, skew?.wallSkewMs, end.segment);
+  return invariantsReport(end.path, oracle, sectionNotes, skew?.wallSkewMs, end.segment, end.promises);
 }

@@ -2,6 +2,7 @@
  * What a run is given (RunOptions) and what it reports while it runs (ProgressSnapshot). Apart
  * from the runner so that its phase loop and report assembly share them without importing it back.
  */
+import type { PromiseSet } from '../promises/index.js';
 import type { LoadSettings, Scenario } from '../scenario/index.js';
 import type { Target } from '../target/index.js';
 import type { Threshold } from './thresholds.js';
@@ -106,6 +107,8 @@ export interface RunOptions {
    * resources.json, resource-handover.ts), for the one teardown after the last segment.
    */
   resourcesFile?: string;
+  /** The promise set the invariants are judged against (docs/consistency.md); default exact. */
+  promises?: PromiseSet;
 }
 
 /** What a set-up hands its segments. */

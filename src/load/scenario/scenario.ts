@@ -35,6 +35,8 @@ export type Operation = (typeof OPERATIONS)[number];
 export interface ApiResponse {
   status: number;
   body: unknown;
+  /** The region that answered (its `x-keysim-region` header), when the target names one. */
+  region?: string;
 }
 
 /** The target's public API, for fixtures and end-of-run checks (not for the measured load). */

@@ -80,7 +80,8 @@ export function httpJsonClient(target: TargetCredentials, timeoutMs = 30_000): H
     async post(path, body, auth, extraHeaders) {
       const res = await exchange(path, body, auth, extraHeaders);
       try {
-        return { status: res.status, body: serviceJsonOf(res.status, res.contentType, res.body, styleOfPath(path)) };
+        const answer = { status: res.status, body: serviceJsonOf(res.status, res.contentType, res.body, styleOfPath(path)) };
+        return res.region === undefined ? answer : { ...answer, region: res.region };
       } catch (error) {
         if (error instanceof Error) error.message = `${path}: ${error.message}`;
         throw error;

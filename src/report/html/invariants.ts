@@ -8,6 +8,7 @@ import { formatCount, formatInstant, plural, seqText } from '../format.js';
 import { esc } from './svg.js';
 import { invariantsHeadlineOf } from '../verdict.js';
 import type { Tone } from './outcome-charts.js';
+import { invariantStateText, promisesText } from '../promise-text.js';
 
 function cell(html: string, cls = ''): string {
   return `<td${cls === '' ? '' : ` class="${cls}"`}>${html}</td>`;
@@ -86,6 +87,7 @@ function scopeParagraph(section: InvariantsSection): string {
 
 function invariantsTable(section: InvariantsSection): string {
   if (section.invariants.length === 0) return '';
+  const promised = section.promises !== undefined;
   const badge = (passed: boolean, checked: number) =>
     passed
       ? checked === 0
@@ -96,11 +98,12 @@ function invariantsTable(section: InvariantsSection): string {
     .map(
       (inv) =>
         `<tr class="${inv.passed ? 'pass' : 'fail'}">${cell(badge(inv.passed, inv.checked))}${cell(`<code>${esc(inv.id)}</code><div class="muted">${esc(inv.title)}</div>`)}` +
-        `${cell(esc(formatCount(inv.checked)), 'num')}${cell(esc(formatCount(inv.violations)), 'num')}</tr>`,
+        `${cell(esc(formatCount(inv.checked)), 'num')}${cell(esc(formatCount(inv.violations)), 'num')}${promised ? cell(esc(invariantStateText(inv))) : ''}</tr>`,
     )
     .join('');
   return (
-    `<div class="table-wrap"><table class="invariants"><caption>Invariants</caption><thead><tr>${head('Result')}${head('Invariant')}${head('Checks', 'num')}${head('Violations', 'num')}</tr></thead>` +
+    (section.promises === undefined ? '' : `<p class="promises">Promise set: ${esc(promisesText(section.promises))}.</p>`) +
+    `<div class="table-wrap"><table class="invariants"><caption>Invariants</caption><thead><tr>${head('Result')}${head('Invariant')}${head('Checks', 'num')}${head('Violations', 'num')}${promised ? head('Verdict') : ''}</tr></thead>` +
     `<tbody>${rows}</tbody></table></div>${notJudgedParagraph(section)}`
   );
 }
