@@ -27,7 +27,7 @@ const ROOMS: RoomTable = {
   rules: [],
   promises: [],
   http1: ['answers'],
-  scenario: ['answers', 'http1', 'plan'],
+  scenario: ['answers', 'http1', 'plan', 'promises'],
   target: ['answers', 'http1', 'scenario'],
   time: ['scenario'],
   history: ['answers', 'scenario', 'target', 'time'],

@@ -10,6 +10,7 @@ import type { LoadSettings, MixEntry, PhaseSpec, RunResults, Scenario, ScenarioC
 import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 import type { CheckResult, OperationStats, Percentiles } from '../../src/report/model.js';
 import type { Simulator } from '../../src/http/simulator.js';
+import { type PromiseSet, promiseSet } from '../../src/load/promises/index.js';
 
 export interface HarnessOptions {
   /** Overrides the scenario's defaults, which override the harness's base settings. */
@@ -22,6 +23,8 @@ export interface HarnessOptions {
   tag?: string;
   /** Present the simulator as a live target: no admin surface, target kind 'live'. */
   live?: boolean;
+  /** The promise set the scenario's checks judge against (default exact). */
+  promises?: PromiseSet;
   /** Runs after a phase's load, before the next phase's before() (negative tests: disturb the service). */
   afterPhase?: (phase: string, ctx: ScenarioContext, fixtures: unknown) => Promise<void>;
   /** Edits the results before finish() sees them (negative tests). */
@@ -148,6 +151,7 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
     random: new Random(seed),
     tag: options.tag ?? `keysim-t${process.pid}x${++runCounter}`,
     settings,
+    promises: options.promises ?? promiseSet('exact'),
     log: (message) => logs.push(message),
     onCleanup: (fn) => cleanups.push(fn),
   };

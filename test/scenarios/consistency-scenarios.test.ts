@@ -4,9 +4,13 @@
  * replays, 10 s key caches, 60 s credit counters) they measure and name what it does. Every
  * simulator here has a manual clock that the scenarios move, so nothing waits real time.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
 import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
+import { HistoryWriter, recordingServiceApi } from '../../src/load/history/index.js';
 import { startSimulator } from '../helpers/simulator.js';
 import { type LiveRun, runLive } from './live-run.js';
 
@@ -70,24 +74,33 @@ describe('on the exact simulator every consistency scenario passes', () => {
 });
 
 describe('on the production profile', () => {
-  test('ctx.api sends the extra request headers it is given: X-Keysim-Region picks the region', async () => {
-    const sim = await startSimulator({ profile: 'production', regions: 2, seed: 10 });
-    const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
-    try {
-      const api = serviceApi(client);
-      const { apiId } = await api.data<{ apiId: string }>('apis.createApi', { name: 'headers' });
-      const { key } = await api.data<{ key: string }>('keys.createKey', { apiId, credits: { remaining: 10 } });
-      const verify = async (region: number, cost: number) =>
-        (await api.call('keys.verifyKey', { key, credits: { cost } }, { headers: { 'X-Keysim-Region': String(region) } })).body;
-      // One keep-alive connection: without the header every call would run in its region, and read 9.
-      expect(await verify(1, 1)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
-      expect(await verify(2, 0)).toMatchObject({ data: { code: 'VALID', credits: 10 } });
-      expect(await verify(1, 0)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
-    } finally {
-      await client.close();
-      await sim.close();
-    }
-  });
+  // With a history the calls go through the recorder, which sent only its own x-keysim-seq header:
+  // regression "a run with --history dropped the scenario's X-Keysim-Region".
+  test.each(['without', 'with'] as const)(
+    'ctx.api sends the extra request headers it is given (%s a history): X-Keysim-Region picks the region',
+    async (history) => {
+      const sim = await startSimulator({ profile: 'production', regions: 2, seed: 10 });
+      const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
+      const dir = mkdtempSync(join(tmpdir(), 'keysim-headers-'));
+      const writer = history === 'with' ? await HistoryWriter.create(join(dir, 'history.jsonl.gz')) : undefined;
+      try {
+        const api = writer === undefined ? serviceApi(client) : recordingServiceApi(client, writer);
+        const { apiId } = await api.data<{ apiId: string }>('apis.createApi', { name: 'headers' });
+        const { key } = await api.data<{ key: string }>('keys.createKey', { apiId, credits: { remaining: 10 } });
+        const verify = async (region: number, cost: number) =>
+          (await api.call('keys.verifyKey', { key, credits: { cost } }, { headers: { 'X-Keysim-Region': String(region) } })).body;
+        // One keep-alive connection: without the header every call would run in its region, and read 9.
+        expect(await verify(1, 1)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
+        expect(await verify(2, 0)).toMatchObject({ data: { code: 'VALID', credits: 10 } });
+        expect(await verify(1, 0)).toMatchObject({ data: { code: 'VALID', credits: 9 } });
+      } finally {
+        await writer?.close();
+        rmSync(dir, { recursive: true, force: true });
+        await client.close();
+        await sim.close();
+      }
+    },
+  );
 
   test('stale-credit-replay fails naming the debit replayed after the set', async () => {
     const run = await onProfile({ seed: 11 }, 'stale-credit-replay');

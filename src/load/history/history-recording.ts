@@ -97,13 +97,14 @@ export const SEQ_HEADER = 'x-keysim-seq';
  * service clock, read before it is sent and after it is answered.
  */
 export function recordingServiceApi(client: HttpJsonClient, history: HistoryWriter, serviceNow?: () => Promise<number>): ServiceApi {
-  const call = async (op: Operation, body: unknown, options?: { auth?: 'root' | 'none' }): Promise<ApiResponse> => {
+  const call = async (op: Operation, body: unknown, options?: { auth?: 'root' | 'none'; headers?: Record<string, string> }): Promise<ApiResponse> => {
     const seq = history.begin();
     const serviceInvokeMs = serviceNow === undefined ? undefined : await serviceNow();
     const invokeMs = wallNowMs();
     let response: ApiResponse | 'unknown' = 'unknown';
     try {
-      response = await client.post(`/v2/${op}`, body, options?.auth ?? 'root', { [SEQ_HEADER]: String(seq) });
+      // The scenario's own headers (e.g. X-Keysim-Region) go out as without a history; the seq last.
+      response = await client.post(`/v2/${op}`, body, options?.auth ?? 'root', { ...options?.headers, [SEQ_HEADER]: String(seq) });
       return response;
     } finally {
       const completeMs = wallNowMs();

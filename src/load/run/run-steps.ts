@@ -14,6 +14,7 @@ import { JOURNAL_FILE } from '../history/index.js';
 import { OpenModelExecutor } from '../executors/index.js';
 import { UnknownOperationError } from '../scenario/index.js';
 import { Oracle } from '../oracle/index.js';
+import { promiseSet } from '../promises/index.js';
 import type { ResourceLedger } from '../resources/index.js';
 import { trackingServiceApi } from '../resources/index.js';
 import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
@@ -130,6 +131,7 @@ export function scenarioContext(
     random: new Random(options.seed),
     tag: parts.tag,
     settings: options.settings,
+    promises: options.promises ?? promiseSet('exact'),
     log: parts.log,
     onCleanup: (fn) => cleanups.push(fn),
   };

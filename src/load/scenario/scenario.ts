@@ -7,6 +7,7 @@
 import type { Random } from '../../engine/index.js';
 import type { CheckResult, OperationStats, RunReport } from '../../report/model.js';
 import type { Stage } from '../plan/index.js';
+import type { PromiseSet } from '../promises/index.js';
 
 /** The v2 operations a scenario may call (POST /v2/<operation>). */
 export const OPERATIONS = [
@@ -94,6 +95,12 @@ export interface ScenarioContext {
   tag: string;
   /** The run's load settings (rate in requests/s, durations in ms …) after flags and defaults. */
   settings: LoadSettings;
+  /**
+   * The promise set the run judges the target against (`--consistency`, docs/consistency.md):
+   * `exact` by default. A scenario's own checks that count credits or admissions judge within its
+   * bounds, as the invariant checkers do, so that one run gets one verdict.
+   */
+  promises: PromiseSet;
   /** A line for the run's log (never a secret). */
   log(message: string): void;
   /**

@@ -1,0 +1,59 @@
+/**
+ * The production profile judged end to end, as a user runs it: `keysim serve --profile production
+ * --regions 2` (a real process, port 0), then `keysim run credits-drain --history` against it. Its
+ * two regions' counters over-spend the keys, as the production service may: judged exactly, that
+ * is a violation (exit 100); judged by the production promises, within them (exit 0) — the
+ * scenario's own counts too, once the regions have converged. The one run judged again by
+ * `keysim check` with the same set gets the same verdict. The server's clock is manual, so the
+ * convergence moves it instead of waiting a minute.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { cleanUpCli, cli, runFolders, tempDir } from '../helpers/cli.js';
+import { type ServedSimulator, serveCli } from '../helpers/serve-cli.js';
+
+const ROOT_KEY = 'root_production_profile_cli_0123456789';
+let served: ServedSimulator;
+
+beforeAll(async () => {
+  served = await serveCli(ROOT_KEY, ['--profile', 'production', '--regions', '2', '--clock', 'manual', '--seed', '7']);
+});
+
+afterAll(async () => {
+  await served.stop();
+  cleanUpCli();
+});
+
+/** credits-drain with a history against the served profile, judged by `consistency`. */
+async function drain(consistency: 'exact' | 'production') {
+  const out = tempDir(`keysim-profile-${consistency}-`);
+  const args = ['run', 'credits-drain', '--target', served.url, '--history', '--consistency', consistency, '--out', out, '--yes'];
+  // Pace-free: a busy machine's late sends must not turn the verdict into a generator-limited one.
+  const result = await cli([...args, '--max-late-share', '1', '--max-loop-delay', 'off'], served.env);
+  const [folder] = runFolders(out);
+  return { ...result, folder: folder as string };
+}
+
+test('credits-drain on the production profile: --consistency exact exits 100 (over-spend), production exits 0 with the over-spend within the bound', async () => {
+  const exact = await drain('exact');
+  expect(exact.code, exact.stdout + exact.stderr).toBe(EXIT.invariantViolated);
+  expect(exact.stdout).toMatch(/FAIL {2}invariant no over-spend: .* — violated/);
+
+  const production = await drain('production');
+  expect(production.code, production.stdout + production.stderr).toBe(EXIT.ok);
+  expect(production.stdout).toMatch(/invariant no over-spend: .* — (within promise: over-spend \d+ credits ≤ bound \d+|exact)/);
+  expect(production.stdout + production.stderr).toContain('for every region to converge before the final reads');
+  expect(production.stdout).toMatch(/pass {2}check balances drained: .*0 left of/);
+  const report = JSON.parse(readFileSync(join(production.folder, 'report.json'), 'utf8')) as { invariants: { promises?: { name: string }; notes: string[] } };
+  expect(report.invariants.promises?.name).toBe('production');
+  // The profile has no journal: the oracle said it did not run, and judged nothing.
+  expect(report.invariants.notes.join('\n')).toContain('The oracle did not run');
+
+  // One run, one verdict: keysim check on its folder with the same set, and exactly.
+  const again = await cli(['check', production.folder, '--consistency', 'production'], served.env);
+  expect(again.code, again.stdout + again.stderr).toBe(EXIT.ok);
+  const exactly = await cli(['check', production.folder, '--consistency', 'exact'], served.env);
+  expect(exactly.code, exactly.stdout + exactly.stderr).toBe(EXIT.invariantViolated);
+});
