@@ -63,7 +63,9 @@ export function phaseRun(
       try {
         // The history has every answer that is not the service's, and every 5xx, as unknown (unknown-outcome.ts).
         recordLoadCall(history, pending, { status, body }, response.region);
-        const failure = judged.service ? (noSuchRoute(status, body) ?? request.check?.(response.region === undefined ? { status, body } : { status, body, region: response.region })) : judged.routeMiss;
+        const failure = judged.service
+          ? (noSuchRoute(status, body) ?? request.check?.(response.region === undefined ? { status, body } : { status, body, region: response.region }))
+          : judged.routeMiss;
         if (failure !== undefined && !phase.warmup) recorder.noteCheckFailure(`${request.label}: ${failure}`);
         recorder.record({
           operation: request.operation,
