@@ -18,6 +18,8 @@
  *   answers never exceed the limit: the sliding window only adds the previous window's weight, so
  *   an off-by-one limit shows as soon as a window is saturated.
  * `--history` lets the invariant checkers follow the same answers (credits and rate limits).
+ * Under a promise set whose regions drift (`--consistency production`) the final balances are read
+ * once the regions have converged (support/promised.ts); the window check stays exact.
  */
 import {
   type CreatedKey,
@@ -37,6 +39,7 @@ import {
   readOutcome,
   shown,
 } from '../src/index.js';
+import { convergeBeforeFinalReads } from './support/promised.js';
 
 const KEYS = 4;
 const IDENTITIES = 2;
@@ -187,6 +190,8 @@ export default defineScenario<LimitedFixtures>({
   },
   mix: [verifyEntry, topUpEntry],
   async finish(ctx, f) {
+    // Under a drifting promise set a top-up reaches another region's counter only when it expires.
+    await convergeBeforeFinalReads(ctx);
     const reads = await Promise.all(f.keys.map((k) => readOutcome(ctx, 'keys.getKey', { keyId: k.keyId })));
     const unread = reads.flatMap((r) => (r.answered ? [] : [r.why]));
     const balances = reads.map((r) => {

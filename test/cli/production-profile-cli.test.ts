@@ -5,7 +5,8 @@
  * is a violation (exit 100); judged by the production promises, within them (exit 0) — the
  * scenario's own counts too, once the regions have converged. The one run judged again by
  * `keysim check` with the same set gets the same verdict. The server's clock is manual, so the
- * convergence moves it instead of waiting a minute.
+ * convergence moves it instead of waiting a minute. On the exact simulator (the default target) the
+ * production promises change nothing: every credit invariant holds exactly.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,4 +57,20 @@ test('credits-drain on the production profile: --consistency exact exits 100 (ov
   expect(again.code, again.stdout + again.stderr).toBe(EXIT.ok);
   const exactly = await cli(['check', production.folder, '--consistency', 'exact'], served.env);
   expect(exactly.code, exactly.stdout + exactly.stderr).toBe(EXIT.invariantViolated);
+});
+
+test('credits-drain on the exact simulator: --consistency production passes, every credit invariant exact', async () => {
+  const out = tempDir('keysim-exact-production-');
+  const result = await cli(
+    ['run', 'credits-drain', '--history', '--consistency', 'production', '--out', out, '--max-late-share', '1', '--max-loop-delay', 'off'],
+    served.env,
+  );
+  expect(result.code, result.stdout + result.stderr).toBe(EXIT.ok);
+  const [folder] = runFolders(out);
+  const report = JSON.parse(readFileSync(join(folder as string, 'report.json'), 'utf8')) as {
+    invariants: { invariants: Array<{ id: string; state?: string }> };
+  };
+  for (const id of ['credits.no-over-spend', 'credits.no-under-serve', 'credits.consistent']) {
+    expect(report.invariants.invariants.find((i) => i.id === id)?.state, id).toBe('exact');
+  }
 });
