@@ -164,8 +164,8 @@ describe('the checker on small repositories that break each rule', () => {
   });
 
   it('load importing cli is reported, http is not', () => {
-    expect(violations({ 'src/load/checks/a.ts': "import { x } from '../../cli/config.js';\nimport { s } from '../../http/index.js';" })).toEqual([
-      "src/load/checks/a.ts:1 imports '../../cli/config.js': src/load never imports src/cli",
+    expect(violations({ 'src/load/invariants/a.ts': "import { x } from '../../cli/config.js';\nimport { s } from '../../http/index.js';" })).toEqual([
+      "src/load/invariants/a.ts:1 imports '../../cli/config.js': src/load never imports src/cli",
     ]);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The service's rules (docs/service-model.md), each with a stable id and one line, and what judges
  * it: a scenario's own checks (per-response and end-of-run) and, with `--history`, the invariant
- * checkers of src/load/checks. Scenarios declare the ids they exercise (`Scenario.rules`), and may
+ * checkers of src/load/invariants. Scenarios declare the ids they exercise (`Scenario.rules`), and may
  * name them on the checks that judge them (`MixEntry.rules`, `CheckResult.rules`). A run's report
  * lists the rules the run exercised and judged — a declaring scenario ran and the checks judging
  * the rule judged at least one item, not all "not judged" — those it declared but judged nothing
