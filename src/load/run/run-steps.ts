@@ -83,6 +83,10 @@ export async function openRunHistory(
   return { history, skew };
 }
 
+/** Why a segment runs no oracle (docs/distributed.md#segments). */
+const SEGMENT_SHARES_JOURNAL =
+  "a segment shares the simulator, and its one journal, with the plan's other segments, so no segment can replay it as its own; the invariants are judged across the segments (keysim merge, keysim check), and the oracle runs in a run of one process.";
+
 /** The oracle of a run on the simulator with a history, or why it did not start; its drain timer. */
 export interface RunOracle {
   oracle: Oracle | undefined;
@@ -92,6 +96,11 @@ export interface RunOracle {
 
 /** Starts the oracle (before the setup, so that the fixtures are in the journal it replays). */
 export async function startRunOracle(history: HistoryWriter | undefined, options: RunOptions, client: HttpJsonClient): Promise<RunOracle> {
+  if (history !== undefined && options.target.kind === 'simulator' && options.oracle !== false && options.segment !== undefined) {
+    // The other segments load the same simulator: each one starting its journal would restart the
+    // others', and replay their calls beside its own (a false difference, or a journal cut short).
+    return { oracle: undefined, oracleProblem: SEGMENT_SHARES_JOURNAL, oracleTimer: undefined };
+  }
   let oracleProblem: string | undefined;
   const oracle =
     history !== undefined && options.target.kind === 'simulator' && options.oracle !== false
