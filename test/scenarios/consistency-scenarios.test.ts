@@ -46,7 +46,7 @@ describe('on the exact simulator every consistency scenario passes', () => {
     }, 120_000);
   }
 
-  test('visibility over several connections of a target that names no regions: every lag 0', async () => {
+  test('visibility over several connections of a target that names no regions: every change seen within the promise', async () => {
     const sim = await startSimulator();
     const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
     try {
@@ -58,8 +58,11 @@ describe('on the exact simulator every consistency scenario passes', () => {
       expect(run.failures).toBe('');
       expect(run.exit).toBe(0);
       expect(run.logs.join('\n')).toContain('4 connections (the target names no regions)');
+      // On this machine's clock a lag is the pace of a poll, not the service's: on a busy machine it
+      // is not 0.0 s (regression: "every lag 0" failed beside two CPU-bound processes). Exit 0 says
+      // every lag was within the promise; the lags of 0 are asserted on the service clock below.
       for (const prefix of ['a credit update', 'a key disabled', 'a key deleted'])
-        expect(detailOf(run, prefix)).toContain("max 0.0 s over 3 changes (this machine's clock)");
+        expect(detailOf(run, prefix)).toContain("over 3 changes (this machine's clock)");
     } finally {
       delete process.env.KEYSIM_NAMESPACE;
       await client.close();
