@@ -18,6 +18,7 @@ import {
   type PromisesSection,
   type InvariantViolation,
   type InvariantsSection,
+  type Measure,
   type MergeSection,
   type OperationStats,
   type OracleDifference,
@@ -162,6 +163,22 @@ const rulesShape = object<RulesSection>({ total: count, exercised: arrayOf(ruleS
   'notJudged',
 ]);
 
+const measureShape = object<Measure>(
+  {
+    name: str,
+    title: str,
+    unit: oneOf('ms', 'share', 'credits'),
+    count,
+    p50: num,
+    p95: num,
+    max: num,
+    promise: num,
+    unknown: count,
+    source: oneOf('scenario', 'history'),
+  },
+  ['p50', 'p95', 'max', 'promise', 'unknown'],
+);
+
 const stageShape = object<StageReport>({ durationMs: count, target: count });
 
 const reportShape = object<RunReport>(
@@ -252,9 +269,10 @@ const reportShape = object<RunReport>(
     segment: object<NonNullable<RunReport['segment']>>({ index: count, count }),
     merge: object<MergeSection>({ segments: count, merged: arrayOf(str), missing: arrayOf(str), incomplete: arrayOf(str), partial: bool }),
     rules: rulesShape,
+    measures: arrayOf(measureShape),
     notes: arrayOf(str),
   },
-  ['invariants', 'generator', 'resources', 'segment', 'merge', 'rules'],
+  ['invariants', 'generator', 'resources', 'segment', 'merge', 'rules', 'measures'],
 );
 
 /**

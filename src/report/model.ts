@@ -7,6 +7,7 @@
 
 import type { InvariantsSection } from './model-invariants.js';
 import type { MergeSection } from './model-merge.js';
+import type { Measure } from './model-measures.js';
 
 export type {
   InvariantResult,
@@ -18,6 +19,7 @@ export type {
   WitnessOperation,
 } from './model-invariants.js';
 export type { MergeSection } from './model-merge.js';
+export type { Measure, MeasureUnit } from './model-measures.js';
 
 export const REPORT_SCHEMA = 'keysim-run-report';
 /**
@@ -354,6 +356,8 @@ export interface RunReport {
   merge?: MergeSection;
   /** The service's rules the scenario exercised and those it never touched; absent from older reports. */
   rules?: RulesSection;
+  /** Figures measured against the target's promises (model-measures.ts); absent when none was measured. */
+  measures?: Measure[];
   /** Things a reader should know: skipped phases, clock moves, warnings. */
   notes: string[];
 }

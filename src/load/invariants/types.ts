@@ -4,6 +4,7 @@
  */
 import type { HistoryEvent } from '../history/index.js';
 import type { PromiseSet } from '../promises/index.js';
+import type { Measure } from '../../report/model.js';
 
 export type InvariantId =
   'credits.no-over-spend' | 'credits.no-under-serve' | 'credits.consistent' | 'credits.refill' | 'ratelimit.no-over-admission' | 'ratelimit.no-false-denial';
@@ -123,4 +124,6 @@ export interface InvariantReport {
   notes: string[];
   /** The promise set judged against (absent: exact, the default). */
   promises?: PromisesInForce;
+  /** Figures the checkers measured against the promise set (over-admission per window size, over-spend…). */
+  measures?: Measure[];
 }
