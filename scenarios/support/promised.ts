@@ -17,12 +17,20 @@ export const exactly = (ctx: ScenarioContext): boolean => judgesExactly(ctx.prom
  * (creditTtlMs; every buffered debit reaches the database within it), moving a simulator's manual
  * clock, else waiting. Under `exact` it returns at once.
  */
-export async function convergeBeforeFinalReads(ctx: ScenarioContext): Promise<void> {
+export function convergeBeforeFinalReads(ctx: ScenarioContext): Promise<void> {
+  return convergeBefore(ctx, 'the final reads');
+}
+
+/**
+ * The same wait before any step that needs the database to hold every debit made so far (a read
+ * it judges exactly, a credit change whose answer it checks): `what` names that step in the log.
+ */
+export async function convergeBefore(ctx: ScenarioContext, what: string): Promise<void> {
   if (exactly(ctx)) return;
   const ms = ctx.promises.creditTtlMs;
   const time = await scenarioTime(ctx);
   ctx.log(
-    `${ctx.promises.name} promises: ${time.moved ? 'moving the service clock' : 'waiting'} ${Math.round(ms / 1000)} s (creditTtlMs) for every region to converge before the final reads`,
+    `${ctx.promises.name} promises: ${time.moved ? 'moving the service clock' : 'waiting'} ${Math.round(ms / 1000)} s (creditTtlMs) for every region to converge before ${what}`,
   );
   await time.pass(ms);
 }
@@ -41,4 +49,19 @@ export function overSpendAllowance(units: readonly number[], regions: number, sp
   if (judgesExactly(promises) || regions <= 1) return 0;
   const periods = promises.creditTtlMs > 0 ? 1 + Math.floor(spanMs / promises.creditTtlMs) : 1;
   return units.reduce((n, u) => n + (regions - 1) * u * periods, 0);
+}
+
+/**
+ * A rate-limit window's band under the promise set: it may admit up to
+ * limit × (1 + rateLimitOverAdmission × regions), and deny once what it holds plus the request's
+ * cost is above rateLimitUnderAdmission × the limit. Under `exact` both are the limit itself.
+ */
+export interface RateLimitBand {
+  admitUpTo: number;
+  denyAbove: number;
+}
+
+export function rateLimitBand(limit: number, regions: number, promises: PromiseSet): RateLimitBand {
+  if (judgesExactly(promises)) return { admitUpTo: limit, denyAbove: limit };
+  return { admitUpTo: limit * (1 + promises.rateLimitOverAdmission * regions), denyAbove: promises.rateLimitUnderAdmission * limit };
 }
