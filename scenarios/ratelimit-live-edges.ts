@@ -20,6 +20,10 @@
  * judged. Everything the bursts send goes through the scenario's API, so `--history` records it
  * and the invariant checkers see it too. The phases' own load is a steady, light stream of
  * rate-limit checks on an identifier of its own.
+ *
+ * Under a promise set whose regions count apart (`--consistency production`) the bursts and the
+ * windows are judged against the promised band (support/promised.ts) for the regions the answers
+ * named: a burst admits between floor(0.95 × limit) and floor(limit × (1 + 0.10 × regions)).
  */
 import {
   type CreatedKey,
@@ -35,6 +39,7 @@ import {
   ensureNamespace,
   isInt,
   isRecord,
+  judgesExactly,
   moveClockTo,
   notJudged,
   okData,
@@ -42,7 +47,8 @@ import {
   shown,
   sleep,
 } from '../src/index.js';
-import { type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
+import { rateLimitBand, regionsCounted } from './support/promised.js';
+import { type Band, type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 
 const DURATIONS_MS = [1_000, 5_000] as const;
 const IDENTIFIER_LIMIT = 5;
@@ -88,6 +94,13 @@ interface LiveEdgeFixtures {
   steadyIdentifier: string;
   /** The simulator's frozen clock (moved to each edge) rather than a running one. */
   manualClock: boolean;
+  /** The regions that answered (x-keysim-region), for the promised band. */
+  regions: Set<string>;
+}
+
+/** The band a counter of `limit` is judged by: the limit itself under exact (support/promised.ts). */
+function bandOf(ctx: ScenarioContext, f: LiveEdgeFixtures): (limit: number) => Band {
+  return (limit) => rateLimitBand(limit, regionsCounted(f.regions, ctx.promises), ctx.promises);
 }
 
 /** A cost-0 probe (it consumes nothing); undefined when its answer never came. */
@@ -159,6 +172,7 @@ async function limitCall(ctx: ScenarioContext, f: LiveEdgeFixtures, counter: Cou
     return undefined;
   }
   const r = outcome.response;
+  if (r.region !== undefined) f.regions.add(r.region);
   const d = okData(r);
   if (typeof d === 'string' || !isInt(d.reset) || typeof d.success !== 'boolean' || d.limit !== counter.limit) {
     f.answerProblems.push(`${counter.label}: ${typeof d === 'string' ? d : `malformed answer ${shown(r)}`}`);
@@ -180,6 +194,7 @@ async function verifyCall(ctx: ScenarioContext, f: LiveEdgeFixtures, key: EdgeKe
     return undefined;
   }
   const r = outcome.response;
+  if (r.region !== undefined) f.regions.add(r.region);
   const d = okData(r);
   const limit = typeof d === 'string' || !Array.isArray(d.ratelimits) ? undefined : (d.ratelimits[0] as unknown);
   if (typeof d === 'string' || !isRecord(limit) || !isInt(limit.reset) || (d.code !== 'VALID' && d.code !== 'RATE_LIMITED') || d.keyId !== key.keyId) {
@@ -241,7 +256,11 @@ async function round(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: numb
   f.keys.push(key);
   const firstEdge = await awaitEdge(ctx, f, durationMs);
   const [b1Id, b1Key] = await burst(ctx, f, identifier, idCounter, key);
-  const exact = [exactBurstProblem(idCounter, b1Id.decisions, b1Id.unknown), exactBurstProblem(key.counter, b1Key.decisions, b1Key.unknown)];
+  const band = bandOf(ctx, f);
+  const exact = [
+    exactBurstProblem(idCounter, b1Id.decisions, b1Id.unknown, band(idCounter.limit)),
+    exactBurstProblem(key.counter, b1Key.decisions, b1Key.unknown, band(key.counter.limit)),
+  ];
   await awaitEdge(ctx, f, durationMs, firstEdge + durationMs);
   await burst(ctx, f, identifier, idCounter, key);
   if (exact.includes('straddled')) return false;
@@ -317,6 +336,7 @@ export default defineScenario<LiveEdgeFixtures>({
       probesRefused: [],
       steadyIdentifier: `${ctx.tag}-steady`,
       manualClock: ctx.admin !== undefined && (await ctx.admin.clockMode()) === 'manual',
+      regions: new Set(),
     };
   },
   mix: steadyMix,
@@ -338,6 +358,7 @@ export default defineScenario<LiveEdgeFixtures>({
       checkWindowBounds(
         f.counters.filter((c) => c.durationMs === d),
         f.probes.get(d) ?? [],
+        bandOf(ctx, f),
       ),
     );
     const problems = bounds.flatMap((b) => b.problems);
@@ -359,7 +380,7 @@ export default defineScenario<LiveEdgeFixtures>({
         f.exactProblems.length > 0
           ? f.exactProblems.join('; ')
           : (f.exactJudged === 0 ? 'not judged: no burst could be judged; ' : '') +
-              `${f.exactJudged} bursts admitted exactly their limit (within what their unknown outcomes allow)` +
+              `${f.exactJudged} bursts admitted ${judgesExactly(ctx.promises) ? 'exactly their limit' : `within the ${ctx.promises.name} promises' band for ${regionsCounted(f.regions, ctx.promises)} regions`} (within what their unknown outcomes allow)` +
               (f.exactStraddled > 0 ? `; ${f.exactStraddled} rounds not judged (a burst straddled an edge: the machine was slow)` : '') +
               (f.exactLost > 0 ? `; ${f.exactLost} bursts not judged: none of their answers came` : ''),
         ['ratelimit.limit-exact', 'ratelimit.key-limit-per-key'],

@@ -18,6 +18,10 @@
  * (reported as such), never a false alarm. A fixed-window limiter admits a full second burst
  * right after an edge, which breaks the second bound as soon as the burst follows the edge
  * closely; an off-by-one limit breaks the first.
+ *
+ * Under a promise set whose regions count rate limits apart (`--consistency production`) the
+ * limit of both bounds is the band's upper end, and a burst may be refused from its lower end
+ * (`band`, support/promised.ts); without a band both are the limit, exactly as before.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -31,6 +35,12 @@ export interface Decision {
   admitted: boolean;
   /** The end of the window the answer names (service time, Unix ms). */
   resetMs: number;
+}
+
+/** What a window may admit at most, and from how much held it may refuse (both the limit when exact). */
+export interface Band {
+  admitUpTo: number;
+  denyAbove: number;
 }
 
 export interface CounterRecord {
@@ -53,12 +63,18 @@ export interface BoundsVerdict {
  * Checks the per-window and across-edge bounds of each counter. `evidence` holds further
  * decisions (any counter of the same duration, e.g. cost-0 probes) that place window edges.
  */
-export function checkWindowBounds(counters: readonly CounterRecord[], evidence: readonly Decision[] = []): BoundsVerdict {
+export function checkWindowBounds(
+  counters: readonly CounterRecord[],
+  evidence: readonly Decision[] = [],
+  bandOf: (limit: number) => Band = (limit) => ({ admitUpTo: limit, denyAbove: limit }),
+): BoundsVerdict {
   const problems: string[] = [];
   let edgesJudged = 0;
   let edgesSeen = 0;
   for (const c of counters) {
     const D = c.durationMs;
+    const most = Math.floor(bandOf(c.limit).admitUpTo);
+    const limitText = most === c.limit ? `limit ${c.limit}` : `limit ${c.limit}, at most ${most} within the promise`;
     const admittedBy = new Map<number, Decision[]>();
     for (const d of c.decisions) if (d.admitted) admittedBy.set(d.resetMs, [...(admittedBy.get(d.resetMs) ?? []), d]);
     // Latest send answered in each window, from this counter and the evidence of the same duration.
@@ -69,8 +85,8 @@ export function checkWindowBounds(counters: readonly CounterRecord[], evidence: 
     const resets = new Set(c.decisions.map((d) => d.resetMs));
     for (const reset of resets) {
       const admitted = admittedBy.get(reset) ?? [];
-      if (admitted.length > c.limit) {
-        problems.push(`${c.label}: ${admitted.length} admitted in the window ending ${new Date(reset).toISOString()}, limit ${c.limit}`);
+      if (admitted.length > most) {
+        problems.push(`${c.label}: ${admitted.length} admitted in the window ending ${new Date(reset).toISOString()}, ${limitText}`);
         continue;
       }
       const previous = admittedBy.get(reset - D)?.length ?? 0;
@@ -84,10 +100,10 @@ export function checkWindowBounds(counters: readonly CounterRecord[], evidence: 
       const sorted = [...admitted].sort((a, b) => a.completeMs - b.completeMs);
       for (const [i, x] of sorted.entries()) {
         const carried = carriedAt(x.completeMs);
-        if (i + 1 + carried > c.limit) {
+        if (i + 1 + carried > most) {
           problems.push(
             `${c.label}: ${i + 1} admitted within ${Math.round(x.completeMs - edgeSend)} ms of the window edge at ${new Date(reset - D).toISOString()}, ` +
-              `after ${previous} in the window before it: a sliding window of ${D} ms admits at most ${c.limit - carried} there (limit ${c.limit}) — a fixed window admits a full limit again`,
+              `after ${previous} in the window before it: a sliding window of ${D} ms admits at most ${most - carried} there (${limitText}) — a fixed window admits a full limit again`,
           );
           break;
         }
@@ -106,7 +122,12 @@ export function checkWindowBounds(counters: readonly CounterRecord[], evidence: 
  * [min(asked, limit) − unknown, min(asked, limit)]. Undefined when they do, a message when they do
  * not, 'straddled' (not judged) when the burst straddled an edge, 'not judged' when no answer came.
  */
-export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[], unknown = 0): string | undefined | 'straddled' | 'not judged' {
+export function exactBurstProblem(
+  c: CounterRecord,
+  burst: readonly Decision[],
+  unknown = 0,
+  band: Band = { admitUpTo: c.limit, denyAbove: c.limit },
+): string | undefined | 'straddled' | 'not judged' {
   if (burst.length === 0) return 'not judged';
   const resets = new Set(burst.map((d) => d.resetMs));
   if (resets.size !== 1) return 'straddled';
@@ -116,9 +137,15 @@ export function exactBurstProblem(c: CounterRecord, burst: readonly Decision[], 
   const admitted = burst.filter((d) => d.admitted).length;
   const asked = burst.length + unknown;
   const expected = Math.min(asked, c.limit);
-  const lo = Math.max(0, expected - unknown);
-  const hi = Math.min(expected, burst.length);
+  // A band admits up to its upper end, and may refuse the request that would hold more than its
+  // lower end: at least floor(denyAbove) are admitted. Exact: both are the limit.
+  const fewest = Math.min(asked, Math.floor(band.denyAbove));
+  const most = Math.min(asked, Math.floor(band.admitUpTo));
+  const lo = Math.max(0, fewest - unknown);
+  const hi = Math.min(most, burst.length);
   if (admitted >= lo && admitted <= hi) return undefined;
+  if (fewest !== expected || most !== expected)
+    return `${c.label}: a burst of ${asked} in one fresh window admitted ${admitted}${unknown > 0 ? ` of the ${burst.length} answered (${unknown} answers never came)` : ''}, the limit ${c.limit} within the promise admits between ${lo} and ${hi}`;
   return unknown === 0
     ? `${c.label}: a burst of ${asked} in one fresh window admitted ${admitted}, the limit ${c.limit} admits exactly ${expected}`
     : `${c.label}: a burst of ${asked} in one fresh window admitted ${admitted} of the ${burst.length} answered (${unknown} answers never came), the limit ${c.limit} admits exactly ${expected}: between ${lo} and ${hi} of those answered`;
