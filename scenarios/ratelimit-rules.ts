@@ -103,14 +103,22 @@ const MULTI_RULES = ['ratelimit.multi-all-or-nothing'];
  * band's upper bound, each denial come only once the band allows one (regions: those the answers
  * named, else the set's); the exact answer is always within it.
  */
-function costWalkInBand(ctx: ScenarioContext, seen: readonly unknown[], costs: readonly number[], regions: number, name: string, expected: unknown): CheckResult {
+function costWalkInBand(
+  ctx: ScenarioContext,
+  seen: readonly unknown[],
+  costs: readonly number[],
+  regions: number,
+  name: string,
+  expected: unknown,
+): CheckResult {
   const band = rateLimitBand(10, regions, ctx.promises);
   let used = 0;
   const problems: string[] = [];
   for (const [i, answer] of seen.entries()) {
     const cost = costs[i] ?? 0;
     const [success, remaining] = Array.isArray(answer) ? (answer as unknown[]) : [undefined, undefined];
-    if (typeof success !== 'boolean' || typeof remaining !== 'number' || remaining < 0 || remaining > 10) problems.push(`step ${i + 1}: ${JSON.stringify(answer)}`);
+    if (typeof success !== 'boolean' || typeof remaining !== 'number' || remaining < 0 || remaining > 10)
+      problems.push(`step ${i + 1}: ${JSON.stringify(answer)}`);
     else if (success && used + cost > band.admitUpTo) problems.push(`step ${i + 1} admitted cost ${cost} with ${used} used, beyond ${band.admitUpTo}`);
     else if (!success && used + cost <= band.denyAbove) problems.push(`step ${i + 1} denied cost ${cost} with ${used} used, within ${band.denyAbove}`);
     if (success === true) used += cost;

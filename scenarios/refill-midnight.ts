@@ -241,9 +241,7 @@ function judge(f: MidnightFixtures, k: MidnightKey, final: FinalReading): { pass
         : finalCredits === INITIAL - 1 + AMOUNT - 1
           ? 'the refill added the amount instead of replacing the balance'
           : 'a balance no refill explains';
-    problems.push(
-      `after midnight${f.toleranceMs > 0 ? ` + ${f.toleranceText}` : ''} it read ${String(finalCredits)} credits, expected ${expected}: ${why}`,
-    );
+    problems.push(`after midnight${f.toleranceMs > 0 ? ` + ${f.toleranceText}` : ''} it read ${String(finalCredits)} credits, expected ${expected}: ${why}`);
   }
   return {
     passed: problems.length === 0,
