@@ -52,6 +52,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/http/schema-compiled.property.test.ts',
   'test/http/verify-answer.property.test.ts',
   'test/load/edit-distance.test.ts',
+  'test/load/invariants/counter-periods.test.ts',
   'test/load/invariants/credits.test.ts',
   'test/load/invariants/ratelimit-window-edges.test.ts',
   'test/load/invariants/ratelimit.test.ts',
