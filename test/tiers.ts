@@ -59,6 +59,8 @@ export const UNIT_TESTS: readonly string[] = [
   'test/load/invariants/scheduler.property.test.ts',
   'test/load/invariants/promises.property.test.ts',
   'test/load/invariants/promises.test.ts',
+  'test/load/invariants/production-profile.property.test.ts',
+  'test/load/invariants/ratelimit-band.test.ts',
   'test/load/invariants/segment-verdict.test.ts',
   'test/load/histogram.test.ts',
   'test/load/history-combine.test.ts',

@@ -164,7 +164,7 @@ export function judgeCreditCounters(
   for (const key of collected.keys.values()) {
     if (key.sets.length === 0 || (ownedKeys !== undefined && !ownedKeys.has(key.keyId))) continue;
     const sets = [...key.sets, ...refillSets(key, map, options.refill ?? 'replace', refillLagMs)];
-    samples.push(...overSpendSamples(key, sets, figures.ttlMs, figures.regions));
+    samples.push(...overSpendSamples(key, sets, figures.ttlMs, figures.regions, spanOf));
     if (figures.ttlMs <= 0) continue;
     const tally = checkKeyCounters(key, sets, figures, spanOf, refillLagMs, log);
     periods.judged += tally.judged;
