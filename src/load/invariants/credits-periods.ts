@@ -14,12 +14,6 @@ import type { TimeBracket } from '../history/index.js';
 import { INF, type Read, type SetEvent } from './credits-sets.js';
 import { type Amount, TimedSums } from './credits-sums.js';
 
-/** A service-time bracket. */
-export interface Span {
-  sInv: number;
-  sComp: number;
-}
-
 export interface CounterPeriod {
   /** The region's name ('' for the periods of answers that name none). */
   region: string;
@@ -36,27 +30,31 @@ export function counterAnswers(reads: readonly Read[]): Read[] {
   return reads.filter((r) => r.kind === 'verify' && (r.code === 'VALID' || r.code === 'USAGE_EXCEEDED'));
 }
 
+/** Whether `x` surely came before `y`: answered before it was sent, on the wall or the service clock. */
+function surelyBefore(x: TimeBracket, y: TimeBracket): boolean {
+  return x.comp < y.inv || x.sComp < y.sInv;
+}
+
 /**
  * The periods of one region's counter: `answers` and the region's updateCredits (`drops`), each
- * with its service bracket; `looseFrom`: the earliest service instant an operation of unknown
- * outcome may have run.
+ * with its bracket; `looseFrom`: the earliest service instant an operation of unknown outcome
+ * may have run.
  */
-export function cutPeriods(region: string, answers: readonly Read[], drops: readonly Span[], ttlMs: number, looseFrom: number): CounterPeriod[] {
-  type Item = { at: number; read?: Read; drop?: Span };
-  const items: Item[] = [...answers.map((read) => ({ at: read.t.sInv, read })), ...drops.map((drop) => ({ at: drop.sInv, drop }))];
-  // Drops first on a tie: an answer at the same instant may come after it.
-  items.sort((a, b) => a.at - b.at || (a.drop === undefined ? 1 : 0) - (b.drop === undefined ? 1 : 0));
+export function cutPeriods(region: string, answers: readonly Read[], drops: readonly TimeBracket[], ttlMs: number, looseFrom: number): CounterPeriod[] {
+  type Item = { t: TimeBracket; read?: Read; drop?: TimeBracket };
+  const items: Item[] = [...answers.map((read) => ({ t: read.t, read })), ...drops.map((drop) => ({ t: drop, drop }))];
+  // In service order, then in the order they were sent.
+  items.sort((a, b) => a.t.sInv - b.t.sInv || a.t.inv - b.t.inv);
   const periods: CounterPeriod[] = [];
   let current: CounterPeriod | undefined;
-  let dropped: Span | undefined;
+  let dropped: TimeBracket | undefined;
   for (const item of items) {
     if (item.drop !== undefined) {
-      if (current !== undefined) {
-        // An answer of the period that may come after the drop may be the next counter's.
-        if (current.answers.some((a) => a.t.sComp >= (item.drop as Span).sInv)) current.loose = true;
-        dropped = item.drop;
-        current = undefined;
-      }
+      const drop = item.drop;
+      // An answer of the period that may come after the drop may be the next counter's.
+      if (current?.answers.some((a) => !surelyBefore(a.t, drop)) === true) current.loose = true;
+      if (current !== undefined || dropped !== undefined) dropped = drop;
+      current = undefined;
       continue;
     }
     const read = item.read as Read;
@@ -70,7 +68,7 @@ export function cutPeriods(region: string, answers: readonly Read[], drops: read
       }
       current = { region, start: read, answers: [read], loose: t.sInv < endHi };
     } else {
-      current = { region, start: read, answers: [read], loose: dropped !== undefined && t.sInv <= dropped.sComp };
+      current = { region, start: read, answers: [read], loose: dropped !== undefined && !surelyBefore(dropped, t) };
       dropped = undefined;
     }
     periods.push(current);

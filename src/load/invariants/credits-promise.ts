@@ -21,7 +21,7 @@ import { type HistoryEvent, type TimeBracket, DEFAULT_WALL_SKEW_MS, effectUnknow
 import type { InvariantOptions, Violation } from './types.js';
 import { collect } from './credits-collect.js';
 import { type KeyModel, type Read, type SetEvent, INF, ServiceToWall, refillSets } from './credits-sets.js';
-import { type CounterPeriod, DatabaseBound, type Span, counterAnswers, cutPeriods } from './credits-periods.js';
+import { type CounterPeriod, DatabaseBound, counterAnswers, cutPeriods } from './credits-periods.js';
 import { type OverSpendSample, overSpendSamples } from './credits-over-spend.js';
 import { ViolationLog, witness } from './violation-log.js';
 import { ownKeys } from './segment-scope.js';
@@ -71,11 +71,11 @@ function checkKeyCounters(key: KeyModel, sets: readonly SetEvent[], figures: Cou
 }
 
 /** The key's updateCredits answered in each region: each drops that region's counter. */
-function updateCreditsOf(key: KeyModel, spanOf: (e: HistoryEvent) => TimeBracket): Map<string, Span[]> {
+function updateCreditsOf(key: KeyModel, spanOf: (e: HistoryEvent) => TimeBracket): Map<string, TimeBracket[]> {
   const events = new Set<HistoryEvent>();
   for (const s of key.sets) if (s.event.op === 'keys.updateCredits') events.add(s.event);
   for (const a of [...key.possibleUp, ...key.possibleDown]) if (a.event.op === 'keys.updateCredits') events.add(a.event);
-  const drops = new Map<string, Span[]>();
+  const drops = new Map<string, TimeBracket[]>();
   for (const e of events) {
     if (effectUnknown(e)) continue;
     const region = e.region ?? '';
@@ -84,7 +84,7 @@ function updateCreditsOf(key: KeyModel, spanOf: (e: HistoryEvent) => TimeBracket
   return drops;
 }
 
-function byRegion(answers: readonly Read[], drops: ReadonlyMap<string, Span[]>, ttlMs: number, looseFrom: number): CounterPeriod[] {
+function byRegion(answers: readonly Read[], drops: ReadonlyMap<string, TimeBracket[]>, ttlMs: number, looseFrom: number): CounterPeriod[] {
   const regions = new Map<string, Read[]>();
   for (const r of answers) {
     const region = r.event.region ?? '';
@@ -98,7 +98,7 @@ function byRegion(answers: readonly Read[], drops: ReadonlyMap<string, Span[]>, 
  * its start were created up to ttlMs before it (at most `regions`, one per answer that may have
  * created one); at most one per region is created in it, one more per updateCredits near it.
  */
-function conservativeBound(p: CounterPeriod, answers: readonly Read[], drops: ReadonlyMap<string, Span[]>, db: DatabaseBound, figures: CounterFigures): number {
+function conservativeBound(p: CounterPeriod, answers: readonly Read[], drops: ReadonlyMap<string, TimeBracket[]>, db: DatabaseBound, figures: CounterFigures): number {
   const { ttlMs, regions } = figures;
   const start = p.start.t.sInv;
   const end = p.start.t.sComp + ttlMs;
