@@ -32,6 +32,13 @@ export function regionsOf(history: readonly HistoryEvent[], set: PromiseSet): Pi
   return named.size > 0 ? { regions: named.size, regionsFrom: 'history' } : { regions: set.regions, regionsFrom: 'promise set' };
 }
 
+/** The period that went furthest past its bound, if any over-spent. */
+function worstOverSpend(samples: readonly OverSpendSample[]): OverSpendSample | undefined {
+  let worst: OverSpendSample | undefined;
+  for (const s of samples) if (s.overSpend > 0 && (worst === undefined || s.overSpend - s.bound > worst.overSpend - worst.bound)) worst = s;
+  return worst;
+}
+
 /** One invariant's state and measured size under the set. */
 export interface PromiseJudgement {
   state: VerdictState;
@@ -73,11 +80,14 @@ export function judgeUnderPromises(
   const counters = judgeCreditCounters(history, { ...options, refillLagMs: set.refillLagMs }, counterFigures);
   if (broken.has('credits.no-over-spend') || broken.has('credits.consistent')) {
     const overSpent = counters.violations.filter((v) => v.invariant === 'credits.no-over-spend');
-    const most = Math.max(0, ...counters.samples.map((s) => s.overSpend));
+    // The key's figure against the promise's words first, then what the verdict judged: each regional counter.
+    const w = worstOverSpend(counters.samples);
     const { judged, loose } = counters.periods;
     const measured =
-      `largest over-spend ${most} credits in a ${set.creditTtlMs / 1000} s period; ${judged} regional counter periods judged` +
-      `${loose > 0 ? ` (${loose} not placed)` : ''}, ${overSpent.length === 0 ? 'each within' : 'some beyond'} the balance it was created from`;
+      (w === undefined
+        ? `no period over-spent (bound (${regions} − 1) × the period's starting balance)`
+        : `over-spend ${w.overSpend} credits ${w.overSpend <= w.bound ? '≤' : '>'} bound ${w.bound} ((${regions} − 1) regions × the balance at the period's start)`) +
+      `; judged per regional counter: ${judged} periods${loose > 0 ? ` (${loose} not placed)` : ''}, ${overSpent.length === 0 ? 'each within' : 'not all within'} the balance it was created from`;
     if (broken.has('credits.no-over-spend')) settle('credits.no-over-spend', overSpent, measured);
     if (broken.has('credits.consistent'))
       settle(
