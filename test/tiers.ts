@@ -54,6 +54,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/load/edit-distance.test.ts',
   'test/load/invariants/counter-periods.test.ts',
   'test/load/invariants/credits.test.ts',
+  'test/load/invariants/measures.test.ts',
   'test/load/invariants/ratelimit-window-edges.test.ts',
   'test/load/invariants/ratelimit.test.ts',
   'test/load/invariants/scheduler.property.test.ts',

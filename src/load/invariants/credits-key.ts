@@ -21,6 +21,8 @@ export interface CreditTally {
    * its last boundary, an answer still saw the balance before it (0: none did). For lag.refill.
    */
   refillLag: Map<SetEvent, number>;
+  /** Per USAGE_EXCEEDED judged: the credits surely left beyond what a refusal allows (cost − 1), 0 when none. For credits.under-serve. */
+  underServe: number[];
 }
 
 /** VALID answers of one period with a reported balance, for the disjointness check. */
@@ -51,7 +53,7 @@ export function checkKeyCredits(key: KeyModel, check: KeyCreditJudge, cap: numbe
     }
     if (candidates.length === 0) continue; // before the key existed: nothing to compare with
     if (read.kind === 'verify') tally.verificationsChecked++;
-    new ReadCheck(read, candidates, check, key.keyId, log, tally.refillLag).run(counts, groups);
+    new ReadCheck(read, candidates, check, key.keyId, log, tally).run(counts, groups);
   }
   checkConsumedDisjoint(groups, key.keyId, log);
   checkPeriodBudgets(key, check, log, counts);
@@ -67,10 +69,12 @@ class ReadCheck {
   readonly #what: string;
   readonly #allRefills: boolean;
   readonly #refillLag: Map<SetEvent, number>;
+  readonly #underServe: number[];
 
-  constructor(read: Read, candidates: readonly SetEvent[], check: KeyCreditJudge, subject: string, log: ViolationLog, refillLag: Map<SetEvent, number>) {
+  constructor(read: Read, candidates: readonly SetEvent[], check: KeyCreditJudge, subject: string, log: ViolationLog, tally: CreditTally) {
     this.#read = read;
-    this.#refillLag = refillLag;
+    this.#refillLag = tally.refillLag;
+    this.#underServe = tally.underServe;
     this.#candidates = candidates;
     this.#check = check;
     this.#subject = subject;
@@ -117,6 +121,7 @@ class ReadCheck {
         witness: this.#sureWitness(b.hiSet),
       }));
     }
+    if (read.code === 'USAGE_EXCEEDED' && Number.isFinite(b.lo)) this.#underServe.push(Math.max(0, b.lo - (c - 1)));
     if (read.code === 'USAGE_EXCEEDED' && b.lo >= c) {
       const allRefills = this.#allRefills;
       if (allRefills) this.#sawBeforeRefill();

@@ -76,7 +76,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
   const log = new ViolationLog();
   const counts: CreditCounts = { 'credits.no-over-spend': 0, 'credits.no-under-serve': 0, 'credits.consistent': 0, 'credits.refill': 0 };
   let keysChecked = 0;
-  const tally: CreditTally = { verificationsChecked: 0, skippedAmbiguous: 0, refillLag: new Map() };
+  const tally: CreditTally = { verificationsChecked: 0, skippedAmbiguous: 0, refillLag: new Map(), underServe: [] };
   let keysWithoutCreate = 0;
 
   for (const key of collected.keys.values()) {
@@ -105,7 +105,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
   if (tally.skippedAmbiguous > 0) notes.push(`${tally.skippedAmbiguous} answers came amid more than ${cap} possible credit changes: not checked.`);
   return {
     violations: log.violations(),
-    samples: { refillLagMs: [...tally.refillLag.values()] },
+    samples: { refillLagMs: [...tally.refillLag.values()], underServe: tally.underServe },
     checked: { keys: keysChecked, verifications: tally.verificationsChecked, rateLimitChecks: 0 },
     counts,
     notes,

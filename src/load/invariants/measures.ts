@@ -13,6 +13,9 @@
  * - `credits.over-spend`: per key and counter period, the credits granted beyond the exact
  *   balance (credits-over-spend.ts); promise (regions − 1) × the period's starting balance when
  *   every period has the same, else none.
+ * - `credits.under-serve`: per USAGE_EXCEEDED judged, the credits surely left beyond the cost − 1 a
+ *   refusal allows (0: the refusal was possible); promise 0 under exact, none under a set whose
+ *   regions may refuse from a stale counter.
  * - `lag.refill`: per refill judged, how late an answer still saw the balance before it (0: on
  *   time); promise refillLagMs.
  */
@@ -112,6 +115,15 @@ export function checkerMeasures(input: MeasureInput): Measure[] {
       ),
     );
   }
+  const refusals = input.credits?.underServe ?? [];
+  if (refusals.length > 0)
+    out.push(
+      summarise(
+        { name: 'credits.under-serve', title: 'Credits surely left beyond what a USAGE_EXCEEDED allows, per refusal', unit: 'credits' },
+        refusals,
+        input.set.creditTtlMs === 0 && input.set.refillLagMs === 0 ? 0 : undefined,
+      ),
+    );
   const lags = input.credits?.refillLagMs ?? [];
   if (lags.length > 0)
     out.push(summarise({ name: 'lag.refill', title: 'How late a refill was first seen after its boundary, per refill', unit: 'ms' }, lags, input.set.refillLagMs));

@@ -114,6 +114,8 @@ function windowSamples(counters: Iterable<Counter>): { samples: Array<{ duration
   const unknown: Array<{ durationMs: number | undefined }> = [];
   for (const counter of counters) {
     const durationMs = counter.durationMs;
+    // An admission that may fall in any later window (its answer never came) is one unknown.
+    for (const w of counter.wide) if (effectUnknown(w.event)) unknown.push({ durationMs });
     for (const bucket of counter.buckets.values()) {
       if (bucket.sure.length === 0) {
         if (bucket.possible.some((i) => effectUnknown(i.event))) unknown.push({ durationMs });

@@ -111,6 +111,8 @@ export interface CheckerSamples {
   underAdmissionUnknown?: Array<{ durationMs: number | undefined }>;
   /** Per refill boundary judged: how late, in ms of the service clock, an answer still saw the balance before it (0: on time). */
   refillLagMs?: number[];
+  /** Per USAGE_EXCEEDED judged: the credits surely left beyond what a refusal allows (cost − 1), 0 when none. */
+  underServe?: number[];
 }
 
 /**
