@@ -77,4 +77,3 @@ export function limitHistory(c: LimitCase): HistoryEvent[] {
   }
   return rec.events;
 }
-

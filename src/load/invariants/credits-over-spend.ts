@@ -23,7 +23,13 @@ export interface OverSpendSample {
  * `spanOf` gives an operation's service bracket: the periods run on the service clock, as the
  * counters do; which set an answer follows is read on the wall clock, as the exact checker reads it.
  */
-export function overSpendSamples(key: KeyModel, sets: readonly SetEvent[], ttlMs: number, regions: number, spanOf: (e: HistoryEvent) => TimeBracket): OverSpendSample[] {
+export function overSpendSamples(
+  key: KeyModel,
+  sets: readonly SetEvent[],
+  ttlMs: number,
+  regions: number,
+  spanOf: (e: HistoryEvent) => TimeBracket,
+): OverSpendSample[] {
   const samples: OverSpendSample[] = [];
   const life = ttlMs > 0 ? ttlMs : INF;
   const ordered = [...sets].sort((a, b) => a.lo - b.lo);

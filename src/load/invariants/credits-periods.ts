@@ -98,7 +98,14 @@ export class DatabaseBound {
   readonly #replayMs: number;
 
   /** `spanOf` gives an operation's service bracket; `refillLagMs`: how long after its boundary a refill may take effect. */
-  constructor(sets: readonly SetEvent[], grants: readonly Amount[], ups: readonly Amount[], spanOf: (a: Amount['event']) => TimeBracket, replayMs: number, refillLagMs: number) {
+  constructor(
+    sets: readonly SetEvent[],
+    grants: readonly Amount[],
+    ups: readonly Amount[],
+    spanOf: (a: Amount['event']) => TimeBracket,
+    replayMs: number,
+    refillLagMs: number,
+  ) {
     this.#sets = sets.map((set) => {
       if (set.kind === 'refill') return { set, sLo: set.firstBoundaryMs, sHi: set.lastBoundaryMs + refillLagMs };
       const t = spanOf(set.event);

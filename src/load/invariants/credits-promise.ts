@@ -35,7 +35,14 @@ export interface CounterFigures {
 }
 
 /** One key's counters judged: violations go to `log`; returns how many periods were judged and left out. */
-function checkKeyCounters(key: KeyModel, sets: readonly SetEvent[], figures: CounterFigures, spanOf: (e: HistoryEvent) => TimeBracket, refillLagMs: number, log: ViolationLog) {
+function checkKeyCounters(
+  key: KeyModel,
+  sets: readonly SetEvent[],
+  figures: CounterFigures,
+  spanOf: (e: HistoryEvent) => TimeBracket,
+  refillLagMs: number,
+  log: ViolationLog,
+) {
   const db = new DatabaseBound(sets, key.sureDown, key.possibleUp, spanOf, figures.replayMs, refillLagMs);
   const answers = counterAnswers(key.reads);
   // Everything that may have run in any region without an answer: periods after it are not placed.
@@ -98,7 +105,13 @@ function byRegion(answers: readonly Read[], drops: ReadonlyMap<string, TimeBrack
  * its start were created up to ttlMs before it (at most `regions`, one per answer that may have
  * created one); at most one per region is created in it, one more per updateCredits near it.
  */
-function conservativeBound(p: CounterPeriod, answers: readonly Read[], drops: ReadonlyMap<string, TimeBracket[]>, db: DatabaseBound, figures: CounterFigures): number {
+function conservativeBound(
+  p: CounterPeriod,
+  answers: readonly Read[],
+  drops: ReadonlyMap<string, TimeBracket[]>,
+  db: DatabaseBound,
+  figures: CounterFigures,
+): number {
   const { ttlMs, regions } = figures;
   const start = p.start.t.sInv;
   const end = p.start.t.sComp + ttlMs;

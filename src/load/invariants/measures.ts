@@ -66,11 +66,9 @@ export interface MeasureInput {
 function rateLimitMeasures(input: MeasureInput): Measure[] {
   const { rateLimit, set, regions } = input;
   const count = (list: ReadonlyArray<{ durationMs: number | undefined }> | undefined, d: number) => (list ?? []).filter((u) => u.durationMs === d).length;
-  const sizes = new Set<number>([
-    ...(rateLimit?.overAdmission ?? []).map((s) => s.durationMs),
-    ...(rateLimit?.underAdmission ?? []).map((s) => s.durationMs),
-  ]);
-  for (const u of [...(rateLimit?.overAdmissionUnknown ?? []), ...(rateLimit?.underAdmissionUnknown ?? [])]) if (u.durationMs !== undefined) sizes.add(u.durationMs);
+  const sizes = new Set<number>([...(rateLimit?.overAdmission ?? []).map((s) => s.durationMs), ...(rateLimit?.underAdmission ?? []).map((s) => s.durationMs)]);
+  for (const u of [...(rateLimit?.overAdmissionUnknown ?? []), ...(rateLimit?.underAdmissionUnknown ?? [])])
+    if (u.durationMs !== undefined) sizes.add(u.durationMs);
   const over = byWindow(rateLimit?.overAdmission ?? []);
   const under = byWindow(rateLimit?.underAdmission ?? []);
   const out: Measure[] = [];
@@ -126,6 +124,8 @@ export function checkerMeasures(input: MeasureInput): Measure[] {
     );
   const lags = input.credits?.refillLagMs ?? [];
   if (lags.length > 0)
-    out.push(summarise({ name: 'lag.refill', title: 'How late a refill was first seen after its boundary, per refill', unit: 'ms' }, lags, input.set.refillLagMs));
+    out.push(
+      summarise({ name: 'lag.refill', title: 'How late a refill was first seen after its boundary, per refill', unit: 'ms' }, lags, input.set.refillLagMs),
+    );
   return out;
 }

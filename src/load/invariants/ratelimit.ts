@@ -109,7 +109,10 @@ function scaleLimits(decisions: readonly Decision[], scale: number, costSlack: n
  * admitted cost went over its limit, 0 when it did not. A window whose admissions are all
  * unknown, or whose limit's window size is unknown, is not measured.
  */
-function windowSamples(counters: Iterable<Counter>): { samples: Array<{ durationMs: number; share: number }>; unknown: Array<{ durationMs: number | undefined }> } {
+function windowSamples(counters: Iterable<Counter>): {
+  samples: Array<{ durationMs: number; share: number }>;
+  unknown: Array<{ durationMs: number | undefined }>;
+} {
   const samples: Array<{ durationMs: number; share: number }> = [];
   const unknown: Array<{ durationMs: number | undefined }> = [];
   for (const counter of counters) {
@@ -148,7 +151,12 @@ export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options
   // elsewhere the admissions that filled the window may be in another segment's history.
   const ownedKeys = ownKeys(all, options.segment?.sharedKeyIds, options.segment !== undefined);
   const strict = options.strictAfterDenial ?? false;
-  const { judged, leftToMerge, unjudged, underAdmission, unmeasured } = checkFalseDenials(decisions, counters, { ownedKeys, unattributedSince, unjudgeable, strict }, log);
+  const { judged, leftToMerge, unjudged, underAdmission, unmeasured } = checkFalseDenials(
+    decisions,
+    counters,
+    { ownedKeys, unattributedSince, unjudgeable, strict },
+    log,
+  );
   counts['ratelimit.no-false-denial'] += judged;
 
   const notes: string[] = [];

@@ -47,8 +47,18 @@ describe('rate-limit measures', () => {
     expect([60_000, 1_000, 500, 1_500].map(windowName)).toEqual(['60s', '1s', '500ms', '1500ms']);
     const h = new PromiseHistory();
     const at = Math.ceil(T0 / MINUTE) * MINUTE + 10;
-    h.add('ratelimit.limit', at, { namespace: 'ns', identifier: 'a', limit: 5, duration: 1_000 }, { status: 200, limit: 5, remaining: 4, reset: at - 10 + 1_000, success: true });
-    h.add('ratelimit.limit', at, { namespace: 'ns', identifier: 'b', limit: 5, duration: 60_000 }, { status: 200, limit: 5, remaining: 4, reset: at - 10 + 60_000, success: true });
+    h.add(
+      'ratelimit.limit',
+      at,
+      { namespace: 'ns', identifier: 'a', limit: 5, duration: 1_000 },
+      { status: 200, limit: 5, remaining: 4, reset: at - 10 + 1_000, success: true },
+    );
+    h.add(
+      'ratelimit.limit',
+      at,
+      { namespace: 'ns', identifier: 'b', limit: 5, duration: 60_000 },
+      { status: 200, limit: 5, remaining: 4, reset: at - 10 + 60_000, success: true },
+    );
     expect(measuresOf(h).map((m) => m.name)).toEqual(['ratelimit.over-admission.1s', 'ratelimit.over-admission.60s']);
   });
 

@@ -22,7 +22,13 @@ const violated = (r: InvariantReport) => r.invariants.filter((i) => i.state === 
 const describeViolations = (r: InvariantReport) => r.violations.map((v) => `${v.invariant} ${v.subject}: ${v.message}`).join('\n');
 
 /** Clock steps: none (bursts), a little, past a replay delay, across a counter's life. */
-const stepArb = fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 3_000 }), fc.integer({ min: 4_000, max: 20_000 }), fc.integer({ min: 55_000, max: 65_000 }));
+const stepArb = fc.oneof(
+  fc.constant(0),
+  fc.constant(0),
+  fc.integer({ min: 1, max: 3_000 }),
+  fc.integer({ min: 4_000, max: 20_000 }),
+  fc.integer({ min: 55_000, max: 65_000 }),
+);
 
 const creditOpArb = fc.record({
   kind: fc.constantFrom('verify', 'verify', 'verify', 'verify', 'update'),
@@ -47,7 +53,11 @@ function creditHistory(c: CreditCase): HistoryEvent[] {
   const fx = makeProfile({ startMs: PROFILE_START_MS, seed: c.seed, regions: c.regions, replayDelayMs: { min: 1, max: c.replayMaxMs } });
   const rec = new ProfileRecorder(fx);
   const keys = c.balances.map((remaining) =>
-    unwrap(rec.call(1, 'keys.createKey', { apiId: fx.apiId, credits: { remaining } }, () => fx.region(1).keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining } }))),
+    unwrap(
+      rec.call(1, 'keys.createKey', { apiId: fx.apiId, credits: { remaining } }, () =>
+        fx.region(1).keys.createKey(fx.rootKey, { apiId: fx.apiId, credits: { remaining } }),
+      ),
+    ),
   );
   for (const op of c.ops) {
     const key = keys[op.key % keys.length] as { key: string; keyId: string };
@@ -65,7 +75,11 @@ function creditHistory(c: CreditCase): HistoryEvent[] {
   return rec.events;
 }
 
-const limitOpArb = fc.record({ region: fc.nat(2), cost: fc.integer({ min: 1, max: 3 }), advanceMs: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 2_000 }), fc.integer({ min: 2_000, max: 15_000 })) });
+const limitOpArb = fc.record({
+  region: fc.nat(2),
+  cost: fc.integer({ min: 1, max: 3 }),
+  advanceMs: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 2_000 }), fc.integer({ min: 2_000, max: 15_000 })),
+});
 const limitCaseArb = fc.record({
   seed: fc.integer({ min: 1, max: 0x7fff_ffff }),
   regions: fc.integer({ min: 2, max: 3 }),
@@ -84,7 +98,11 @@ describe('the checkers against the production profile', () => {
     assertProperty(
       fc.property(creditCaseArb, (c) => {
         const events = creditHistory(c);
-        const production = judgeInvariants(events, { wallSkewMs: 0, refill: 'production', promises: promiseSet('production', { creditReplayMs: c.replayMaxMs }) });
+        const production = judgeInvariants(events, {
+          wallSkewMs: 0,
+          refill: 'production',
+          promises: promiseSet('production', { creditReplayMs: c.replayMaxMs }),
+        });
         expect(violated(production), describeViolations(production)).toEqual([]);
         const measure = production.measures?.find((m) => m.name === 'credits.over-spend');
         if (events.some((e) => e.outcome !== 'unknown' && e.outcome.code === 'VALID')) expect(measure?.count).toBeGreaterThan(0);

@@ -30,7 +30,9 @@ describe('credits over-spend', () => {
     const verdict = stateOf(p, 'credits.no-over-spend');
     expect(verdict.state).toBe('within-promise');
     expect(verdict.passed).toBe(true);
-    expect(verdict.measured).toMatch(/over-spend 60 credits ≤ bound 100 .*; judged per regional counter: 2 periods, each within the balance it was created from/);
+    expect(verdict.measured).toMatch(
+      /over-spend 60 credits ≤ bound 100 .*; judged per regional counter: 2 periods, each within the balance it was created from/,
+    );
     expect(stateOf(p, 'credits.consistent').state).toBe('within-promise');
     expect(p.promises).toMatchObject({ name: 'production', regions: 2, regionsFrom: 'history' });
   });
@@ -43,7 +45,9 @@ describe('credits over-spend', () => {
     expect(verdict.state).toBe('violated');
     expect(verdict.measured).toMatch(/over-spend 101 credits > bound 100 .*not all within the balance/);
     expect(p.passed).toBe(false);
-    expect(p.violations.find((v) => v.invariant === 'credits.no-over-spend')?.message).toMatch(/region 2's counter .* beyond the database balance it was created from: at most 100 credits/);
+    expect(p.violations.find((v) => v.invariant === 'credits.no-over-spend')?.message).toMatch(
+      /region 2's counter .* beyond the database balance it was created from: at most 100 credits/,
+    );
   });
 
   test('the bound counts the regions the history names, not the promise set’s: one named region bounds the over-spend at 0', () => {

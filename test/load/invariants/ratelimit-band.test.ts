@@ -55,7 +55,9 @@ describe('the production rate-limit band against the profile', () => {
 
   test('the over-admission measure names the window and the derived promise', () => {
     const { events } = roundRobin(3, 100, 1);
-    const measure = judgeInvariants(events, { wallSkewMs: 0, promises: promiseSet('production') }).measures?.find((m) => m.name === 'ratelimit.over-admission.60s');
+    const measure = judgeInvariants(events, { wallSkewMs: 0, promises: promiseSet('production') }).measures?.find(
+      (m) => m.name === 'ratelimit.over-admission.60s',
+    );
     expect(measure).toMatchObject({ unit: 'share', count: 1, source: 'history' });
     expect(measure?.max).toBeCloseTo(0.4);
     expect(measure?.promise).toBeCloseTo(0.6);
