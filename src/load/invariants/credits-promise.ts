@@ -86,7 +86,9 @@ function updateCreditsOf(key: KeyModel, spanOf: (e: HistoryEvent) => TimeBracket
   for (const e of events) {
     if (effectUnknown(e)) continue;
     const region = e.region ?? '';
-    drops.set(region, [...(drops.get(region) ?? []), spanOf(e)]);
+    const list = drops.get(region);
+    if (list === undefined) drops.set(region, [spanOf(e)]);
+    else list.push(spanOf(e));
   }
   return drops;
 }
@@ -95,7 +97,9 @@ function byRegion(answers: readonly Read[], drops: ReadonlyMap<string, TimeBrack
   const regions = new Map<string, Read[]>();
   for (const r of answers) {
     const region = r.event.region ?? '';
-    regions.set(region, [...(regions.get(region) ?? []), r]);
+    const list = regions.get(region);
+    if (list === undefined) regions.set(region, [r]);
+    else list.push(r);
   }
   return [...regions].flatMap(([region, reads]) => cutPeriods(region, reads, drops.get(region) ?? [], ttlMs, looseFrom));
 }

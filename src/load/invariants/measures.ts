@@ -50,7 +50,11 @@ export function summarise(base: Pick<Measure, 'name' | 'title' | 'unit'>, values
 /** Samples grouped by window size, in ascending size. */
 function byWindow<T extends { durationMs: number }>(samples: readonly T[]): Map<number, T[]> {
   const groups = new Map<number, T[]>();
-  for (const s of [...samples].sort((a, b) => a.durationMs - b.durationMs)) groups.set(s.durationMs, [...(groups.get(s.durationMs) ?? []), s]);
+  for (const s of [...samples].sort((a, b) => a.durationMs - b.durationMs)) {
+    const list = groups.get(s.durationMs);
+    if (list === undefined) groups.set(s.durationMs, [s]);
+    else list.push(s);
+  }
   return groups;
 }
 
