@@ -12,7 +12,11 @@ import { timeBracket } from '../history/index.js';
 import type { Amount } from './credits-sums.js';
 import type { KeyModel, ServiceToWall, SetEvent } from './credits-sets.js';
 
-/** The wall time by which a change answered at `amount`'s end is surely seen `lagMs` of service time later. */
+/**
+ * The wall time by which a change answered at `amount`'s end is surely seen `lagMs` of service
+ * time later: the first operation sent past that instant (the sums compare strictly, so that
+ * operation itself still counts as possibly before: lenient by one operation, never stricter).
+ */
 function seenBy(a: { comp: number; event: Amount['event'] }, lagMs: number, map: ServiceToWall, wallSkewMs: number): number {
   if (lagMs <= 0) return a.comp;
   const sComp = timeBracket(a.event, wallSkewMs).sComp;

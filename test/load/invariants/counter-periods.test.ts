@@ -68,4 +68,22 @@ describe('counter periods per region', () => {
     h.verify(T0 + 70_000, 'key_e', 'VALID', 9, '1');
     expect(stateOf(production(h), 'credits.no-over-spend')).toBe('violated');
   });
+
+  test('a top-up in one region refused in another from its older counter is within the promise (under-serve was judged with the refill lag only)', () => {
+    const h = new PromiseHistory();
+    h.create(T0, 'key_t', 1);
+    h.verify(T0 + 10, 'key_t', 'VALID', 0, '2'); // region 2's counter: 1, now 0
+    h.add('keys.updateCredits', T0 + 20, { keyId: 'key_t', operation: 'increment', value: 5 }, { status: 200, remaining: 5 }, '1');
+    // Region 2 counts from its counter until it is 60 s old: the top-up is not there yet.
+    h.verify(T0 + 30_000, 'key_t', 'USAGE_EXCEEDED', 0, '2');
+    expect(stateOf(exact(h), 'credits.no-under-serve')).toBe('violated');
+    const p = production(h);
+    expect(p.violations.map((v) => `${v.invariant}: ${v.message}`)).toEqual([]);
+    expect(stateOf(p, 'credits.no-under-serve')).toBe('within-promise');
+    // 60 s after the top-up every region's counter has been created again: a refusal sent after
+    // the first operation past that instant is a violation.
+    h.verify(T0 + 20 + 61_000, 'key_t', 'USAGE_EXCEEDED', 0, '2');
+    h.verify(T0 + 20 + 62_000, 'key_t', 'USAGE_EXCEEDED', 0, '2');
+    expect(stateOf(production(h), 'credits.no-under-serve')).toBe('violated');
+  });
 });
