@@ -16,6 +16,13 @@ export type CreditCounts = Record<'credits.no-over-spend' | 'credits.no-under-se
 export interface CreditTally {
   verificationsChecked: number;
   skippedAmbiguous: number;
+  /**
+   * Per refill judged (an answer whose every candidate is a refill): how late, in service ms after
+   * its last boundary, an answer still saw the balance before it (0: none did). For lag.refill.
+   */
+  refillLag: Map<SetEvent, number>;
+  /** Per USAGE_EXCEEDED judged: the credits surely left beyond what a refusal allows (cost − 1), 0 when none. For credits.under-serve. */
+  underServe: number[];
 }
 
 /** VALID answers of one period with a reported balance, for the disjointness check. */
@@ -46,7 +53,7 @@ export function checkKeyCredits(key: KeyModel, check: KeyCreditJudge, cap: numbe
     }
     if (candidates.length === 0) continue; // before the key existed: nothing to compare with
     if (read.kind === 'verify') tally.verificationsChecked++;
-    new ReadCheck(read, candidates, check, key.keyId, log).run(counts, groups);
+    new ReadCheck(read, candidates, check, key.keyId, log, tally).run(counts, groups);
   }
   checkConsumedDisjoint(groups, key.keyId, log);
   checkPeriodBudgets(key, check, log, counts);
@@ -61,9 +68,13 @@ class ReadCheck {
   readonly #log: ViolationLog;
   readonly #what: string;
   readonly #allRefills: boolean;
+  readonly #refillLag: Map<SetEvent, number>;
+  readonly #underServe: number[];
 
-  constructor(read: Read, candidates: readonly SetEvent[], check: KeyCreditJudge, subject: string, log: ViolationLog) {
+  constructor(read: Read, candidates: readonly SetEvent[], check: KeyCreditJudge, subject: string, log: ViolationLog, tally: CreditTally) {
     this.#read = read;
+    this.#refillLag = tally.refillLag;
+    this.#underServe = tally.underServe;
     this.#candidates = candidates;
     this.#check = check;
     this.#subject = subject;
@@ -79,7 +90,10 @@ class ReadCheck {
     const own = valid ? c : 0;
     const b = this.#check.bounds(this.#candidates, read.t, own);
     if (read.kind === 'verify') counts[valid ? 'credits.no-over-spend' : 'credits.no-under-serve'] += 1;
-    if (this.#allRefills) counts['credits.refill'] += 1;
+    if (this.#allRefills) {
+      counts['credits.refill'] += 1;
+      for (const c of this.#candidates) if (!this.#refillLag.has(c)) this.#refillLag.set(c, 0);
+    }
     this.#checkGrantAndRefusal(b, valid);
     const r = read.reported;
     if (r === undefined) return;
@@ -107,8 +121,10 @@ class ReadCheck {
         witness: this.#sureWitness(b.hiSet),
       }));
     }
+    if (read.code === 'USAGE_EXCEEDED' && Number.isFinite(b.lo)) this.#underServe.push(Math.max(0, b.lo - (c - 1)));
     if (read.code === 'USAGE_EXCEEDED' && b.lo >= c) {
       const allRefills = this.#allRefills;
+      if (allRefills) this.#sawBeforeRefill();
       const invariant: InvariantId = allRefills ? 'credits.refill' : 'credits.no-under-serve';
       this.#log.add(invariant, this.#subject, x.comp, () => ({
         message: `${this.#what} was refused for credits although at least ${fmt(b.lo)} credits were surely left ${this.#candidateText(b.loSet)}${topUpText(this.#check.sureTopUpsBetween(b.loSet, x))}${allRefills ? ': the refill was not applied at its boundary' : ''} (${this.#check.possibleSpendsBetween(b.loSet, x, read.event).length} operations could have spent in between).`,
@@ -126,6 +142,7 @@ class ReadCheck {
     const low = valid ? b.lo - c : b.lo;
     const high = valid ? b.hi - c : b.hi;
     const invariant: InvariantId = allRefills ? 'credits.refill' : 'credits.consistent';
+    if (allRefills && (r < low || r > high)) this.#sawBeforeRefill();
     if (r < 0 || r < low) {
       this.#log.add(invariant, this.#subject, at, () => ({
         message: `${this.#what} reports ${fmt(r)} credits, but ${this.#candidateText(b.loSet)} at least ${fmt(Math.max(0, low))} must have been left${allRefills ? ': the refill was not applied at its boundary' : ''}.`,
@@ -142,6 +159,14 @@ class ReadCheck {
         message: `${this.#what} was refused for credits but reports a balance of ${fmt(r)}, enough for its cost.`,
         witness: [read.event],
       }));
+    }
+  }
+
+  /** This answer still saw the balance before its refills: each was late by at least its service instant less their last boundary. */
+  #sawBeforeRefill(): void {
+    for (const c of this.#candidates) {
+      const late = Math.max(0, this.#read.t.sInv - c.lastBoundaryMs);
+      if (Number.isFinite(late)) this.#refillLag.set(c, Math.max(this.#refillLag.get(c) ?? 0, late));
     }
   }
 

@@ -52,6 +52,7 @@ import type { InvariantOptions, InvariantFindings } from './types.js';
 import { KeyCreditJudge } from './credits-bounds.js';
 import { collect } from './credits-collect.js';
 import { ServiceToWall, refillSets } from './credits-sets.js';
+import { withRegionalLag } from './credits-lag.js';
 import { ViolationLog } from './violation-log.js';
 import { type CreditCounts, type CreditTally, checkKeyCredits } from './credits-key.js';
 import { ownKeys } from './segment-scope.js';
@@ -75,7 +76,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
   const log = new ViolationLog();
   const counts: CreditCounts = { 'credits.no-over-spend': 0, 'credits.no-under-serve': 0, 'credits.consistent': 0, 'credits.refill': 0 };
   let keysChecked = 0;
-  const tally: CreditTally = { verificationsChecked: 0, skippedAmbiguous: 0 };
+  const tally: CreditTally = { verificationsChecked: 0, skippedAmbiguous: 0, refillLag: new Map(), underServe: [] };
   let keysWithoutCreate = 0;
 
   for (const key of collected.keys.values()) {
@@ -88,7 +89,8 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
       continue;
     }
     keysChecked++;
-    checkKeyCredits(key, new KeyCreditJudge(key, refillSets(key, map, mode, options.refillLagMs ?? 0)), cap, log, counts, tally);
+    const judged = options.regionalLag === undefined ? key : withRegionalLag(key, map, options.regionalLag, wallSkewMs);
+    checkKeyCredits(judged, new KeyCreditJudge(judged, refillSets(judged, map, mode, options.refillLagMs ?? 0)), cap, log, counts, tally);
   }
 
   const notes: string[] = [];
@@ -103,6 +105,7 @@ export function judgeCreditInvariants(events: Iterable<HistoryEvent>, options: I
   if (tally.skippedAmbiguous > 0) notes.push(`${tally.skippedAmbiguous} answers came amid more than ${cap} possible credit changes: not checked.`);
   return {
     violations: log.violations(),
+    samples: { refillLagMs: [...tally.refillLag.values()], underServe: tally.underServe },
     checked: { keys: keysChecked, verifications: tally.verificationsChecked, rateLimitChecks: 0 },
     counts,
     notes,

@@ -8,6 +8,8 @@ import { type InvariantOptions, type InvariantReport, INVARIANTS, type Invariant
 import { judgeCreditInvariants } from './credits.js';
 import { judgeRateLimitInvariants } from './ratelimit.js';
 import { judgeUnderPromises } from './promise-verdicts.js';
+import { checkerMeasures } from './measures.js';
+import { promiseSet } from '../promises/index.js';
 
 export { judgeCreditInvariants } from './credits.js';
 export { judgeRateLimitInvariants } from './ratelimit.js';
@@ -45,7 +47,9 @@ function segmentNote(invariants: readonly InvariantVerdict[]): string {
 export function judgeInvariants(events: Iterable<HistoryEvent>, options: InvariantOptions = {}): InvariantReport {
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
   const results = [judgeCreditInvariants(all, options), judgeRateLimitInvariants(all, options)];
-  const promised = options.promises === undefined ? undefined : judgeUnderPromises(all, options, options.promises, results);
+  const set = options.promises ?? promiseSet('exact');
+  const underSet = judgeUnderPromises(all, options, set, results);
+  const promised = options.promises === undefined ? undefined : underSet;
   const judgements = promised?.judgements;
   // Under a promise set, an invariant it judged again keeps the violations of the promise only.
   const violations = results.flatMap((r) => r.violations).filter((v) => judgements?.get(v.invariant) === undefined);
@@ -78,5 +82,13 @@ export function judgeInvariants(events: Iterable<HistoryEvent>, options: Invaria
     invariants,
     notes: [...(options.segment === undefined ? [] : [segmentNote(invariants)]), ...results.flatMap((r) => r.notes)],
     ...(promised === undefined ? {} : { promises: promised.inForce }),
+    // Taken from the exact judgement (never the banded ones), against the set in force.
+    measures: checkerMeasures({
+      credits: results[0]?.samples,
+      rateLimit: results[1]?.samples,
+      overSpend: underSet.overSpend,
+      set,
+      regions: underSet.inForce.regions,
+    }),
   };
 }

@@ -36,7 +36,7 @@
  * window) sit in a per-counter list scanned by the denial checks, which is short in practice.
  */
 import { iso } from '../../engine/iso.js';
-import { type HistoryEvent, DEFAULT_WALL_SKEW_MS } from '../history/index.js';
+import { type HistoryEvent, DEFAULT_WALL_SKEW_MS, effectUnknown } from '../history/index.js';
 import type { InvariantOptions, InvariantFindings } from './types.js';
 import { type Decision, type Possibility, collect } from './ratelimit-collect.js';
 import { Counter, type Item, MAX_WINDOW_SPREAD } from './ratelimit-counters.js';
@@ -91,13 +91,55 @@ function largestOverAdmission(counters: Iterable<Counter>): number {
   return most;
 }
 
+/**
+ * Every limit judged as `scale` × itself plus `costSlack` × the largest cost its counter saw
+ * (promise-verdicts.ts's bands; 1 and 0 judge the limits as they are).
+ */
+function scaleLimits(decisions: readonly Decision[], scale: number, costSlack: number): void {
+  if (scale === 1 && costSlack === 0) return;
+  const largestCost = new Map<string, number>();
+  for (const d of decisions)
+    for (const e of d.entries) for (const p of e.possibilities) largestCost.set(p.counter, Math.max(largestCost.get(p.counter) ?? 0, e.cost));
+  for (const d of decisions)
+    for (const e of d.entries) for (const p of e.possibilities) p.limit = p.limit * scale + costSlack * (largestCost.get(p.counter) ?? 0);
+}
+
+/**
+ * One sample per judged window (one with a surely admitted request): the share its surely
+ * admitted cost went over its limit, 0 when it did not. A window whose admissions are all
+ * unknown, or whose limit's window size is unknown, is not measured.
+ */
+function windowSamples(counters: Iterable<Counter>): {
+  samples: Array<{ durationMs: number; share: number }>;
+  unknown: Array<{ durationMs: number | undefined }>;
+} {
+  const samples: Array<{ durationMs: number; share: number }> = [];
+  const unknown: Array<{ durationMs: number | undefined }> = [];
+  for (const counter of counters) {
+    const durationMs = counter.durationMs;
+    // An admission that may fall in any later window (its answer never came) is one unknown.
+    for (const w of counter.wide) if (effectUnknown(w.event)) unknown.push({ durationMs });
+    for (const bucket of counter.buckets.values()) {
+      if (bucket.sure.length === 0) {
+        if (bucket.possible.some((i) => effectUnknown(i.event))) unknown.push({ durationMs });
+        continue;
+      }
+      if (durationMs === undefined || bucket.maxSureLimit <= 0) {
+        unknown.push({ durationMs });
+        continue;
+      }
+      samples.push({ durationMs, share: Math.max(0, bucket.sureTotal / bucket.maxSureLimit - 1) });
+    }
+  }
+  return { samples, unknown };
+}
+
 /** Checks the rate-limit invariants of a history (see the block comment at the top). */
 export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options: InvariantOptions = {}): InvariantFindings {
   const wallSkewMs = options.wallSkewMs ?? DEFAULT_WALL_SKEW_MS;
   const all = Array.isArray(events) ? (events as HistoryEvent[]) : [...events];
   const { decisions, unattributedSince, unjudgeable } = collect(all, wallSkewMs, options.segment !== undefined);
-  const scale = options.limitScale ?? 1;
-  if (scale !== 1) for (const d of decisions) for (const e of d.entries) for (const p of e.possibilities) p.limit *= scale;
+  scaleLimits(decisions, options.limitScale ?? 1, options.limitCostSlack ?? 0);
   const { counters, rateLimitChecks } = fileDecisions(decisions);
   const counts = { 'ratelimit.no-over-admission': 0, 'ratelimit.no-false-denial': 0 };
   const log = new ViolationLog();
@@ -108,7 +150,13 @@ export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options
   // (2) No false denial. In a segment, only on counters no other process can spend (segment-scope.ts):
   // elsewhere the admissions that filled the window may be in another segment's history.
   const ownedKeys = ownKeys(all, options.segment?.sharedKeyIds, options.segment !== undefined);
-  const { judged, leftToMerge, unjudged } = checkFalseDenials(decisions, counters, { ownedKeys, unattributedSince, unjudgeable }, log);
+  const strict = options.strictAfterDenial ?? false;
+  const { judged, leftToMerge, unjudged, underAdmission, unmeasured } = checkFalseDenials(
+    decisions,
+    counters,
+    { ownedKeys, unattributedSince, unjudgeable, strict },
+    log,
+  );
   counts['ratelimit.no-false-denial'] += judged;
 
   const notes: string[] = [];
@@ -123,9 +171,11 @@ export function judgeRateLimitInvariants(events: Iterable<HistoryEvent>, options
     );
   }
   const overAdmission = largestOverAdmission(counters.values());
+  const windows = windowSamples(counters.values());
   return {
     violations: log.violations(),
     ...(overAdmission > 0 ? { overAdmission } : {}),
+    samples: { overAdmission: windows.samples, underAdmission, overAdmissionUnknown: windows.unknown, underAdmissionUnknown: unmeasured },
     checked: { keys: 0, verifications: 0, rateLimitChecks },
     counts,
     notes,

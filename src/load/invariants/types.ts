@@ -56,6 +56,22 @@ export interface InvariantOptions {
   refillLagMs?: number;
   /** Every rate limit judged as this multiple of itself (default 1; promise-verdicts.ts sets the bands). */
   limitScale?: number;
+  /**
+   * Added to every (scaled) rate limit: this many times the largest cost its counter saw (one
+   * request's cost per region that may not have published yet; default 0).
+   */
+  limitCostSlack?: number;
+  /**
+   * Regional counters (promise-verdicts.ts sets it under a set with `creditTtlMs`): a change of the
+   * balance may stay unseen by another region's counter for `counterMs`, and a VALID answer's
+   * debit may reach the database up to `replayMs` late. Widens the lower bounds only.
+   */
+  regionalLag?: { counterMs: number; replayMs: number };
+  /**
+   * A region that denied a counter denies it until its window ends (the production profile's
+   * strictness): a denial after a legal denial of the same counter, window and region is legal.
+   */
+  strictAfterDenial?: boolean;
 }
 
 export interface JudgedCounts {
@@ -79,6 +95,24 @@ export interface InvariantFindings {
   notJudged?: Partial<Record<InvariantId, number>>;
   /** Rate limits: the largest share a window's admitted cost went over its limit (0.07: 7 % over), when any did. */
   overAdmission?: number;
+  /** What the checker measured on the way, for the measures (measures.ts); never part of a verdict. */
+  samples?: CheckerSamples;
+}
+
+/** Figures a checker measured, per judged item (measures.ts turns them into `Measure`s). */
+export interface CheckerSamples {
+  /** Per judged rate-limit window: its window size and the share its admitted cost went over the limit (0: none). */
+  overAdmission?: Array<{ durationMs: number; share: number }>;
+  /** Per judged denial: the window size of the limit that came closest, and the share of it not yet usable (0: reached). */
+  underAdmission?: Array<{ durationMs: number; share: number }>;
+  /** Windows that could not be measured (their admissions' answers never came, or their window size is unknown). */
+  overAdmissionUnknown?: Array<{ durationMs: number | undefined }>;
+  /** Denials that could not be measured (a window size unknown, several windows far apart, a counter the model may split). */
+  underAdmissionUnknown?: Array<{ durationMs: number | undefined }>;
+  /** Per refill boundary judged: how late, in ms of the service clock, an answer still saw the balance before it (0: on time). */
+  refillLagMs?: number[];
+  /** Per USAGE_EXCEEDED judged: the credits surely left beyond what a refusal allows (cost − 1), 0 when none. */
+  underServe?: number[];
 }
 
 /**

@@ -18,6 +18,8 @@ export interface PromiseFigures {
   regions: number;
   /** Life of a regional credit counter, ms (0: one exact counter). */
   creditTtlMs: number;
+  /** How long after a VALID answer its debit may still be missing from the database, ms (a regional counter created meanwhile does not see it). */
+  creditReplayMs: number;
   /** How long after its boundary a refill may still be unseen, ms. */
   refillLagMs: number;
   /** How long a key cache entry stays fresh (a disabled key, a changed limit may be served), ms. */
@@ -26,7 +28,10 @@ export interface PromiseFigures {
   cacheStaleMs: number;
   /** How long a rate-limit override may be cached, ms. */
   overrideCacheMs: number;
-  /** Over-admission allowed per region, as a share of the limit (0.10: limit × (1 + 0.10 × regions)). */
+  /**
+   * Over-admission allowed per region, as a share of the limit, on top of one request's cost per
+   * region (0.20: limit × (1 + 0.20 × regions) + regions × the largest cost; docs/consistency.md).
+   */
   rateLimitOverAdmission: number;
   /** The share of the limit below which a denial is a false denial (0.95: down to 0.95 × limit). */
   rateLimitUnderAdmission: number;
@@ -45,6 +50,7 @@ const FIGURES: Record<ConsistencyName, PromiseFigures> = {
   exact: {
     regions: 1,
     creditTtlMs: 0,
+    creditReplayMs: 0,
     refillLagMs: 0,
     cacheFreshMs: 0,
     cacheStaleMs: 0,
@@ -55,11 +61,15 @@ const FIGURES: Record<ConsistencyName, PromiseFigures> = {
   production: {
     regions: 2,
     creditTtlMs: 60_000,
+    creditReplayMs: 5_000,
     refillLagMs: 60_000,
     cacheFreshMs: 10_000,
     cacheStaleMs: 600_000,
     overrideCacheMs: 60_000,
-    rateLimitOverAdmission: 0.1,
+    // Derived from the mechanism (docs/consistency.md#the-rate-limit-band): a region publishes what
+    // it admitted once that reaches 20 % of the limit, so each region may admit that share, and
+    // the request that crosses it, beyond what the others saw.
+    rateLimitOverAdmission: 0.2,
     rateLimitUnderAdmission: 0.95,
   },
 };
@@ -86,7 +96,7 @@ function checkFigure(figure: PromiseFigure, value: number): void {
   } else if (figure === 'rateLimitUnderAdmission') {
     if (value <= 0 || value > 1) throw bad('a share of the limit in (0, 1], e.g. 0.95');
   } else if (figure === 'rateLimitOverAdmission') {
-    if (value < 0 || value > 10) throw bad('a share of the limit per region in [0, 10], e.g. 0.10');
+    if (value < 0 || value > 10) throw bad('a share of the limit per region in [0, 10], e.g. 0.20');
   } else if (value < 0) {
     throw bad('a duration in ms ≥ 0');
   }
