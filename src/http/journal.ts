@@ -120,15 +120,7 @@ export class Journal {
     this.#head = 0;
   }
 
-  record(
-    atMs: number,
-    method: 'GET' | 'POST',
-    path: string,
-    rootKey: string | undefined,
-    input: unknown,
-    seq: number | undefined,
-    region?: number,
-  ): void {
+  record(atMs: number, method: 'GET' | 'POST', path: string, rootKey: string | undefined, input: unknown, seq: number | undefined, region?: number): void {
     if (!this.active) return;
     if (this.#entries.length - this.#head >= this.#capacity) {
       this.#overflowed = true;

@@ -152,11 +152,15 @@ export class JournalReplayer {
     const where = `journal entry ${entry.index} (${entry.method} ${entry.path})`;
     if (regions === undefined) {
       if (entry.region === undefined) return this.#ctx;
-      throw new Error(`${where} ran in region ${String(entry.region)}, but the journal's start names no production profile: the journal and its start do not belong together`);
+      throw new Error(
+        `${where} ran in region ${String(entry.region)}, but the journal's start names no production profile: the journal and its start do not belong together`,
+      );
     }
     const count = regions.contexts.length;
     if (entry.region === undefined) {
-      throw new Error(`${where} names no region, but the journal ran on the production profile (${count} regions): every entry needs the region it ran in, 1 to ${count}`);
+      throw new Error(
+        `${where} names no region, but the journal ran on the production profile (${count} regions): every entry needs the region it ran in, 1 to ${count}`,
+      );
     }
     const context = Number.isInteger(entry.region) ? regions.contexts[entry.region - 1] : undefined;
     if (context === undefined) throw new Error(`${where} names region ${String(entry.region)}, but the journal's profile has regions 1 to ${count}`);

@@ -89,7 +89,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('verify' as const), key: keyArb, cost: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('verify-limited' as const), key: keyArb, cost: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('limit' as const), who: whoArb, cost: fc.integer({ min: 0, max: 2 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('set-credits' as const, 'add-credits' as const), key: keyArb, value: fc.integer({ min: 0, max: 12 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constantFrom('set-credits' as const, 'add-credits' as const), key: keyArb, value: fc.integer({ min: 0, max: 12 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('enable' as const), key: keyArb, enabled: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('set-override' as const), who: whoArb, limit: fc.integer({ min: 0, max: 6 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete-override' as const), who: whoArb }) },
@@ -156,7 +159,12 @@ describe('journal replay on the production profile', () => {
     console.log(`journal replay on the production profile: fast-check seed ${seed} (replay: KEYSIM_FC_SEED=${seed})`);
     assertProperty(
       fc.property(caseArb, ({ c, before, steps }) => {
-        const figures = { regions: c.regions, counterTtlMs: c.counterTtlMs, cacheFreshMs: c.cacheFreshMs, replayDelayMs: { min: c.delayMin, max: c.delayMin + c.delaySpan } };
+        const figures = {
+          regions: c.regions,
+          counterTtlMs: c.counterTtlMs,
+          cacheFreshMs: c.cacheFreshMs,
+          replayDelayMs: { min: c.delayMin, max: c.delayMin + c.delaySpan },
+        };
         const sim = profileSimulator(c.seed, figures);
         sim.run(1, '/_sim/namespaces.create', { name: 'ns' });
         const { apiId } = sim.run(1, '/v2/apis.createApi', { name: 'a' }).body as { apiId: string };
@@ -189,7 +197,9 @@ describe('journal replay on the production profile', () => {
           const got = received[seq] as Answer;
           const want = { status: replayed.status, body: replayed.status === 200 ? (replayed.body as { data?: unknown }).data : got.body };
           if (JSON.stringify(want) !== JSON.stringify(got)) {
-            throw new Error(`request ${seq} (${entry.path} in region ${entry.region} at ${entry.atMs}): replay ${JSON.stringify(want)}, profile ${JSON.stringify(got)}`);
+            throw new Error(
+              `request ${seq} (${entry.path} in region ${entry.region} at ${entry.atMs}): replay ${JSON.stringify(want)}, profile ${JSON.stringify(got)}`,
+            );
           }
           if (replayed.status !== 200) expect((replayed.body as { error?: { type?: string } }).error?.type).toContain(String(got.body).split(':').at(-1));
         }

@@ -126,7 +126,13 @@ describe('the oracle and the production profile', () => {
     expect(start.profile).toEqual({ name: 'production', figures: { ...PRODUCTION_FIGURES, regions: 2 } });
     expect(start.snapshot.keys.find((k) => k.id === keyId)?.remaining).toBe(99);
     expect(start.snapshot.windows.map(([, counter]) => counter.current)).toEqual([1]);
-    expect(sim().profile?.stats()).toMatchObject({ pendingDebits: 0, regions: [{ cachedKeys: 0, counters: 0 }, { cachedKeys: 0, counters: 0 }] });
+    expect(sim().profile?.stats()).toMatchObject({
+      pendingDebits: 0,
+      regions: [
+        { cachedKeys: 0, counters: 0 },
+        { cachedKeys: 0, counters: 0 },
+      ],
+    });
     expect((await data<{ credits: { remaining: number } }>(call('/v2/keys.getKey', { keyId }, 2))).credits.remaining).toBe(99);
 
     await verify(key, 2);
