@@ -48,6 +48,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/engine/workspace.test.ts',
   'test/http/cluster-protocol.property.test.ts',
   'test/http/journal-instant.property.test.ts',
+  'test/http/journal-profile.property.test.ts',
   'test/http/openapi-client.test.ts',
   'test/http/schema-compiled.property.test.ts',
   'test/http/verify-answer.property.test.ts',

@@ -32,7 +32,7 @@ import {
   workspaceCreateRequest,
 } from './schemas/admin.js';
 import { boolean, integer, nullable, object, string } from './schema.js';
-import { MAX_JOURNAL_TAKE } from './journal.js';
+import { type JournalStart, MAX_JOURNAL_TAKE } from './journal.js';
 
 export function viewClock(clock: ControllableClock): { nowMs: number; iso: string; mode: string } {
   const nowMs = clock.now();
@@ -61,10 +61,6 @@ function clockAnswer(ctx: RouteContext, move: () => number): Result<Reply> {
 }
 
 const common = { method: 'POST', style: 'v2', tag: 'simulator admin', input: 'body', auth: 'required' } as const;
-
-/** Why the production profile has no journal (docs/simulator.md#the-production-profile). */
-const PROFILE_NOT_REPLAYABLE =
-  "This simulator runs the production profile: its regions' counters, caches and delayed debits are not in a journal, so no replay through the exact engine can say what it should have answered. The oracle needs the exact engine (keysim serve without --profile production).";
 
 export const adminRoutes: Route[] = [
   defineRoute({
@@ -262,17 +258,24 @@ export const adminRoutes: Route[] = [
     journal: false,
     streamReply: true,
     summary:
-      "Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key's hash. Restarts a running journal.",
+      "Start journaling the order in which operations execute (for a replay through a fresh engine); answers a snapshot of the state now, its starting point, and the operator root key's hash. Restarts a running journal. On the production profile it is a sync point first: every buffered debit and unpublished rate-limit count lands in the database, the regions are emptied, and the answer names the profile's figures.",
     request: journalStartRequest,
     handle: (ctx, rootKey, input) =>
       asOperator(ctx, rootKey, () => {
-        // The journal is replayed through one exact engine: the production profile's regions
-        // (their counters, caches and delayed replays) are not in it, so a replay would call its
-        // documented answers wrong. Refused, so a run says the oracle did not run (unknown).
-        if (ctx.regions !== undefined) return fail('err:service:application:precondition_failed', PROFILE_NOT_REPLAYABLE);
-        const snapshot = ctx.engine.snapshot();
+        const data: JournalStart = { snapshot: undefined, startedAtMs: ctx.clock.now(), operatorRootKeyHash: ctx.operatorRootKeyHash };
+        // The production profile: a sync point. Its regions hold state no snapshot has (counters,
+        // caches, rate-limit counts not yet published, buffered debits, the delays' position);
+        // rather than put all of it in the start, the database takes what it lacks and the regions
+        // start empty (ProductionProfile#syncPoint). A replay then needs only the snapshot, the seed
+        // (in it) and the figures to run a profile that decides every later call the same way.
+        const profile = ctx.regions?.profile;
+        if (profile !== undefined) {
+          profile.syncPoint();
+          data.profile = { name: 'production', figures: structuredClone(profile.figures) };
+        }
+        data.snapshot = ctx.engine.snapshot();
         ctx.journal.start(input.capacity);
-        return { ok: true, value: { data: { snapshot, startedAtMs: ctx.clock.now(), operatorRootKeyHash: ctx.operatorRootKeyHash } } };
+        return { ok: true, value: { data } };
       }),
   }),
   defineRoute({

@@ -77,7 +77,7 @@ function executeAt(ctx: RouteContext, sha256: (text: string) => string, call: En
   }
   if (call.rejection !== undefined) return { ok: false, problem: call.rejection };
   // The journal (journal.ts) records the realised order for the oracle: just before execution.
-  if (ctx.journal.active && route.journal !== false) ctx.journal.record(nowMs, route.method, route.path, token, call.input, call.seq);
+  if (ctx.journal.active && route.journal !== false) ctx.journal.record(nowMs, route.method, route.path, token, call.input, call.seq, call.region);
   // The production profile: the handler runs on the region's engine (regions.ts).
   const here = call.region === undefined || ctx.regions === undefined ? ctx : (ctx.regions.contexts[call.region - 1] ?? ctx);
   const result = route.handle(here, token, call.input);

@@ -16,6 +16,27 @@
  * recorded as their SHA-256 (what the engine looks them up by), which is all a replay needs; and it
  * reaches the operator only (`/_sim/*`, operator.ts).
  */
+import type { ProductionFigures } from '../engine/index.js';
+
+/** What `/_sim/journal.start` answers: the replay's starting point (replay.ts). */
+export interface JournalStart {
+  snapshot: unknown;
+  startedAtMs: number;
+  /** SHA-256 of the operator's root key: the replay's admin surface answers the same caller. */
+  operatorRootKeyHash: string;
+  /**
+   * The production profile the journal ran on, with all its figures (regions and replay delays
+   * included): the replay runs the same profile over the snapshot, every entry in its region.
+   * The start was a sync point (ProductionProfile#syncPoint): the regions were empty and the
+   * delays at the start of their seeded sequence, as a fresh profile's are. Absent on the exact engine.
+   */
+  profile?: JournalProfile;
+}
+
+export interface JournalProfile {
+  name: 'production';
+  figures: ProductionFigures;
+}
 
 /** One executed call. */
 export interface JournalEntry {
@@ -32,6 +53,11 @@ export interface JournalEntry {
   input: unknown;
   /** The client's `x-keysim-seq` header (its history sequence number), when sent. */
   seq?: number;
+  /**
+   * The region the call ran in (1-based), on the production profile: the replay runs it in the
+   * same region of its own profile (replay.ts). Absent on the exact engine.
+   */
+  region?: number;
 }
 
 export interface JournalTake {
@@ -94,7 +120,7 @@ export class Journal {
     this.#head = 0;
   }
 
-  record(atMs: number, method: 'GET' | 'POST', path: string, rootKey: string | undefined, input: unknown, seq: number | undefined): void {
+  record(atMs: number, method: 'GET' | 'POST', path: string, rootKey: string | undefined, input: unknown, seq: number | undefined, region?: number): void {
     if (!this.active) return;
     if (this.#entries.length - this.#head >= this.#capacity) {
       this.#overflowed = true;
@@ -103,6 +129,7 @@ export class Journal {
     const entry: JournalEntry = { index: this.#next++, atMs, method, path, input: this.#withoutSecrets(path, input) };
     if (rootKey !== undefined) entry.rootKeyHash = this.#sha256(rootKey);
     if (seq !== undefined) entry.seq = seq;
+    if (region !== undefined) entry.region = region;
     this.#entries.push(entry);
   }
 

@@ -5,28 +5,28 @@
  * what a correct simulator executing the same order would have answered; the oracle compares it
  * with what the client received.
  *
+ * A journal of the production profile names the profile's figures in its start: the replay runs
+ * a profile with those figures over the restored engine (its seed, from the snapshot, seeds the
+ * delays), and each entry in the region it ran in. The start was a sync point (admin.ts), so a
+ * fresh profile's empty regions are the live ones' state at that instant.
+ *
  * The journal holds hashes where the client sent credentials (the bearer root key, a verified
  * key): the replay's engine hashes like the simulator's, except that it takes a value marked as
  * already hashed as its own hash — the engine only ever looks those credentials up by hash.
  */
-import { Engine, ManualClock } from '../engine/index.js';
+import { Engine, ManualClock, ProductionProfile } from '../engine/index.js';
 import { ApiRateLimiter } from './api-rate-limit.js';
 import { fromEngine, problemBody, replyBody } from './envelope.js';
 import { FaultInjector } from './faults.js';
 import { OPERATIONS } from './operations.js';
-import { HASHED_INPUT_FIELDS, Journal, type JournalEntry } from './journal.js';
+import { HASHED_INPUT_FIELDS, Journal, type JournalEntry, type JournalProfile, type JournalStart } from './journal.js';
 import { DEFAULT_ERRORS_URL } from './problems.js';
 import type { Route, RouteContext } from './route.js';
+import { regionContexts } from './regions.js';
 import { ROUTES, routeTable } from './routes.js';
 import { nodeSha256 } from './simulator.js';
 
-/** What `/_sim/journal.start` answers. */
-export interface JournalStart {
-  snapshot: unknown;
-  startedAtMs: number;
-  /** SHA-256 of the operator's root key: the replay's admin surface answers the same caller. */
-  operatorRootKeyHash: string;
-}
+export type { JournalStart } from './journal.js';
 
 /**
  * Marks a value as a hash already. A NUL character: neither a generated key nor a JSON-borne
@@ -64,7 +64,21 @@ function isSnapshotLike(value: unknown): value is { seed: number; compat: 'inter
   return typeof v.seed === 'number' && (v.compat === 'interface' || v.compat === 'production');
 }
 
+/** The profile a journal start names, over the replay's engine; throws with the reason when it is unusable. */
+function replayProfile(engine: Engine, profile: JournalProfile | undefined): ProductionProfile | undefined {
+  if (profile === undefined) return undefined;
+  if (typeof profile !== 'object' || profile === null || profile.name !== 'production' || typeof profile.figures !== 'object') {
+    throw new Error(`the journal start names a profile keysim does not know (${JSON.stringify(profile).slice(0, 80)}): only "production", with its figures`);
+  }
+  try {
+    return new ProductionProfile({ engine, ...profile.figures });
+  } catch (error) {
+    throw new Error(`the journal start's production profile cannot be built: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 export class JournalReplayer {
+  /** The exact engine's context; on the production profile, the database's (regions below). */
   readonly #ctx: RouteContext;
   readonly #clock: ManualClock;
   readonly #routes = routeTable(ROUTES);
@@ -83,6 +97,9 @@ export class JournalReplayer {
     const engine = new Engine({ clock, seed: start.snapshot.seed, compat: start.snapshot.compat, sha256: replaySha256 });
     const restored = engine.restore(start.snapshot);
     if (!restored.ok) throw new Error(`the journal's snapshot cannot be restored: ${restored.error.detail}`);
+    // Built after the restore: its regions start empty and its delays at the start of the seed's
+    // sequence, as the live profile's were after the sync point the start was.
+    const profile = replayProfile(engine, start.profile);
     const ctx: RouteContext = {
       engine,
       clock,
@@ -95,6 +112,7 @@ export class JournalReplayer {
         throw new Error('a reset is not replayed');
       },
     };
+    if (profile !== undefined) ctx.regions = regionContexts(ctx, profile);
     return new JournalReplayer(ctx, clock);
   }
 
@@ -107,12 +125,13 @@ export class JournalReplayer {
   apply(entry: JournalEntry): ReplayedAnswer {
     const route: Route | undefined = this.#routes.get(entry.path)?.find((r) => r.method === entry.method);
     if (route === undefined) throw new Error(`the journal names ${entry.method} ${entry.path}, which this simulator does not serve`);
+    const here = this.#contextOf(entry);
     // A running (system) clock may read a hair earlier than the previous entry; never go back.
     if (entry.atMs > this.#clock.now()) this.#clock.set(entry.atMs);
     this.#replayed++;
     let result: ReturnType<Route['handle']>;
     try {
-      result = route.handle(this.#ctx, entry.rootKeyHash === undefined ? undefined : `${HASHED}${entry.rootKeyHash}`, markedInput(entry));
+      result = route.handle(here, entry.rootKeyHash === undefined ? undefined : `${HASHED}${entry.rootKeyHash}`, markedInput(entry));
     } catch (error) {
       const problem = fromEngine({
         code: 'err:service:application:unexpected_error',
@@ -125,5 +144,26 @@ export class JournalReplayer {
       return { status: problem.status, body: problemBody(route.style, 'replay', problem, DEFAULT_ERRORS_URL) };
     }
     return { status: 200, body: replyBody(route, 'replay', result.value) };
+  }
+
+  /** The context an entry runs in: its region's on the production profile (as executeCall chose it live). */
+  #contextOf(entry: JournalEntry): RouteContext {
+    const regions = this.#ctx.regions;
+    const where = `journal entry ${entry.index} (${entry.method} ${entry.path})`;
+    if (regions === undefined) {
+      if (entry.region === undefined) return this.#ctx;
+      throw new Error(
+        `${where} ran in region ${String(entry.region)}, but the journal's start names no production profile: the journal and its start do not belong together`,
+      );
+    }
+    const count = regions.contexts.length;
+    if (entry.region === undefined) {
+      throw new Error(
+        `${where} names no region, but the journal ran on the production profile (${count} regions): every entry needs the region it ran in, 1 to ${count}`,
+      );
+    }
+    const context = Number.isInteger(entry.region) ? regions.contexts[entry.region - 1] : undefined;
+    if (context === undefined) throw new Error(`${where} names region ${String(entry.region)}, but the journal's profile has regions 1 to ${count}`);
+    return context;
   }
 }

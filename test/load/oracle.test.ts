@@ -2,7 +2,8 @@
  * The oracle (src/load/oracle.ts) end to end: a run whose answers are altered on the wire — by a
  * real forwarding proxy between the runner and the simulator, standing for a bug in the HTTP
  * layer — is caught, with the field that differs; the journal ending or overflowing mid-run
- * makes the oracle say what it could not compare instead of passing silently.
+ * makes the oracle say what it could not compare instead of passing silently. On the production
+ * profile too: its replay runs the profile, so only the altered answers differ.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { SCENARIOS } from '../../scenarios/index.js';
-import { createSimulator, type Simulator } from '../../src/http/index.js';
+import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/http/index.js';
 import { Oracle } from '../../src/load/oracle/oracle.js';
 import { runScenario } from '../../src/load/run/runner.js';
 import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
@@ -26,8 +27,8 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function simulator(): Promise<Simulator> {
-  const sim = await createSimulator({ seed: 3, startMs: Date.parse('2027-03-01T00:00:00Z') });
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await createSimulator({ seed: 3, startMs: Date.parse('2027-03-01T00:00:00Z'), ...options });
   closers.push(() => sim.close());
   return sim;
 }
@@ -104,6 +105,17 @@ describe('the oracle', () => {
     const report = await run(targetAt(proxy.url, sim.rootKey));
     expect(report.invariants?.oracle).toMatchObject({ verdict: 'agrees', differences: 0 });
     expect(report.invariants?.oracle?.compared).toBeGreaterThan(100);
+  });
+
+  test('on the production profile, catches exactly the answers altered on the wire: the replay runs the profile, seed included', async () => {
+    const sim = await simulator({ profile: 'production', regions: 2, seed: 11 });
+    const proxy = await tamperingProxy(sim.url, 5);
+    const report = await run(targetAt(proxy.url, sim.rootKey));
+    const oracle = report.invariants?.oracle;
+    expect(proxy.tampered()).toBeGreaterThan(0);
+    expect(oracle?.verdict).toBe('differs');
+    expect(oracle?.differences).toBe(proxy.tampered());
+    expect(oracle?.examples[0]).toMatchObject({ op: 'keys.verifyKey', field: 'credits' });
   });
 
   test('says it did not run when the journal ended mid-run (a reset), instead of agreeing', async () => {

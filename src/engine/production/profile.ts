@@ -81,6 +81,21 @@ export class ProductionProfile {
     this.#replays.applyDue(this.engine.database, this.engine.clock.now());
   }
 
+  /**
+   * A sync point (the journal's start, src/http/admin.ts): everything the regions hold that the
+   * database lacks is put in it now — every buffered debit lands (those not due yet at this
+   * instant), every rate-limit count a region admitted and has not published is pushed — and
+   * then every region is emptied and the delays start again from the seed, as after a restore.
+   * What the profile decides with from here on is then the database's state (a snapshot holds
+   * it) and the seed: a fresh profile over that snapshot decides every later call the same way.
+   */
+  syncPoint(): void {
+    const nowMs = this.engine.clock.now();
+    this.#replays.landAll(this.engine.database, nowMs);
+    for (const region of this.#regions) region.windows.publishAll(nowMs);
+    this.#clearRegions();
+  }
+
   /** When the last buffered debit lands (undefined: none pending): a test's point of convergence. */
   get lastReplayDueMs(): number | undefined {
     return this.#replays.lastDueAtMs;

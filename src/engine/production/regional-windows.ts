@@ -60,6 +60,11 @@ export class RegionalWindows {
     return decided;
   }
 
+  /** Pushes to the database every count admitted here and not yet published (a sync point, profile.ts). */
+  publishAll(nowMs: EpochMs): void {
+    for (const key of [...this.#unpublished.keys()]) this.#sync(key, nowMs);
+  }
+
   clear(): void {
     for (const map of [this.#local, this.#durations, this.#pulledAtMs, this.#unpublished, this.#strictUntilMs]) map.clear();
     this.#nextSyncMs = undefined;

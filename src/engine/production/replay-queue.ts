@@ -56,6 +56,16 @@ export class ReplayQueue {
     if (landed > 0) this.#pending.splice(0, landed);
   }
 
+  /**
+   * Lands every pending debit now, the ones not due yet included (a sync point, profile.ts): those
+   * due by `nowMs` at their own instant, the rest at `nowMs`, oldest first. The buffer is empty after.
+   */
+  landAll(database: RegionalDatabase, nowMs: EpochMs): void {
+    this.applyDue(database, nowMs);
+    for (const debit of this.#pending) database.replayDebit(debit.keyId, debit.cost, nowMs);
+    this.#pending.length = 0;
+  }
+
   /** When the last pending debit lands (undefined: none pending). */
   get lastDueAtMs(): EpochMs | undefined {
     return this.#pending.at(-1)?.dueAtMs;
