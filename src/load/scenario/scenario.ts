@@ -8,6 +8,7 @@ import type { Random } from '../../engine/index.js';
 import type { CheckResult, OperationStats, RunReport } from '../../report/model.js';
 import type { Stage } from '../plan/index.js';
 import type { PromiseSet } from '../promises/index.js';
+import type { MeasureSpec } from './scenario-measures.js';
 
 /** The v2 operations a scenario may call (POST /v2/<operation>). */
 export const OPERATIONS = [
@@ -103,6 +104,15 @@ export interface ScenarioContext {
   promises: PromiseSet;
   /** A line for the run's log (never a secret). */
   log(message: string): void;
+  /**
+   * One sample of a measure (docs/scenarios.md#measures): a figure measured against a promise,
+   * e.g. `ctx.measure({ name: 'lag.credits', title: '…', unit: 'ms', promise: ctx.promises.creditTtlMs }, 11_000)`.
+   * `value` undefined: it could not be measured (an answer that never came), counted as unknown.
+   * The report summarises the samples per name (count, p50, p95, max) and thresholds name them
+   * (`p95(lag.credits) < 60s`). The name is dotted, of the families `lag.`, `ratelimit.`, `credits.`;
+   * a name of another shape, or a unit or promise other than the name's first sample's, throws.
+   */
+  measure(spec: MeasureSpec, value: number | undefined): void;
   /**
    * Registers the deletion of something created: run at the end (before the history closes, even
    * after a failure) on a target that outlives the run — live, or a remote simulator — unless --keep.
