@@ -12,12 +12,14 @@ import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
 import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 import { HistoryWriter, recordingServiceApi } from '../../src/load/history/index.js';
 import { startSimulator } from '../helpers/simulator.js';
+import { type PromiseSet, promiseSet } from '../../src/load/promises/index.js';
 import { type LiveRun, runLive } from './live-run.js';
 
-async function onProfile(options: SimulatorOptions, name: string): Promise<LiveRun> {
+/** `name` run on the production profile; judged against the production promise set unless `promises` says otherwise. */
+async function onProfile(options: SimulatorOptions, name: string, promises: PromiseSet = promiseSet('production')): Promise<LiveRun> {
   const sim: Simulator = await startSimulator({ profile: 'production', regions: 2, ...options });
   try {
-    return await runLive(name, { url: sim.url, rootKey: sim.rootKey, simulator: true });
+    return await runLive(name, { url: sim.url, rootKey: sim.rootKey, simulator: true }, { promises });
   } finally {
     await sim.close();
   }
