@@ -23,13 +23,13 @@ export const MEASURE_METRICS: readonly string[] = ['p50', 'p95', 'max', 'count']
 const OPERATION_NAMES: ReadonlySet<string> = new Set(OPERATIONS);
 
 /**
- * Whether a threshold's argument is read as a measure: a dotted name of a measure's family that is
- * no operation (`count(…)` always). Any other name is read as an operation, and refused as one
- * (`p99(keys.verify)`: an operation misspelt) with the measures' families named.
+ * Whether a threshold reads a measure: p50, p95 or max of a dotted name of a measure's family that
+ * is no operation, and `count(…)` always. Anything else is read as an operation, and refused as one
+ * (`p99(keys.verify)`, `requests(ratelimit.limits)`: an operation misspelt) with the measures' forms named.
  */
 export function namesMeasure(metric: string, argument: string | undefined): boolean {
   if (metric === 'count') return true;
-  if (metric === 'rate' || argument === undefined || OPERATION_NAMES.has(argument)) return false;
+  if (!MEASURE_METRICS.includes(metric) || argument === undefined || OPERATION_NAMES.has(argument)) return false;
   const dot = argument.indexOf('.');
   return dot > 0 && MEASURE_FAMILIES.includes(argument.slice(0, dot).toLowerCase());
 }

@@ -79,7 +79,7 @@ export function parseThreshold(expression: string): ParsedThreshold {
   if (argument !== undefined && metric !== 'rate' && !OPERATION_NAMES.has(argument)) {
     return {
       ok: false,
-      error: `Unknown operation "${argument}" in "${expression}": the operations are ${OPERATIONS.join(', ')}; a measure's name is of the families ${MEASURE_FAMILIES.map((f) => `${f}.…`).join(', ')} (e.g. p95(lag.credits)).`,
+      error: `Unknown operation "${argument}" in "${expression}": the operations are ${OPERATIONS.join(', ')}; a measure is named by p50, p95, max or count of a name of the families ${MEASURE_FAMILIES.map((f) => `${f}.…`).join(', ')} (e.g. p95(lag.credits)).`,
     };
   }
   return { ok: true, threshold: { expression: expression.trim(), metric, argument, comparator, value } };

@@ -6,7 +6,8 @@
  * so its name must be one a threshold can tell from an operation: one of MEASURE_FAMILIES.
  */
 import type { Measure, MeasureUnit } from '../../report/model.js';
-import { OPERATIONS } from './scenario.js';
+import { type MeasureSpec, OPERATIONS } from './scenario.js';
+
 
 /** The families a measure's name starts with: `lag.credits`, `ratelimit.over-admission.60s`, `credits.over-spend`. */
 export const MEASURE_FAMILIES: readonly string[] = ['lag', 'ratelimit', 'credits'];
@@ -22,17 +23,6 @@ export function measureNameProblem(name: string): string | undefined {
   if (!NAME.test(name) || !MEASURE_FAMILIES.includes(name.slice(0, name.indexOf('.'))))
     return `"${name}" is not a measure's name: use a dotted lower-case name of the families ${families} (e.g. lag.credits, ratelimit.over-admission.60s, credits.over-spend)`;
   return undefined;
-}
-
-/** What a measure is, as a scenario declares it with its first sample. */
-export interface MeasureSpec {
-  /** Dotted, of the families lag., ratelimit., credits. (e.g. `lag.credits`); thresholds name it. */
-  name: string;
-  /** What it measures, in a short sentence. */
-  title: string;
-  unit: MeasureUnit;
-  /** What the promise set in force allows, in the same unit (e.g. `ctx.promises.creditTtlMs`); absent: no promise covers it. */
-  promise?: number;
 }
 
 /** A measure's spec refused: a name threshold cannot tell, a unit keysim does not know, or a spec that changed between samples. */

@@ -5,10 +5,9 @@
  * checks, default thresholds, and whether it needs the simulator's clock.
  */
 import type { Random } from '../../engine/index.js';
-import type { CheckResult, OperationStats, RunReport } from '../../report/model.js';
+import type { CheckResult, MeasureUnit, OperationStats, RunReport } from '../../report/model.js';
 import type { Stage } from '../plan/index.js';
 import type { PromiseSet } from '../promises/index.js';
-import type { MeasureSpec } from './scenario-measures.js';
 
 /** The v2 operations a scenario may call (POST /v2/<operation>). */
 export const OPERATIONS = [
@@ -67,6 +66,17 @@ export interface SimulatorAdmin {
   createNamespace(name: string): Promise<string>;
   /** Deletes a rate-limit namespace made with createNamespace. */
   deleteNamespace(name: string): Promise<void>;
+}
+
+/** What a measure is (`ctx.measure`, scenario-measures.ts), as a scenario declares it with each sample. */
+export interface MeasureSpec {
+  /** Dotted, of the families lag., ratelimit., credits. (e.g. `lag.credits`); thresholds name it. */
+  name: string;
+  /** What it measures, in a short sentence. */
+  title: string;
+  unit: MeasureUnit;
+  /** What the promise set in force allows, in the same unit (e.g. `ctx.promises.creditTtlMs`); absent: no promise covers it. */
+  promise?: number;
 }
 
 /** The load settings of a run, as its report records them (rate, connections, durations …). */
