@@ -185,8 +185,12 @@ const nameOf = (ctx: ScenarioContext, spec: KindSpec): string => `${spec.title} 
 
 /** The measure a kind's lags are reported as (`lag.credits` …), with the promise in force. */
 function measureOf(ctx: ScenarioContext, spec: KindSpec): MeasureSpec {
-  return { name: `lag.${spec.kind}`, title: `how long ${spec.title} took to be seen in every lane (its check allows the promise + ${MARGIN_MS / 1000} s for the poll's step)`,
-    unit: 'ms', promise: promiseOf(ctx, spec) };
+  return {
+    name: `lag.${spec.kind}`,
+    title: `how long ${spec.title} took to be seen in every lane (its check allows the promise + ${MARGIN_MS / 1000} s for the poll's step)`,
+    unit: 'ms',
+    promise: promiseOf(ctx, spec),
+  };
 }
 
 /** One change's lag as a sample of its measure; never seen or never answered: unknown. */

@@ -249,7 +249,8 @@ export function renderRecheck(recheck: RunRecheck): string[] {
     for (const t of recheck.thresholds)
       if (t.passed && t.detail.includes('(not re-judged')) lines.push(`  passed (not re-judged) ${t.expression}: ${t.detail}`);
   }
-  for (const m of recheck.measures ?? []) lines.push(`measure  ${measureLine(m)}${m.source === 'history' ? ' (measured again over the history)' : " (the run's report)"}`);
+  for (const m of recheck.measures ?? [])
+    lines.push(`measure  ${measureLine(m)}${m.source === 'history' ? ' (measured again over the history)' : " (the run's report)"}`);
   for (const line of recheck.notRechecked) lines.push(`note: ${line}`);
   return lines;
 }

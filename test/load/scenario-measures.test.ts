@@ -13,7 +13,9 @@ describe('MeasureCollector', () => {
   test('three lags 0, 11 s, 0: p50 0, p95 11 s, max 11 s, 3 samples, with the promise', () => {
     const c = new MeasureCollector();
     for (const v of [0, 11_000, 0]) c.record(LAG, v);
-    expect(c.measures()).toEqual([{ name: 'lag.credits', title: LAG.title, unit: 'ms', count: 3, p50: 0, p95: 11_000, max: 11_000, promise: 60_000, source: 'scenario' }]);
+    expect(c.measures()).toEqual([
+      { name: 'lag.credits', title: LAG.title, unit: 'ms', count: 3, p50: 0, p95: 11_000, max: 11_000, promise: 60_000, source: 'scenario' },
+    ]);
   });
 
   test('percentiles are nearest-rank over 20 samples: p50 the 10th, p95 the 19th, max the 20th', () => {

@@ -16,7 +16,17 @@ function parsed(expression: string): Threshold {
 }
 
 const CREDITS: Measure = { name: 'lag.credits', title: 'credits', unit: 'ms', count: 3, p50: 0, p95: 11_000, max: 11_000, promise: 60_000, source: 'scenario' };
-const OVER: Measure = { name: 'ratelimit.over-admission.60s', title: 'over', unit: 'share', count: 4, p50: 0.02, p95: 0.08, max: 0.08, promise: 0.1, source: 'history' };
+const OVER: Measure = {
+  name: 'ratelimit.over-admission.60s',
+  title: 'over',
+  unit: 'share',
+  count: 4,
+  p50: 0.02,
+  p95: 0.08,
+  max: 0.08,
+  promise: 0.1,
+  source: 'history',
+};
 
 function judged(expression: string, measures: Measure[] | undefined, extra: Partial<RunReport> = {}) {
   const report = { ...minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [5] }] }), ...extra };
@@ -28,7 +38,15 @@ function judged(expression: string, measures: Measure[] | undefined, extra: Part
 
 describe('parsing', () => {
   test('p95(lag.credits) < 60s reads a measure, its value in ms', () => {
-    expect(parsed('p95(lag.credits) < 60s')).toEqual({ expression: 'p95(lag.credits) < 60s', metric: 'p95', argument: 'lag.credits', comparator: '<', value: 60_000, measure: true, unit: 's' });
+    expect(parsed('p95(lag.credits) < 60s')).toEqual({
+      expression: 'p95(lag.credits) < 60s',
+      metric: 'p95',
+      argument: 'lag.credits',
+      comparator: '<',
+      value: 60_000,
+      measure: true,
+      unit: 's',
+    });
   });
 
   test('max(ratelimit.over-admission.60s) <= 0.1 and count(lag.disable) >= 3 read measures, without unit', () => {

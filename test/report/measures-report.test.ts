@@ -25,7 +25,18 @@ const CREDITS: Measure = {
   promise: 60_000,
   source: 'scenario',
 };
-const OVER: Measure = { name: 'ratelimit.over-admission.60s', title: 'admitted past the limit', unit: 'share', count: 2, p50: 0.02, p95: 0.07, max: 0.07, promise: 0.1, unknown: 1, source: 'history' };
+const OVER: Measure = {
+  name: 'ratelimit.over-admission.60s',
+  title: 'admitted past the limit',
+  unit: 'share',
+  count: 2,
+  p50: 0.02,
+  p95: 0.07,
+  max: 0.07,
+  promise: 0.1,
+  unknown: 1,
+  source: 'history',
+};
 
 function withMeasures(measures: Measure[]): RunReport {
   return { ...minimalReport({ operations: [{ operation: 'keys.verifyKey', latenciesMs: [5, 6] }] }), measures };

@@ -79,9 +79,7 @@ describe('on the exact simulator every consistency scenario passes', () => {
     const run = await runLive('visibility', 'sim');
     for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', 'a rate-limit override']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
     // The measures say the same, with the exact set's promises (every change seen at once).
-    expect(run.report.measures?.map((m) => [m.name, m.count, m.max, m.promise, m.source])).toEqual(
-      LAG_NAMES.map((name) => [name, 3, 0, 0, 'scenario']),
-    );
+    expect(run.report.measures?.map((m) => [m.name, m.count, m.max, m.promise, m.source])).toEqual(LAG_NAMES.map((name) => [name, 3, 0, 0, 'scenario']));
     expect(detailOf(run, 'a key disabled')).toContain('promise 5 s with margin (exact)');
   }, 120_000);
 });

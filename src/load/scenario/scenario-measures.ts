@@ -8,7 +8,6 @@
 import type { Measure, MeasureUnit } from '../../report/model.js';
 import { type MeasureSpec, OPERATIONS } from './scenario.js';
 
-
 /** The families a measure's name starts with: `lag.credits`, `ratelimit.over-admission.60s`, `credits.over-spend`. */
 export const MEASURE_FAMILIES: readonly string[] = ['lag', 'ratelimit', 'credits'];
 
@@ -62,7 +61,8 @@ export class MeasureCollector {
   record(spec: MeasureSpec, value: number | undefined): void {
     const entry = this.#entry(spec);
     if (value === undefined) entry.unknown++;
-    else if (!Number.isFinite(value)) throw new MeasureError(`measure ${spec.name}: a sample must be a finite number, got ${String(value)}; report an unknown sample as undefined`);
+    else if (!Number.isFinite(value))
+      throw new MeasureError(`measure ${spec.name}: a sample must be a finite number, got ${String(value)}; report an unknown sample as undefined`);
     else entry.samples.push(value);
   }
 
@@ -77,7 +77,8 @@ export class MeasureCollector {
     }
     const problem = measureNameProblem(spec.name);
     if (problem !== undefined) throw new MeasureError(`ctx.measure: ${problem}.`);
-    if (!MEASURE_UNITS.includes(spec.unit)) throw new MeasureError(`measure ${spec.name}: unknown unit "${String(spec.unit)}"; use ${MEASURE_UNITS.join(', ')}`);
+    if (!MEASURE_UNITS.includes(spec.unit))
+      throw new MeasureError(`measure ${spec.name}: unknown unit "${String(spec.unit)}"; use ${MEASURE_UNITS.join(', ')}`);
     if (spec.promise !== undefined && !Number.isFinite(spec.promise)) throw new MeasureError(`measure ${spec.name}: its promise must be a finite number`);
     const entry = { spec: { ...spec }, samples: [], unknown: 0 };
     this.#byName.set(spec.name, entry);
