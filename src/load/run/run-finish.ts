@@ -98,6 +98,8 @@ export async function setUpOnlyReport(
     cleanup: RunCleanup;
     startedAt: Date;
     now: () => Date;
+    /** What the set-up reported with ctx.measure. */
+    measures: MeasureCollector;
   },
 ): Promise<RunReport> {
   const { scenario, target } = options;
@@ -132,6 +134,7 @@ export async function setUpOnlyReport(
     generator,
     resources: parts.cleanup.resources,
     notes,
+    measures: parts.measures.measures(),
   });
 }
 

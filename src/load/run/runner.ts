@@ -95,7 +95,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     await startClockBeforeSetup(scenario, ctx);
     const fixtures = await setUpFixtures(scenario, ctx, options);
     if (options.setupOnly !== undefined) {
-      return await setUpOnlyReport(options, { fixtures, tag, history, ledger, recorder, generatorMonitor, cleanup, startedAt, now });
+      return await setUpOnlyReport(options, { fixtures, tag, history, ledger, recorder, generatorMonitor, cleanup, startedAt, now, measures });
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     const unknownOperations = mixOperationProblems(scenario, plan.specs, fixtures, seed);
