@@ -107,7 +107,9 @@ describe('keysim check keeps the scenario’s measures and measures the history�
       ['max(credits.over-spend) <= 5', false],
     ]);
     expect(recheck.exitCode).toBe(EXIT.thresholdFailed);
-    expect(renderRecheck(recheck).join('\n')).toContain('measure  credits.over-spend p50 0 credits · p95 9 credits · max 9 credits — no promise, 4 samples (measured again over the history)');
+    expect(renderRecheck(recheck).join('\n')).toContain(
+      'measure  credits.over-spend p50 0 credits · p95 9 credits · max 9 credits — no promise, 4 samples (measured again over the history)',
+    );
   });
 
   test('a history that measured nothing here leaves no history measure: a threshold on it fails, never passes on the report’s old figure', async () => {

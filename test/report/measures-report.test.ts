@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { renderSummary } from '../../src/cli/summary.js';
+import { mergeParts } from '../../src/cli/commands/merge.js';
 import { mergeMeasures, withHistoryMeasures } from '../../src/report/merge-measures.js';
 import { measureLine } from '../../src/report/measures-text.js';
 import { mergeReports } from '../../src/report/merge.js';
@@ -132,6 +133,19 @@ describe('keysim merge', () => {
       ['ratelimit.over-admission.60s', 2],
     ]);
     expect(mergeReports([part(0, []), part(1, [])]).measures).toBeUndefined();
+  });
+
+  test('keysim merge judges thresholds on the merged measures: max across segments, and no p95 invented from two', () => {
+    const part = (index: number, m: Measure): RunReport => ({ ...withMeasures([m]), segment: { index, count: 2 } });
+    const merged = mergeParts(
+      [part(0, { ...CREDITS, count: 2, p95: 4_000, max: 4_000 }), part(1, { ...CREDITS, count: 3, p95: 9_000, max: 9_000 })],
+      ['max(lag.credits) < 8s', 'count(lag.credits) == 5', 'p95(lag.credits) < 60s'],
+    );
+    expect(merged.thresholds.map((t) => [t.expression, t.passed, t.actual])).toEqual([
+      ['max(lag.credits) < 8s', false, 9_000],
+      ['count(lag.credits) == 5', true, 5],
+      ['p95(lag.credits) < 60s', false, null],
+    ]);
   });
 
   test('judged again over a history, the history’s measures are replaced and the scenario’s kept', () => {
