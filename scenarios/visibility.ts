@@ -1,8 +1,11 @@
 /**
  * visibility: how long a change made through one region (or connection) takes to be seen through
- * the others, per kind of change, against the production service's promises: a credit update
- * (set) within 60 s, a key disabled (updateKey enabled: false) or deleted within 10 s, a rate-limit
- * override set within 60 s — each plus MARGIN_MS for the poll's step and one revalidating request.
+ * the others, per kind of change, against the promise set in force (`ctx.promises`,
+ * docs/consistency.md): a credit update (set) within `creditTtlMs`, a key disabled (updateKey
+ * enabled: false) or deleted within `cacheFreshMs`, a rate-limit override set within
+ * `overrideCacheMs` — each plus MARGIN_MS for the poll's step and one revalidating request. Under
+ * `exact` (the default) every promise is 0: a change must be seen everywhere at once, within the
+ * margin; under `production` 60 s, 10 s and 60 s.
  *
  * Each repetition of a kind makes a fresh subject (a key; for an override, an identifier of its
  * own), reads it at cost 0 in every lane (so that every region holds it in its caches and
@@ -11,14 +14,19 @@
  * KEYSIM_VISIBILITY_MAX_WAIT (default 90s) per change. The lag is the time from the change's
  * answer to the round in which the last lane showed it, on the service clock when the target has
  * one (a simulator with a manual clock is moved, nothing waits), else on this machine's clock.
- * KEYSIM_VISIBILITY_REPEATS (default 3) repetitions per kind; p50/p95/max in the checks' detail.
+ * KEYSIM_VISIBILITY_REPEATS (default 3) repetitions per kind; p50/p95/max in the checks' detail,
+ * and each lag reported as a measure (`lag.credits`, `lag.disable`, `lag.delete`, `lag.override`,
+ * ms, with the promise in force), which thresholds can name. A change whose answers never came, or
+ * never seen within the max wait, is an unknown sample of its measure, not a lag.
  * A change never seen within the max wait fails when the max wait exceeds the promise, and is not
  * judged when it does not. Overrides need a rate-limit namespace: on a live target without one
  * (KEYSIM_NAMESPACE) their check says not judged.
  */
 import {
   type CheckResult,
+  type MeasureSpec,
   type Operation,
+  type PromiseFigures,
   type ScenarioContext,
   checkResult,
   createKey,
@@ -54,7 +62,8 @@ interface Subject {
 interface KindSpec {
   kind: Kind;
   title: string;
-  promiseMs: number;
+  /** The promise set's figure that bounds this kind's lag. */
+  promise: keyof PromiseFigures;
   rules: string[];
   /** A fresh subject for one change. */
   make(ctx: ScenarioContext, f: VisibilityFixtures): Promise<Subject>;
@@ -69,7 +78,7 @@ const KINDS: readonly KindSpec[] = [
   {
     kind: 'credits',
     title: `a credit update (set ${SET_TO})`,
-    promiseMs: 60_000,
+    promise: 'creditTtlMs',
     rules: ['credits.update-credits'],
     async make(ctx, f) {
       const { keyId, probe } = await freshKey(ctx, f, 'credits');
@@ -79,7 +88,7 @@ const KINDS: readonly KindSpec[] = [
   {
     kind: 'disable',
     title: 'a key disabled',
-    promiseMs: 10_000,
+    promise: 'cacheFreshMs',
     rules: ['verify.disabled'],
     async make(ctx, f) {
       const { keyId, probe } = await freshKey(ctx, f, 'disable');
@@ -89,7 +98,7 @@ const KINDS: readonly KindSpec[] = [
   {
     kind: 'delete',
     title: 'a key deleted',
-    promiseMs: 10_000,
+    promise: 'cacheFreshMs',
     rules: ['keys.delete', 'verify.not-found'],
     async make(ctx, f) {
       const { keyId, probe } = await freshKey(ctx, f, 'delete');
@@ -99,7 +108,7 @@ const KINDS: readonly KindSpec[] = [
   {
     kind: 'override',
     title: `a rate-limit override (limit ${OVERRIDE_LIMIT})`,
-    promiseMs: 60_000,
+    promise: 'overrideCacheMs',
     rules: ['ratelimit.override-exact'],
     async make(ctx, f) {
       const namespace = await namespaceOf(ctx, f);
@@ -169,7 +178,25 @@ async function measureOnce(
   }
 }
 
-const nameOf = (spec: KindSpec): string => `${spec.title} is seen everywhere within ${spec.promiseMs / 1000} s`;
+/** The kind's promise under the set in force, ms. */
+const promiseOf = (ctx: ScenarioContext, spec: KindSpec): number => ctx.promises[spec.promise];
+
+const nameOf = (ctx: ScenarioContext, spec: KindSpec): string => `${spec.title} is seen everywhere within ${promiseOf(ctx, spec) / 1000} s`;
+
+/** The measure a kind's lags are reported as (`lag.credits` …), with the promise in force. */
+function measureOf(ctx: ScenarioContext, spec: KindSpec): MeasureSpec {
+  return {
+    name: `lag.${spec.kind}`,
+    title: `how long ${spec.title} took to be seen in every lane (its check allows the promise + ${MARGIN_MS / 1000} s for the poll's step)`,
+    unit: 'ms',
+    promise: promiseOf(ctx, spec),
+  };
+}
+
+/** One change's lag as a sample of its measure; never seen or never answered: unknown. */
+function reportLag(ctx: ScenarioContext, spec: KindSpec, measured: Measured): void {
+  ctx.measure(measureOf(ctx, spec), 'lagMs' in measured ? measured.lagMs : undefined);
+}
 
 /** Why overrides cannot be measured (a live target without a rate-limit namespace), or undefined. */
 async function namespaceProblem(ctx: ScenarioContext, f: VisibilityFixtures): Promise<string | undefined> {
@@ -182,13 +209,15 @@ async function namespaceProblem(ctx: ScenarioContext, f: VisibilityFixtures): Pr
 }
 
 /** The check of one kind over its repetitions. */
-function judgeKind(spec: KindSpec, results: readonly Measured[], maxWaitMs: number, time: ScenarioTime): CheckResult {
-  const name = nameOf(spec);
-  const limitMs = spec.promiseMs + MARGIN_MS;
+function judgeKind(ctx: ScenarioContext, spec: KindSpec, results: readonly Measured[], maxWaitMs: number, time: ScenarioTime): CheckResult {
+  const name = nameOf(ctx, spec);
+  const limitMs = promiseOf(ctx, spec) + MARGIN_MS;
   const lags = results.flatMap((r) => ('lagMs' in r ? [r.lagMs] : []));
   const never = results.flatMap((r) => ('neverMs' in r ? [r] : []));
   const unknown = results.flatMap((r) => ('unknown' in r ? [r.unknown] : []));
-  const parts = [`lag ${lagSummary(lags)} over ${lags.length} changes (${time.source}${time.moved ? ', moved' : ''}), promise ${limitMs / 1000} s with margin`];
+  const parts = [
+    `lag ${lagSummary(lags)} over ${lags.length} changes (${time.source}${time.moved ? ', moved' : ''}), promise ${limitMs / 1000} s with margin (${ctx.promises.name})`,
+  ];
   if (never.length > 0) parts.push(`never seen within ${maxWaitMs / 1000} s in ${never.map((n) => n.lanes.join(', ')).join('; ')}`);
   if (unknown.length > 0) parts.push(`not judged: ${unknown.join('; ')}`);
   const late = lags.filter((lag) => lag > limitMs);
@@ -225,16 +254,17 @@ export default defineScenario<VisibilityFixtures>({
       const results: Measured[] = [];
       const skipped = spec.kind === 'override' ? await namespaceProblem(ctx, f) : undefined;
       if (skipped !== undefined) {
-        checks.push(checkResult(nameOf(spec), true, `not judged: ${skipped}`));
+        checks.push(checkResult(nameOf(ctx, spec), true, `not judged: ${skipped}`));
         continue;
       }
       for (let i = 0; i < repeats; i++) {
         const measured = await measureOnce(ctx, lanes, time, spec, f, maxWaitMs);
         results.push(measured);
+        reportLag(ctx, spec, measured);
         // A change never seen is not asked again: each would wait the whole max wait.
         if ('neverMs' in measured) break;
       }
-      checks.push(judgeKind(spec, results, maxWaitMs, time));
+      checks.push(judgeKind(ctx, spec, results, maxWaitMs, time));
     }
     return checks;
   },

@@ -18,8 +18,10 @@ export {
 export { defineConfig, type KeysimConfig, type ConfigStage } from './cli/config.js';
 export {
   OPERATIONS,
+  MEASURE_FAMILIES,
   defineScenario,
   type ApiResponse,
+  type MeasureSpec,
   type LoadSettings,
   type MixEntry,
   type Operation,
@@ -32,7 +34,7 @@ export {
   type ServiceApi,
   type SimulatorAdmin,
 } from './load/scenario/index.js';
-export type { CheckResult, OperationStats, RunReport } from './report/model.js';
+export type { CheckResult, Measure, MeasureUnit, OperationStats, RunReport } from './report/model.js';
 export {
   type Json,
   checkResult,

@@ -21,6 +21,7 @@ import {
 import { invariantsSection } from '../load/invariants/index.js';
 import type { InvariantsSection, RunReport } from '../report/model.js';
 import { UsageError } from './exit-codes.js';
+import { withHistoryMeasures } from '../report/index.js';
 
 /** The history of a part (a run folder or its report.json), when it recorded one. */
 export function partHistoryFile(path: string): string | undefined {
@@ -103,7 +104,12 @@ export async function crossCheckMerged(input: CrossCheckInput): Promise<RunRepor
   }
   const verdict = judgeInvariants(combined.events, { wallSkewMs: combined.wallSkewMs, ...(input.promises === undefined ? {} : { promises: input.promises }) });
   const section = invariantsSection(verdict, { operations: combined.events.length, notes, ...(oracle === undefined ? {} : { oracle }) });
-  return { ...merged, invariants: section };
+  // The checkers' measures over the union replace the segments' own; the scenario's stay.
+  const judged: RunReport = { ...merged, invariants: section };
+  const measures = withHistoryMeasures(merged.measures, verdict.measures);
+  if (measures === undefined) delete judged.measures;
+  else judged.measures = measures;
+  return judged;
 }
 
 /** Writes a combined history (so that `keysim check` on the merged folder judges the same union). */

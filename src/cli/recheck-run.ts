@@ -14,7 +14,8 @@ import { OracleReplay } from '../load/oracle/index.js';
 import { TARGET_STOPPED_CHECK } from '../load/run/index.js';
 import { evaluateThresholds, parseThreshold, type Threshold } from '../load/run/index.js';
 import { parseReport } from '../report/index.js';
-import type { OracleSection, RunReport, ThresholdResult } from '../report/model.js';
+import type { Measure, OracleSection, RunReport, ThresholdResult } from '../report/model.js';
+import { measureLine, withHistoryMeasures } from '../report/index.js';
 import { exitCodeOf } from './exit-code-of.js';
 import { runVerdict } from '../report/verdict.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
@@ -152,6 +153,8 @@ export interface RunRecheck {
   thresholds?: ThresholdResult[];
   /** What could not be re-checked, and what the report says of it. */
   notRechecked: string[];
+  /** The run's measures as re-judged: the scenario's from its report, the history checkers' measured again; absent: none. */
+  measures?: Measure[];
   exitCode: ExitCode;
   /** The exit code in words. */
   verdict: string;
@@ -167,10 +170,20 @@ const VERDICTS: Partial<Record<ExitCode, string>> = {
   [EXIT.targetStopped]: 'the target stopped answering',
 };
 
-/** Re-checks one run folder's oracle and thresholds; `invariantsHold`: the invariants' verdict here. */
-export async function recheckRun(folder: string, events: readonly HistoryEvent[], invariantsHold: boolean): Promise<RunRecheck> {
+/**
+ * Re-checks one run folder's oracle and thresholds; `invariantsHold`: the invariants' verdict here,
+ * `historyMeasures`: what the checkers measured here (they replace the report's, thresholds read them).
+ */
+export async function recheckRun(
+  folder: string,
+  events: readonly HistoryEvent[],
+  invariantsHold: boolean,
+  historyMeasures?: readonly Measure[],
+): Promise<RunRecheck> {
   const oracle = await recheckOracle(folder, events);
-  const report = runReportIn(folder);
+  const saved = runReportIn(folder);
+  const measures = withHistoryMeasures(saved?.measures, historyMeasures);
+  const report = saved === undefined ? undefined : withMeasures(saved, measures);
   const notRechecked: string[] = [];
   const said = report?.invariants?.oracle;
   if (oracle.notRechecked !== undefined) {
@@ -197,7 +210,22 @@ export async function recheckRun(folder: string, events: readonly HistoryEvent[]
     exitCode = rejudged.exitCode;
     reason = rejudged.reason;
   }
-  return { oracle, ...(thresholds === undefined ? {} : { thresholds }), notRechecked, exitCode, verdict: reason ?? VERDICTS[exitCode] ?? `exit ${exitCode}` };
+  return {
+    oracle,
+    ...(thresholds === undefined ? {} : { thresholds }),
+    notRechecked,
+    ...(measures === undefined ? {} : { measures }),
+    exitCode,
+    verdict: reason ?? VERDICTS[exitCode] ?? `exit ${exitCode}`,
+  };
+}
+
+/** The report with these measures (none: without the field, as a report that measured nothing). */
+function withMeasures(report: RunReport, measures: Measure[] | undefined): RunReport {
+  const copy: RunReport = { ...report };
+  if (measures === undefined) delete copy.measures;
+  else copy.measures = measures;
+  return copy;
 }
 
 /** The re-check as lines of text. */
@@ -221,6 +249,8 @@ export function renderRecheck(recheck: RunRecheck): string[] {
     for (const t of recheck.thresholds)
       if (t.passed && t.detail.includes('(not re-judged')) lines.push(`  passed (not re-judged) ${t.expression}: ${t.detail}`);
   }
+  for (const m of recheck.measures ?? [])
+    lines.push(`measure  ${measureLine(m)}${m.source === 'history' ? ' (measured again over the history)' : " (the run's report)"}`);
   for (const line of recheck.notRechecked) lines.push(`note: ${line}`);
   return lines;
 }

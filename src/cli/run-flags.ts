@@ -64,7 +64,7 @@ export function runFlagOptions(y: Argv) {
       type: 'string',
       array: true,
       default: [],
-      describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9" (repeatable)',
+      describe: 'e.g. "p99(keys.verifyKey) < 20ms", "errors == 0", "rate(VALID) > 0.9", "p95(lag.credits) < 60s" (a measure) (repeatable)',
     })
     .option('yes', { type: 'boolean', default: false, describe: 'Confirm load on a target that is not on this machine' })
     .option('keep', {

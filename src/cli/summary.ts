@@ -2,6 +2,7 @@
 import type { InvariantsSection, ResourcesSection, RunReport } from '../report/model.js';
 import { generatorBanner, generatorSummaryText } from '../report/generator-text.js';
 import { rulesSummaryLines } from '../report/rules-text.js';
+import { measureLine } from '../report/measures-text.js';
 import { runVerdict } from '../report/verdict.js';
 import { invariantStateText, promisesText } from '../report/promise-text.js';
 import { resourceCountText, resourcesVerdict, targetLabel } from '../report/resources-text.js';
@@ -63,6 +64,8 @@ export function renderSummary(report: RunReport): string {
   const mark = { passed: 'pass', failed: 'FAIL', inconclusive: 'INCONCLUSIVE' } as const;
   report.checks.forEach((check, i) => lines.push(`${mark[verdict.checks[i]?.state ?? 'failed']}  check ${check.name}: ${check.detail}`));
   report.thresholds.forEach((t, i) => lines.push(`${mark[verdict.thresholds[i]?.state ?? 'failed']}  threshold ${t.expression}: ${t.detail}`));
+  // Figures, not verdicts: shown with their promise, judged only by the thresholds that name them.
+  for (const m of report.measures ?? []) lines.push(`note  measure ${measureLine(m)}`);
   if (report.invariants !== undefined) lines.push(...invariantLines(report.invariants));
   // One line, not one per phase (a clock scenario has 19): the reports have the table.
   const generator = report.generator === undefined ? undefined : generatorSummaryText(report.generator);

@@ -24,6 +24,7 @@ import {
 import { invariantsSectionHtml } from './html/invariants.js';
 import { resourcesSectionHtml } from './html/resources.js';
 import { rulesSectionHtml } from './html/rules.js';
+import { measuresSectionHtml } from './html/measures.js';
 import { CSS } from './html/style.js';
 import { generatorBannerHtml, generatorSectionHtml } from './html/generator.js';
 import { SCALE_CSS, latencyScaleInputs, latencyScaleSwitch } from './html/latency-axis.js';
@@ -72,6 +73,7 @@ export function renderHtml(report: RunReport): string {
     `<div class="panel">${verdictChart(report)}</div>`,
     verdictTables(report),
     `</section>`,
+    measuresSectionHtml(report.measures),
     invariantsSectionHtml(report.invariants),
     resourcesSectionHtml(report.resources),
     rulesSectionHtml(report.rules),

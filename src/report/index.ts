@@ -6,6 +6,8 @@ export { renderJunit, type JunitRun } from './junit.js';
 export { renderSeries, seriesLines, type SeriesLine, type SeriesLatency, type SeriesOperation } from './series.js';
 export { renderHgrm, hgrmFiles, HGRM_SCALING_RATIO } from './hgrm.js';
 export { MergeError, mergeReports, mergeSection } from './merge.js';
+export { mergeMeasures, withHistoryMeasures } from './merge-measures.js';
+export { measureLine } from './measures-text.js';
 export { GENERATOR_ADVICE, generatorBanner, thresholdVerdict } from './generator-text.js';
 export {
   READABLE_REPORT_VERSIONS,

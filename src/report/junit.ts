@@ -20,6 +20,7 @@
  */
 import { invariantState, invariantStateText, promisesText } from './promise-text.js';
 import type { RunReport } from './model.js';
+import { measureLine } from './measures-text.js';
 import { type CheckState, type RunVerdict, runVerdict } from './verdict.js';
 import { escapeHtml } from './html/svg.js';
 
@@ -198,6 +199,8 @@ export function renderJunit(runs: readonly JunitRun[]): string {
         // The run's headline and reason, as the terminal's final line and the reports say them.
         ['verdict', `${verdict.headline}: ${verdict.reason}`],
         ...(r.invariants?.promises === undefined ? [] : [['consistency', promisesText(r.invariants.promises)] as [string, string]]),
+        // Measures are figures, not test cases: the run's one verdict stays with its cases.
+        ...(r.measures ?? []).map((m): [string, string] => [`measure ${m.name}`, measureLine(m)]),
       ]);
     } else {
       cases = [{ classname: `${run.scenario}.run`, name: 'run completed', outcome: { kind: 'error', message: run.error } }];

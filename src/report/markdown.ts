@@ -24,6 +24,7 @@ import { generatorBannerMarkdown, generatorMarkdown } from './markdown-generator
 import { type RunVerdict, runVerdict } from './verdict.js';
 import { resourcesMarkdown } from './markdown-resources.js';
 import { rulesMarkdown } from './rules-text.js';
+import { MEASURES_NOTE, MEASURE_COLUMNS, measureCells } from './measures-text.js';
 import { targetLabel } from './resources-text.js';
 import { stageRowCells, stageRows, stagesSummary } from './stages-text.js';
 
@@ -75,6 +76,12 @@ function statusBanner(report: RunReport): string[] {
   const banner = runStatus(report);
   if (banner === undefined) return [];
   return [banner.kind === 'interrupted' ? '> [!WARNING]' : '> [!CAUTION]', `> **${banner.word.toUpperCase()}** — ${escapeMarkdown(banner.text)}`, ''];
+}
+
+/** The measures against the promises: one row each, then what they are (measures-text.ts). */
+function measuresMarkdown(report: RunReport): string[] {
+  const rows = (report.measures ?? []).map((m) => measureCells(m).map((cell, i) => (i === 0 ? `\`${escapeMarkdown(cell)}\`` : escapeMarkdown(cell))));
+  return [table(MEASURE_COLUMNS, rows, 'lrrrrrrll'), '', escapeMarkdownBlock(MEASURES_NOTE)];
 }
 
 function environmentLine(env: RunReport['environment']): string {
@@ -316,6 +323,7 @@ export function renderMarkdown(report: RunReport): string {
   for (const section of outcomes(report)) lines.push(section, '');
   lines.push('## Thresholds and checks', '');
   for (const section of thresholdsAndChecks(report)) lines.push(section, '');
+  if (report.measures !== undefined && report.measures.length > 0) lines.push('## Measures', '', ...measuresMarkdown(report), '');
   if (report.invariants !== undefined) lines.push('## Invariants', '', ...invariantsMarkdown(report.invariants), '');
   if (report.resources !== undefined) lines.push('## Resources', '', ...resourcesMarkdown(report.resources), '');
   if (report.rules !== undefined) lines.push('## Rules covered', '', ...rulesMarkdown(report.rules), '');

@@ -23,6 +23,7 @@ import type {
 } from './model.js';
 import { TRANSPORT_ERROR_KINDS } from './model.js';
 import { mergeRulesSections } from './rules-text.js';
+import { mergeMeasures } from './merge-measures.js';
 
 /** The segments' rule coverage as one (rules-text.ts mergeRulesSections); undefined when none has one. */
 function rulesOf(reports: readonly RunReport[]): RulesSection | undefined {
@@ -320,6 +321,7 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
   const invariants = mergeInvariants(sorted);
   const generator = mergeGenerator(sorted);
   const resources = mergeResources(sorted);
+  const measures = mergeMeasures(sorted);
   const notes: string[] = [];
   if (merge.partial) {
     const what = [
@@ -373,6 +375,7 @@ export function mergeReports(parts: readonly RunReport[]): RunReport {
     ...(resources === undefined ? {} : { resources }),
     // The segments ran one scenario: a rule any segment judged is exercised.
     ...(rules === undefined ? {} : { rules }),
+    ...(measures === undefined ? {} : { measures }),
     merge,
     notes,
   };

@@ -13,7 +13,7 @@ import { EXIT } from '../../src/cli/exit-codes.js';
 import { oracleVerdictOf, recheckRun, rejudgeThresholds, renderRecheck } from '../../src/cli/recheck-run.js';
 import { JOURNAL_FILE, JournalFileWriter } from '../../src/load/history/journal-file.js';
 import { renderJson } from '../../src/report/json.js';
-import type { OracleSection, RunReport } from '../../src/report/model.js';
+import type { Measure, OracleSection, RunReport } from '../../src/report/model.js';
 import { completedReport, invariantsCleanReport } from '../fixtures/reports.js';
 
 /** A real journal start: the embedded simulator's answer to /_sim/journal.start. */
@@ -76,5 +76,50 @@ describe('keysim check on a run folder', () => {
     expect(rejudged.map((t) => t.expression)).toEqual(report.thresholds.map((t) => t.expression));
     expect(rejudged[1]).toMatchObject({ passed: false, actual: 3 });
     expect(rejudged[1]?.detail).toMatch(/not re-judged/);
+  });
+});
+
+describe('keysim check keeps the scenario’s measures and measures the history’s again', () => {
+  const lag: Measure = { name: 'lag.credits', title: 'lag', unit: 'ms', count: 3, p50: 0, p95: 11_000, max: 11_000, promise: 60_000, source: 'scenario' };
+  const over: Measure = { name: 'credits.over-spend', title: 'over', unit: 'credits', count: 2, p50: 0, p95: 5, max: 5, source: 'history' };
+
+  /** A run folder with a report (no journal) whose thresholds name both measures. */
+  function folderWith(report: RunReport): string {
+    const folder = mkdtempSync(join(tmpdir(), 'keysim-recheck-measures-'));
+    writeFileSync(join(folder, 'report.json'), renderJson(report));
+    return folder;
+  }
+
+  test('the history measures judged here replace the report’s; thresholds re-judged on them; the scenario’s kept', async () => {
+    const report: RunReport = {
+      ...completedReport(),
+      measures: [lag, over],
+      thresholds: [
+        { expression: 'p95(lag.credits) < 60s', passed: true, actual: 11_000, detail: 'measured 11000 ms over 3 samples' },
+        { expression: 'max(credits.over-spend) <= 5', passed: true, actual: 5, detail: 'measured 5 credits over 2 samples' },
+      ],
+    };
+    const again: Measure = { ...over, count: 4, p95: 9, max: 9 };
+    const recheck = await recheckRun(folderWith(report), [], true, [again]);
+    expect(recheck.measures).toEqual([lag, again]);
+    expect(recheck.thresholds?.map((t) => [t.expression, t.passed])).toEqual([
+      ['p95(lag.credits) < 60s', true],
+      ['max(credits.over-spend) <= 5', false],
+    ]);
+    expect(recheck.exitCode).toBe(EXIT.thresholdFailed);
+    expect(renderRecheck(recheck).join('\n')).toContain(
+      'measure  credits.over-spend p50 0 credits · p95 9 credits · max 9 credits — no promise, 4 samples (measured again over the history)',
+    );
+  });
+
+  test('a history that measured nothing here leaves no history measure: a threshold on it fails, never passes on the report’s old figure', async () => {
+    const report: RunReport = {
+      ...completedReport(),
+      measures: [over],
+      thresholds: [{ expression: 'max(credits.over-spend) <= 5', passed: true, actual: 5, detail: 'measured 5 credits over 2 samples' }],
+    };
+    const recheck = await recheckRun(folderWith(report), [], true, []);
+    expect(recheck.measures).toBeUndefined();
+    expect(recheck.thresholds?.[0]).toMatchObject({ passed: false, actual: null });
   });
 });

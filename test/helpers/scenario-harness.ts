@@ -6,9 +6,10 @@
  */
 import { Random } from '../../src/engine/index.js';
 import { weightedPicker } from '../../src/load/scenario/distributions.js';
+import { MeasureCollector } from '../../src/load/scenario/scenario-measures.js';
 import type { LoadSettings, MixEntry, PhaseSpec, RunResults, Scenario, ScenarioContext } from '../../src/load/scenario/scenario.js';
 import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
-import type { CheckResult, OperationStats, Percentiles } from '../../src/report/model.js';
+import type { CheckResult, Measure, OperationStats, Percentiles } from '../../src/report/model.js';
 import type { Simulator } from '../../src/http/simulator.js';
 import { type PromiseSet, promiseSet } from '../../src/load/promises/index.js';
 
@@ -52,6 +53,8 @@ export interface HarnessRun<F> {
   cleanupErrors: string[];
   logs: string[];
   results: RunResults;
+  /** What the scenario reported with ctx.measure, summarised as the runner does. */
+  measures: Measure[];
 }
 
 const BASE_SETTINGS: LoadSettings = {
@@ -143,6 +146,7 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
   const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
   const logs: string[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  const measures = new MeasureCollector();
   const seed = options.seed ?? 42;
   const ctx: ScenarioContext = {
     api: serviceApi(client),
@@ -154,6 +158,7 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
     promises: options.promises ?? promiseSet('exact'),
     log: (message) => logs.push(message),
     onCleanup: (fn) => cleanups.push(fn),
+    measure: (spec, value) => measures.record(spec, value),
   };
   const maxPerPhase = options.maxRequestsPerPhase ?? 40;
   const concurrency = options.concurrency ?? 4;
@@ -255,5 +260,6 @@ export async function runScenario<F>(scenario: Scenario<F>, sim: Simulator, opti
     cleanupErrors,
     logs,
     results: results as RunResults,
+    measures: measures.measures(),
   };
 }

@@ -12,12 +12,14 @@ import type { Simulator, SimulatorOptions } from '../../src/http/simulator.js';
 import { httpJsonClient, serviceApi, simulatorAdmin } from '../../src/load/target/service-api.js';
 import { HistoryWriter, recordingServiceApi } from '../../src/load/history/index.js';
 import { startSimulator } from '../helpers/simulator.js';
+import { type PromiseSet, promiseSet } from '../../src/load/promises/index.js';
 import { type LiveRun, runLive } from './live-run.js';
 
-async function onProfile(options: SimulatorOptions, name: string): Promise<LiveRun> {
+/** `name` run on the production profile; judged against the production promise set unless `promises` says otherwise. */
+async function onProfile(options: SimulatorOptions, name: string, promises: PromiseSet = promiseSet('production')): Promise<LiveRun> {
   const sim: Simulator = await startSimulator({ profile: 'production', regions: 2, ...options });
   try {
-    return await runLive(name, { url: sim.url, rootKey: sim.rootKey, simulator: true });
+    return await runLive(name, { url: sim.url, rootKey: sim.rootKey, simulator: true }, { promises });
   } finally {
     await sim.close();
   }
@@ -35,6 +37,9 @@ function maxLagOf(detail: string): number {
   if (match === null) throw new Error(`no max lag in "${detail}"`);
   return Number(match[1]);
 }
+
+/** The measures visibility reports, in its kinds' order. */
+const LAG_NAMES = ['lag.credits', 'lag.disable', 'lag.delete', 'lag.override'];
 
 describe('on the exact simulator every consistency scenario passes', () => {
   for (const name of ['stale-credit-replay', 'visibility', 'convergence']) {
@@ -70,9 +75,12 @@ describe('on the exact simulator every consistency scenario passes', () => {
     }
   }, 120_000);
 
-  test('visibility measures every lag as 0 on the exact simulator', async () => {
+  test('visibility measures every lag as 0 on the exact simulator, against promises of 0', async () => {
     const run = await runLive('visibility', 'sim');
     for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', 'a rate-limit override']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
+    // The measures say the same, with the exact set's promises (every change seen at once).
+    expect(run.report.measures?.map((m) => [m.name, m.count, m.max, m.promise, m.source])).toEqual(LAG_NAMES.map((name) => [name, 3, 0, 0, 'scenario']));
+    expect(detailOf(run, 'a key disabled')).toContain('promise 5 s with margin (exact)');
   }, 120_000);
 });
 
@@ -126,6 +134,28 @@ describe('on the production profile', () => {
     expect(credits).toBeGreaterThan(0);
     expect(credits).toBeLessThanOrEqual(65);
     expect(Math.max(disabled, deleted)).toBeLessThanOrEqual(15);
+    // One run, one verdict: each lag is a measure with the production promise its check judged by.
+    const measures = run.report.measures ?? [];
+    expect(measures.map((m) => [m.name, m.promise, m.count])).toEqual([
+      ['lag.credits', 60_000, 3],
+      ['lag.disable', 10_000, 3],
+      ['lag.delete', 10_000, 3],
+      ['lag.override', 60_000, 3],
+    ]);
+    const maxOf = (name: string) => (measures.find((m) => m.name === name)?.max ?? Number.NaN) / 1000;
+    expect([maxOf('lag.credits'), maxOf('lag.disable'), maxOf('lag.delete'), maxOf('lag.override')].map((s) => Number(s.toFixed(1)))).toEqual([
+      credits,
+      disabled,
+      deleted,
+      override,
+    ]);
+  }, 120_000);
+
+  test('visibility on the production profile judged exactly (the default set) fails: its lags are past 0 s and the margin', async () => {
+    const run = await onProfile({ seed: 12 }, 'visibility', promiseSet('exact'));
+    expect(run.exit).toBe(98);
+    expect(run.failures).toMatch(/check a key disabled is seen everywhere within 0 s: \d+ changes seen later than the promise/);
+    expect(run.report.measures?.find((m) => m.name === 'lag.disable')?.promise).toBe(0);
   }, 120_000);
 
   test('visibility fails on a deployment whose key cache keeps a disabled key 30 s', async () => {

@@ -13,6 +13,15 @@ import { runScenario } from '../../src/load/run/runner.js';
 import type { LoadSettings, Scenario } from '../../src/load/scenario/scenario.js';
 import { detectUrlTarget, liveTarget, startEmbeddedSimulator } from '../../src/load/target/target.js';
 import type { RunReport } from '../../src/report/model.js';
+import type { PromiseSet } from '../../src/load/promises/index.js';
+import { type Threshold, parseThreshold } from '../../src/load/run/thresholds.js';
+
+/** A threshold expression parsed, as --threshold is (a test's own typo throws). */
+function parsedThreshold(expression: string): Threshold {
+  const parsed = parseThreshold(expression);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.threshold;
+}
 
 const BASE: LoadSettings = { rate: 20, connections: 8, pipelining: 1, durationMs: 2_000, warmupMs: 0, timeoutMs: 10_000, model: 'open' };
 
@@ -28,7 +37,8 @@ export async function runLive(
   name: string,
   /** `simulator: true`: a keysim simulator reached over its URL, recognised as `keysim run --target` does (its admin surface, its clock). */
   target: { url: string; rootKey: string; simulator?: boolean } | 'sim',
-  options: { history?: boolean; settings?: Partial<LoadSettings>; seed?: number } = {},
+  /** `promises`: the promise set the run judges against (`--consistency`), default exact; `thresholds`: as `--threshold`. */
+  options: { history?: boolean; settings?: Partial<LoadSettings>; seed?: number; promises?: PromiseSet; thresholds?: readonly string[] } = {},
 ): Promise<LiveRun> {
   const scenario = SCENARIOS[name] as Scenario<unknown>;
   const t =
@@ -45,7 +55,8 @@ export async function runLive(
       target: t,
       settings: { ...BASE, ...scenario.defaults, ...options.settings },
       seed: options.seed ?? 7,
-      thresholds: [],
+      thresholds: (options.thresholds ?? []).map(parsedThreshold),
+      ...(options.promises === undefined ? {} : { promises: options.promises }),
       keep: false,
       keysimVersion: 'test',
       log: (line) => logs.push(line),
@@ -57,6 +68,7 @@ export async function runLive(
     const failures = [
       ...report.checks.filter((c) => !c.passed).map((c) => `check ${c.name}: ${c.detail}`),
       ...(report.invariants?.violations ?? []).map((v) => `invariant ${v.invariant} ${v.subject}: ${v.message}`),
+      ...report.thresholds.filter((t) => !t.passed).map((t) => `threshold ${t.expression}: ${t.detail}`),
     ].join('\n');
     return { report, exit: exitCodeOf(report), failures, logs };
   } finally {

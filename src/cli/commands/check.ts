@@ -29,6 +29,7 @@ import {
 } from '../../load/history/index.js';
 import { describeOutcome, describeRequest } from '../../load/invariants/index.js';
 import { formatInstant } from '../../report/format.js';
+import { measureLine } from '../../report/index.js';
 import { EXIT, type ExitCode, UsageError } from '../exit-codes.js';
 import { example } from '../help-example.js';
 import { type RunRecheck, recheckRun, renderRecheck, runReportIn } from '../recheck-run.js';
@@ -115,6 +116,8 @@ export function renderVerdict(
       for (const e of v.witness) lines.push(`    ${describeEvent(e)}`);
     }
   }
+  // Without a run's report to re-check, the checkers' own measures (with one, renderRecheck shows the run's).
+  if (recheck === undefined && (report.measures ?? []).length > 0) lines.push('', ...(report.measures ?? []).map((m) => `measure  ${measureLine(m)}`));
   if (report.notes.length > 0) {
     lines.push('');
     for (const note of report.notes) lines.push(`note: ${note}`);
@@ -258,7 +261,7 @@ export async function checkCommand(args: CheckArgs): Promise<ExitCode> {
     report.notes.unshift(`Operations without service-clock times were placed at their wall times ± ${wallSkewMs} ms of clock skew, ${source}.`);
   }
   // One run's folder: the oracle and the thresholds are judged again, the rest said to be the report's.
-  const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed) : undefined;
+  const recheck = files.length === 1 ? await recheckRun(dirname(files[0] as string), events, report.passed, report.measures) : undefined;
   if (files.length === 1) {
     const mismatch = promiseMismatch(runReportIn(dirname(files[0] as string))?.invariants?.promises?.text, report.promises?.text);
     if (mismatch !== undefined) report.notes.unshift(mismatch);

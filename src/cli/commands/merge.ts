@@ -123,6 +123,17 @@ export async function mergeCommand(args: MergeArgs): Promise<ExitCode> {
     ...(args.hostSkew === undefined ? {} : { hostSkewMs: args.hostSkew }),
     ...(promises === undefined ? {} : { promises }),
   });
+  // Judged across segments, the history's measures are the union's: thresholds naming them read those.
+  report = {
+    ...report,
+    thresholds: evaluateThresholds(
+      thresholdsOf(
+        parts.map((p) => p.report),
+        args.threshold,
+      ),
+      report,
+    ),
+  };
   try {
     const written = writeReport(report, args.out);
     writeHgrmFiles(report, args.out);

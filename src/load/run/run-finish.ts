@@ -2,7 +2,7 @@
  * The steps at a run's end that runner.ts takes: the cleanup (once, whatever happened), the
  * report of a set-up-only run, and a segment's own verdict over its history.
  */
-import type { InvariantsSection, ResourcesSection, RunReport } from '../../report/model.js';
+import type { ResourcesSection, RunReport } from '../../report/model.js';
 import type { RunSkew } from './clock-skew.js';
 import { DEFAULT_GENERATOR_LIMITS, type GeneratorMonitor } from '../metrics/index.js';
 import type { HistoryWriter } from '../history/index.js';
@@ -10,14 +10,14 @@ import type { Recorder } from '../metrics/index.js';
 import type { ResourceLedger } from '../resources/index.js';
 import { trackingServiceApi } from '../resources/index.js';
 import { cleanUpRun } from '../resources/index.js';
-import { historyInvariants } from './run-invariants.js';
+import { type HistoryVerdict, historyInvariants } from './run-invariants.js';
 import type { RunOptions } from './run-options.js';
 import { assembleReport, endOfRunChecks, runResults, sendNotes } from './run-report.js';
 import type { RunOracle } from './run-steps.js';
 import type { PhasesOutcome, RunPlan } from './run-phases.js';
 import type { LoadStop } from './run-stop.js';
 import { ScenarioFailedError } from '../scenario/index.js';
-import type { ScenarioContext, SimulatorAdmin } from '../scenario/index.js';
+import type { MeasureCollector, ScenarioContext, SimulatorAdmin } from '../scenario/index.js';
 import { type HttpJsonClient, serviceApi } from '../target/index.js';
 
 /**
@@ -98,6 +98,8 @@ export async function setUpOnlyReport(
     cleanup: RunCleanup;
     startedAt: Date;
     now: () => Date;
+    /** What the set-up reported with ctx.measure. */
+    measures: MeasureCollector;
   },
 ): Promise<RunReport> {
   const { scenario, target } = options;
@@ -132,6 +134,7 @@ export async function setUpOnlyReport(
     generator,
     resources: parts.cleanup.resources,
     notes,
+    measures: parts.measures.measures(),
   });
 }
 
@@ -142,12 +145,12 @@ export async function runHistoryInvariants(
   oracle: RunOracle,
   skew: RunSkew | undefined,
   interrupted: boolean,
-): Promise<InvariantsSection> {
+): Promise<HistoryVerdict> {
   // Other segments' calls on the same keys and limits are not in a segment's history: it judges
   // only what stays sound without them (docs/checking.md#one-segments-own-verdict), so that a
   // segment never fails on a false alarm; the rest is judged across segments.
   const segment = options.segment === undefined ? undefined : { sharedKeyIds: (options.fixtures?.keyIds ?? []).map(([, keyId]) => keyId) };
-  const invariants = await historyInvariants({
+  const verdict = await historyInvariants({
     history,
     path: options.historyPath as string,
     interrupted,
@@ -161,11 +164,11 @@ export async function runHistoryInvariants(
     ...(options.promises === undefined ? {} : { promises: options.promises }),
   });
   if (options.segment !== undefined) {
-    invariants.notes.unshift(
+    verdict.section.notes.unshift(
       "This segment's own verdict, over its own history: the other segments' operations on the same keys and rate limits are not in it (with a shared set-up, neither is the keys' creation), so it judges only what holds on part of the operations. keysim merge, or keysim check over the set-up's and every segment's history, judges every invariant across segments.",
     );
   }
-  return invariants;
+  return verdict;
 }
 
 /**
@@ -189,6 +192,8 @@ export async function loadedRunReport(
     skew: RunSkew | undefined;
     startedAt: Date;
     now: () => Date;
+    /** What the scenario reported with ctx.measure. */
+    measures: MeasureCollector;
   },
 ): Promise<RunReport> {
   const { phases, recorder, stop, history } = parts;
@@ -207,7 +212,7 @@ export async function loadedRunReport(
   });
   await parts.cleanup.run();
   // Read again: a SIGINT may have come during the checks or the cleanup.
-  const invariants = history === undefined ? undefined : await runHistoryInvariants(options, history, parts.oracle, parts.skew, stop.interrupted);
+  const judged = history === undefined ? undefined : await runHistoryInvariants(options, history, parts.oracle, parts.skew, stop.interrupted);
   const generator = parts.generatorMonitor.section({ ...DEFAULT_GENERATOR_LIMITS, ...options.generatorLimits });
   notes.push(...sendNotes(phases, generator.limited));
   const status: RunReport['status'] = stop.interrupted ? 'interrupted' : stop.targetStopped !== undefined ? 'failed' : 'completed';
@@ -220,10 +225,12 @@ export async function loadedRunReport(
     figures,
     results,
     checks,
-    invariants,
+    invariants: judged?.section,
     generator,
     resources: parts.cleanup.resources,
     notes,
     ruleTally: recorder.rules,
+    // The scenario's own measures first, then the history checkers'.
+    measures: [...parts.measures.measures(), ...(judged?.measures ?? [])],
   });
 }

@@ -3,7 +3,7 @@
  * oracle's replay compared with it — the report's invariants section. Apart from the runner because
  * it is a stage of its own, with its own notes (the oracle, the measured clock skew).
  */
-import type { InvariantsSection } from '../../report/model.js';
+import type { InvariantsSection, Measure } from '../../report/model.js';
 import { judgeInvariants } from '../invariants/index.js';
 import { type RunSkew, remeasuredRunSkew } from './clock-skew.js';
 import { type HistoryWriter, readHistory } from '../history/index.js';
@@ -12,9 +12,15 @@ import type { Oracle } from '../oracle/index.js';
 import type { Target } from '../target/index.js';
 import type { PromiseSet } from '../promises/index.js';
 
+/** The invariants section, and the figures the checkers measured against the promise set (none when the history was not judged). */
+export interface HistoryVerdict {
+  section: InvariantsSection;
+  measures: Measure[];
+}
+
 /**
  * Reads the saved history back, checks every invariant over it and compares the oracle's replay
- * (simulator only) with the answers recorded: the report's invariants section.
+ * (simulator only) with the answers recorded: the report's invariants section, and the checkers' measures.
  */
 async function invariantsReport(
   path: string,
@@ -23,7 +29,7 @@ async function invariantsReport(
   wallSkewMs: number | undefined,
   segment: HistoryEnd['segment'],
   promises: PromiseSet | undefined,
-): Promise<InvariantsSection> {
+): Promise<HistoryVerdict> {
   const { header, events } = await readHistory(path);
   const skew = wallSkewMs ?? header.wallSkewMs;
   const oracleSection = oracle === undefined ? undefined : await oracle.compare(events);
@@ -32,11 +38,12 @@ async function invariantsReport(
     ...(segment === undefined ? {} : { segment }),
     ...(promises === undefined ? {} : { promises }),
   });
-  return invariantsSection(verdict, {
+  const section = invariantsSection(verdict, {
     operations: events.length,
     notes,
     ...(oracleSection === undefined ? {} : { oracle: oracleSection }),
   });
+  return { section, measures: verdict.measures ?? [] };
 }
 
 /** The run's history and what checks it, as the runner holds them when the load is over. */
@@ -64,14 +71,15 @@ export interface HistoryEnd {
 }
 
 /** Closes the history and checks it; an interrupted run's history is saved, not checked. */
-export async function historyInvariants(end: HistoryEnd): Promise<InvariantsSection> {
+export async function historyInvariants(end: HistoryEnd): Promise<HistoryVerdict> {
   const { history, oracle, target } = end;
   await history.close();
   if (end.interrupted) {
-    return invariantsSection(undefined, {
+    const section = invariantsSection(undefined, {
       operations: history.written,
       notes: ['Interrupted: the history was saved but not checked (run keysim check on it).'],
     });
+    return { section, measures: [] };
   }
   if (oracle !== undefined) {
     clearInterval(end.oracleTimer);

@@ -9,6 +9,7 @@ import {
   type CheckResult,
   type GeneratorSection,
   type InvariantsSection,
+  type Measure,
   type OperationStats,
   REPORT_SCHEMA,
   REPORT_VERSION,
@@ -163,6 +164,8 @@ export interface ReportParts {
   notes: string[];
   /** What the per-response checks judged per rule (the recorder's); absent: nothing was sent. */
   ruleTally?: RuleTally;
+  /** The scenario's measures, then the history checkers'; empty or absent: the report has none. */
+  measures?: Measure[];
 }
 
 /** The RunReport; its thresholds are evaluated over the rest of it. */
@@ -226,6 +229,8 @@ export function assembleReport(parts: ReportParts): RunReport {
     ...(resources === undefined ? {} : { resources }),
     ...(parts.options.segment === undefined ? {} : { segment: { index: parts.options.segment.index, count: parts.options.segment.count } }),
     rules: rulesSection(scenario.rules ?? [], parts.checks, parts.ruleTally, invariants),
+    // Absent when nothing was measured, so that a report without measures reads as before.
+    ...(parts.measures === undefined || parts.measures.length === 0 ? {} : { measures: parts.measures }),
     notes: parts.notes,
   };
   return { ...withoutThresholds, thresholds: evaluateThresholds(parts.options.thresholds, withoutThresholds) };

@@ -20,7 +20,7 @@ import { trackingServiceApi } from '../resources/index.js';
 import { LATE_THRESHOLD_MS, type RunOptions } from './run-options.js';
 import type { RunPlan } from './run-phases.js';
 import { ScenarioFailedError, ScenarioRefusedError } from '../scenario/index.js';
-import type { Scenario, ScenarioContext, SimulatorAdmin } from '../scenario/index.js';
+import type { MeasureCollector, Scenario, ScenarioContext, SimulatorAdmin } from '../scenario/index.js';
 import { startServiceClock, sweepProblemBeforeSetup, sweepsInThePast } from '../scenario/index.js';
 import { type HttpJsonClient, ServiceCallError, serviceApi } from '../target/index.js';
 import type { Target } from '../target/index.js';
@@ -126,6 +126,8 @@ export function scenarioContext(
     tag: string;
     log: (line: string) => void;
     cleanups: Array<() => Promise<void>>;
+    /** Where ctx.measure's samples go. */
+    measures: MeasureCollector;
   },
 ): ScenarioContext {
   const { target } = options;
@@ -143,6 +145,7 @@ export function scenarioContext(
     promises: options.promises ?? promiseSet('exact'),
     log: parts.log,
     onCleanup: (fn) => cleanups.push(fn),
+    measure: (spec, value) => parts.measures.record(spec, value),
   };
 }
 

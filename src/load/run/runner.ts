@@ -17,7 +17,7 @@ import { trackingAdmin } from '../resources/index.js';
 import { checkReachable } from '../target/index.js';
 import type { RunOptions } from './run-options.js';
 import { planRun, runPhases } from './run-phases.js';
-import { ScenarioRefusedError } from '../scenario/index.js';
+import { MeasureCollector, ScenarioRefusedError } from '../scenario/index.js';
 import { mixOperationProblems } from '../scenario/index.js';
 import {
   frozenClockAfterSetup,
@@ -78,7 +78,8 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
   const { history, skew } = await openRunHistory(options, startedAt, tag, client, log);
   // Started before the setup, so that the fixtures are in the journal the oracle replays.
   const oracle = await startRunOracle(history, options, client);
-  const ctx = scenarioContext(options, { client, history, ledger, admin, tag, log, cleanups });
+  const measures = new MeasureCollector();
+  const ctx = scenarioContext(options, { client, history, ledger, admin, tag, log, cleanups, measures });
   const cleanup = new RunCleanup(options, { persistent, cleanups, client, admin, ledger, log, warn });
   const recorder = new Recorder();
   recorder.onMeasured = options.onMeasured;
@@ -94,7 +95,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
     await startClockBeforeSetup(scenario, ctx);
     const fixtures = await setUpFixtures(scenario, ctx, options);
     if (options.setupOnly !== undefined) {
-      return await setUpOnlyReport(options, { fixtures, tag, history, ledger, recorder, generatorMonitor, cleanup, startedAt, now });
+      return await setUpOnlyReport(options, { fixtures, tag, history, ledger, recorder, generatorMonitor, cleanup, startedAt, now, measures });
     }
     const plan = planRun(scenario, ctx, fixtures, settings, options.segment);
     const unknownOperations = mixOperationProblems(scenario, plan.specs, fixtures, seed);
@@ -144,6 +145,7 @@ export async function runScenario(options: RunOptions): Promise<RunReport> {
       skew,
       startedAt,
       now,
+      measures,
     });
   } catch (error) {
     await cleanup.afterFailure(error);

@@ -7,8 +7,12 @@ export interface Threshold {
   metric: string;
   argument: string | undefined;
   comparator: Comparator;
-  /** In ms for latencies; a plain number otherwise. */
+  /** In ms for latencies (and for a measure given a latency unit); a plain number otherwise. */
   value: number;
+  /** Set when `argument` names a measure (`p95(lag.credits)`), not an operation: thresholds-measures.ts judges it. */
+  measure?: true;
+  /** The unit written after the value, as written (a measure's is checked against its unit when judged). */
+  unit?: string;
 }
 
 /** The latency metrics, each a field of the report's Percentiles. */

@@ -8,6 +8,7 @@
  *   rate(200) >= 0.99              share of answers with that HTTP status,
  *   rate(allowed) > 0.5            share of rate-limit checks admitted (or denied)
  *   requests > 1000, rps >= 100, late == 0, dropped == 0, checks == 0 (failed checks)
+ *   p95(lag.credits) < 60s         a measure's p50 p95 max or count (thresholds-measures.ts)
  *
  * Operators: < <= > >= == !=. Latency units: us, ms (default), s.
  *
@@ -26,7 +27,8 @@ import { VERIFICATION_CODES } from '../../engine/index.js';
 import type { OperationStats, Percentiles, RunReport, ThresholdResult } from '../../report/model.js';
 import { paceVerdict } from './pace-verdict.js';
 import { type Comparator, LATENCY, type Threshold, compare, shown } from './threshold-compare.js';
-import { OPERATIONS } from '../scenario/index.js';
+import { MEASURE_FAMILIES, OPERATIONS } from '../scenario/index.js';
+import { judgeMeasureThreshold, namesMeasure, parseMeasureThreshold } from './thresholds-measures.js';
 
 const COUNTS = new Set(['errors', 'requests', 'rps', 'late', 'dropped', 'checks']);
 const OPERATION_NAMES: ReadonlySet<string> = new Set(OPERATIONS);
@@ -46,6 +48,7 @@ export function parseThreshold(expression: string): ParsedThreshold {
   const comparator = match[3] as Comparator;
   let value = Number(match[4]);
   const unit = match[5]?.toLowerCase();
+  if (namesMeasure(metric, argument)) return parseMeasureThreshold(expression, metric, argument, comparator, value, unit);
   if (/^p\d+$/.test(metric) && !LATENCY.has(metric)) {
     return { ok: false, error: `Unknown percentile "${metric}" in "${expression}": use ${[...LATENCY].join(', ')}.` };
   }
@@ -66,12 +69,18 @@ export function parseThreshold(expression: string): ParsedThreshold {
       };
     }
   } else if (!COUNTS.has(metric)) {
-    return { ok: false, error: `Unknown metric "${metric}" in "${expression}": use ${[...LATENCY].join(' ')}, rate(…), ${[...COUNTS].join(' ')}.` };
+    return {
+      ok: false,
+      error: `Unknown metric "${metric}" in "${expression}": use ${[...LATENCY].join(' ')}, rate(…), ${[...COUNTS].join(' ')}, or p50/p95/max/count(<measure>).`,
+    };
   } else if (argument !== undefined && metric !== 'errors' && metric !== 'requests' && metric !== 'rps') {
     return { ok: false, error: `"${metric}" takes no argument in "${expression}".` };
   }
   if (argument !== undefined && metric !== 'rate' && !OPERATION_NAMES.has(argument)) {
-    return { ok: false, error: `Unknown operation "${argument}" in "${expression}": the operations are ${OPERATIONS.join(', ')}.` };
+    return {
+      ok: false,
+      error: `Unknown operation "${argument}" in "${expression}": the operations are ${OPERATIONS.join(', ')}; a measure is named by p50, p95, max or count of a name of the families ${MEASURE_FAMILIES.map((f) => `${f}.…`).join(', ')} (e.g. p95(lag.credits)).`,
+    };
   }
   return { ok: true, threshold: { expression: expression.trim(), metric, argument, comparator, value } };
 }
@@ -138,6 +147,7 @@ export function isPaceMetric(metric: string): boolean {
 export function evaluateThresholds(thresholds: readonly Threshold[], report: Omit<RunReport, 'thresholds'>): ThresholdResult[] {
   const generatorLimited = report.generator?.limited === true;
   return thresholds.map((t) => {
+    if (t.measure === true) return judgeMeasureThreshold(t, report);
     const actual = measure(t, report);
     if (typeof actual === 'string') return { expression: t.expression, passed: false, actual: null, detail: actual };
     const passed = compare(actual, t.comparator, t.value);

@@ -12,5 +12,6 @@ export * from './scenario-checks.js';
 export * from './scenario-clock.js';
 export * from './scenario-failed.js';
 export * from './scenario-fixtures.js';
+export * from './scenario-measures.js';
 export * from './scenario-start.js';
 export * from './scenario.js';

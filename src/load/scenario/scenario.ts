@@ -5,7 +5,7 @@
  * checks, default thresholds, and whether it needs the simulator's clock.
  */
 import type { Random } from '../../engine/index.js';
-import type { CheckResult, OperationStats, RunReport } from '../../report/model.js';
+import type { CheckResult, MeasureUnit, OperationStats, RunReport } from '../../report/model.js';
 import type { Stage } from '../plan/index.js';
 import type { PromiseSet } from '../promises/index.js';
 
@@ -68,6 +68,17 @@ export interface SimulatorAdmin {
   deleteNamespace(name: string): Promise<void>;
 }
 
+/** What a measure is (`ctx.measure`, scenario-measures.ts), as a scenario declares it with each sample. */
+export interface MeasureSpec {
+  /** Dotted, of the families lag., ratelimit., credits. (e.g. `lag.credits`); thresholds name it. */
+  name: string;
+  /** What it measures, in a short sentence. */
+  title: string;
+  unit: MeasureUnit;
+  /** What the promise set in force allows, in the same unit (e.g. `ctx.promises.creditTtlMs`); absent: no promise covers it. */
+  promise?: number;
+}
+
 /** The load settings of a run, as its report records them (rate, connections, durations …). */
 export type LoadSettings = RunReport['settings'];
 
@@ -103,6 +114,15 @@ export interface ScenarioContext {
   promises: PromiseSet;
   /** A line for the run's log (never a secret). */
   log(message: string): void;
+  /**
+   * One sample of a measure (docs/scenarios.md#measures): a figure measured against a promise,
+   * e.g. `ctx.measure({ name: 'lag.credits', title: '…', unit: 'ms', promise: ctx.promises.creditTtlMs }, 11_000)`.
+   * `value` undefined: it could not be measured (an answer that never came), counted as unknown.
+   * The report summarises the samples per name (count, p50, p95, max) and thresholds name them
+   * (`p95(lag.credits) < 60s`). The name is dotted, of the families `lag.`, `ratelimit.`, `credits.`;
+   * a name of another shape, or a unit or promise other than the name's first sample's, throws.
+   */
+  measure(spec: MeasureSpec, value: number | undefined): void;
   /**
    * Registers the deletion of something created: run at the end (before the history closes, even
    * after a failure) on a target that outlives the run — live, or a remote simulator — unless --keep.
