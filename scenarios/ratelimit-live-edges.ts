@@ -23,7 +23,7 @@
  *
  * Under a promise set whose regions count apart (`--consistency production`) the bursts and the
  * windows are judged against the promised band (support/promised.ts) for the regions the answers
- * named: a burst admits between floor(0.95 × limit) and floor(limit × (1 + 0.10 × regions)).
+ * named (docs/consistency.md, "The rate-limit band").
  */
 import {
   type CreatedKey,
@@ -40,13 +40,12 @@ import {
   isInt,
   isRecord,
   judgesExactly,
-  moveClockTo,
   notJudged,
   okData,
   readOutcome,
   shown,
-  sleep,
 } from '../src/index.js';
+import { type EdgeProbes, awaitEdge } from './support/edge-probe.js';
 import { rateLimitBand, regionsCounted } from './support/promised.js';
 import { type Band, type CounterRecord, type Decision, checkWindowBounds, exactBurstProblem, localNowMs } from './support/window-bounds.js';
 
@@ -57,9 +56,6 @@ const KEY_CREDITS = 50;
 /** A burst that straddles an edge is tried again this many times. */
 const ATTEMPTS = 2;
 const STEADY = { limit: 1_000, duration: 1_000 };
-/** A cost-0 probe whose answer never came is asked again this many times at most. */
-const PROBE_ATTEMPTS = 5;
-
 interface EdgeKey extends CreatedKey {
   counter: CounterRecord;
   /** Its verifications whose answer never came (or was no decision): each may have spent a credit. */
@@ -72,11 +68,8 @@ interface BurstOutcome {
   unknown: number;
 }
 
-interface LiveEdgeFixtures {
-  namespace: string;
+interface LiveEdgeFixtures extends EdgeProbes {
   apiId: string;
-  /** Cost-0 probes per window length: they place the edges. */
-  probes: Map<number, Decision[]>;
   counters: CounterRecord[];
   keys: EdgeKey[];
   exactProblems: string[];
@@ -85,15 +78,7 @@ interface LiveEdgeFixtures {
   /** Bursts not judged because none of their answers came. */
   exactLost: number;
   answerProblems: string[];
-  /** Answers that never came (transport errors, a gateway's 502/504): their outcome is unknown. */
-  lost: LostAnswers;
-  /** Cost-0 probes answered (all on one identifier of limit 1: each must be admitted, none counts). */
-  probesAnswered: number;
-  /** Those refused: a cost-0 check that counted, or was refused. */
-  probesRefused: string[];
   steadyIdentifier: string;
-  /** The simulator's frozen clock (moved to each edge) rather than a running one. */
-  manualClock: boolean;
   /** The regions that answered (x-keysim-region), for the promised band. */
   regions: Set<string>;
 }
@@ -101,62 +86,6 @@ interface LiveEdgeFixtures {
 /** The band a counter of `limit` is judged by: the limit itself under exact (support/promised.ts). */
 function bandOf(ctx: ScenarioContext, f: LiveEdgeFixtures): (limit: number) => Band {
   return (limit) => rateLimitBand(limit, regionsCounted(f.regions, ctx.promises), ctx.promises);
-}
-
-/** A cost-0 probe (it consumes nothing); undefined when its answer never came. */
-async function probe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number): Promise<Decision | undefined> {
-  const invokeMs = localNowMs();
-  const outcome = await callOutcome(ctx, 'ratelimit.limit', {
-    namespace: f.namespace,
-    identifier: `${ctx.tag}-clock`,
-    limit: 1,
-    duration: durationMs,
-    cost: 0,
-  });
-  const completeMs = localNowMs();
-  if (!outcome.answered) {
-    f.lost.note(outcome.why);
-    return undefined;
-  }
-  const r = outcome.response;
-  const d = okData(r);
-  if (typeof d === 'string' || !isInt(d.reset)) throw new Error(`a cost-0 probe of the ${durationMs} ms window answered ${shown(r)}`);
-  f.probesAnswered++;
-  // Its reset still places the edge; the refusal is the cost-0 check's finding.
-  if (d.success !== true && f.probesRefused.length < 6)
-    f.probesRefused.push(`a cost-0 probe of the ${durationMs} ms window (limit 1) was refused: ${shown(r)}`);
-  const decision: Decision = { invokeMs, completeMs, admitted: true, resetMs: d.reset };
-  f.probes.get(durationMs)?.push(decision);
-  return decision;
-}
-
-/** A probe asked again while its answer never comes (it consumes nothing), a few times at most. */
-async function answeredProbe(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number): Promise<Decision> {
-  for (let attempt = 0; attempt < PROBE_ATTEMPTS; attempt++) {
-    const p = await probe(ctx, f, durationMs);
-    if (p !== undefined) return p;
-  }
-  throw new Error(`no cost-0 probe of the ${durationMs} ms window was answered in ${PROBE_ATTEMPTS} attempts (${f.lost.text()})`);
-}
-
-/** Probes until the window moves on; returns the local time it was seen. Bounded by the window length. */
-async function awaitEdge(ctx: ScenarioContext, f: LiveEdgeFixtures, durationMs: number, hintMs?: number): Promise<number> {
-  if (f.manualClock && ctx.admin !== undefined) {
-    // The embedded simulator's clock stands still: move it to the edge instead of waiting for it.
-    await moveClockTo(ctx.admin, (await answeredProbe(ctx, f, durationMs)).resetMs);
-    return (await answeredProbe(ctx, f, durationMs)).completeMs;
-  }
-  if (hintMs !== undefined && hintMs - 150 > localNowMs()) await sleep(hintMs - 150 - localNowMs());
-  const first = await answeredProbe(ctx, f, durationMs);
-  const deadline = localNowMs() + durationMs + 10_000;
-  for (;;) {
-    // A probe whose answer never came says nothing about the edge: the next one is asked.
-    const p = await probe(ctx, f, durationMs);
-    if (p !== undefined && p.resetMs > first.resetMs) return p.completeMs;
-    if (localNowMs() > deadline)
-      throw new Error(`no window edge seen in ${durationMs + 10_000} ms of ${durationMs} ms windows: the answers' reset never moved (${first.resetMs})`);
-    await sleep(5);
-  }
 }
 
 /**
