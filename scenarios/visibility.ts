@@ -288,7 +288,7 @@ function judgeKind(ctx: ScenarioContext, spec: KindSpec, results: readonly Measu
 export default defineScenario<VisibilityFixtures>({
   name: 'visibility',
   rules: ['credits.update-credits', 'verify.disabled', 'keys.delete', 'verify.not-found', 'ratelimit.override-exact', 'verify.expired'],
-  description: "Live-safe: how long a credit set, a key disabled or deleted, an override, a key's expiry take to be seen in every region (or over connections)",
+  description: 'Live-safe: how long a credit set, a key disabled, deleted or expired, an override take to be seen in every region (or connection)',
   defaults: { rate: 2, durationMs: 1_000, warmupMs: 0 },
   async setup(ctx) {
     const apiId = await createTaggedApi(ctx, 'visibility');
