@@ -3,9 +3,10 @@
  * the others, per kind of change, against the promise set in force (`ctx.promises`,
  * docs/consistency.md): a credit update (set) within `creditTtlMs`, a key disabled (updateKey
  * enabled: false) or deleted within `cacheFreshMs`, a rate-limit override set within
- * `overrideCacheMs` — each plus MARGIN_MS for the poll's step and one revalidating request. Under
- * `exact` (the default) every promise is 0: a change must be seen everywhere at once, within the
- * margin; under `production` 60 s, 10 s and 60 s.
+ * `overrideCacheMs`, a key's expiry seen everywhere within `cacheFreshMs` — each plus MARGIN_MS
+ * for the poll's step and one revalidating request. Under `exact` (the default) every promise is
+ * 0: a change must be seen everywhere at once, within the margin; under `production` 60 s, 10 s,
+ * 60 s and 10 s.
  *
  * Each repetition of a kind makes a fresh subject (a key; for an override, an identifier of its
  * own), reads it at cost 0 in every lane (so that every region holds it in its caches and
@@ -14,15 +15,19 @@
  * KEYSIM_VISIBILITY_MAX_WAIT (default 90s) per change. The lag is the time from the change's
  * answer to the round in which the last lane showed it, on the service clock when the target has
  * one (a simulator with a manual clock is moved, nothing waits), else on this machine's clock.
+ * An expiry has no change call: the key is made with `expires` EXPIRES_AHEAD_MS ahead on that
+ * clock, read in every lane before then, and its lag runs from the first instant it is past its
+ * expires (the time is moved or waited to it) to the round in which every lane answered EXPIRED.
  * KEYSIM_VISIBILITY_REPEATS (default 3) repetitions per kind; p50/p95/max in the checks' detail,
  * and each lag reported as a measure (`lag.credits`, `lag.disable`, `lag.delete`, `lag.override`,
- * ms, with the promise in force), which thresholds can name. A change whose answers never came, or
+ * `lag.expiry`, ms, with the promise in force), which thresholds can name. A change whose answers never came, or
  * never seen within the max wait, is an unknown sample of its measure, not a lag.
  * A change never seen within the max wait fails when the max wait exceeds the promise, and is not
  * judged when it does not. Overrides need a rate-limit namespace: on a live target without one
  * (KEYSIM_NAMESPACE) their check says not judged.
  */
 import {
+  type CallOutcome,
   type CheckResult,
   type MeasureSpec,
   type Operation,
@@ -48,12 +53,23 @@ const MARGIN_MS = 5_000;
 /** The limit the override probes ask for, and the override's own: the answer's `limit` tells which applies. */
 const REQUEST_LIMIT = 100;
 const OVERRIDE_LIMIT = 7;
+/**
+ * How far ahead of the target's clock an expiring key's `expires` is set: time enough to read it
+ * in every lane first. A manual clock is moved past it; a live target is waited for, this long.
+ */
+const EXPIRES_AHEAD_MS = 3_000;
 
-type Kind = 'credits' | 'disable' | 'delete' | 'override';
+type Kind = 'credits' | 'disable' | 'delete' | 'override' | 'expiry';
 
-/** What one change is about: the call that makes it, the read that shows it, and how it shows. */
+/**
+ * What makes a change: a call in lane 1, whose answer starts the lag; or an instant on the
+ * scenario's clock at which the change takes effect by itself (an expiry), which starts it.
+ */
+type Change = { op: Operation; body: unknown } | { atMs: number };
+
+/** What one change is about: what makes it, the read that shows it, and how it shows. */
 interface Subject {
-  change: { op: Operation; body: unknown };
+  change: Change;
   probe: { op: Operation; body: unknown };
   /** Whether the probe's data shows the change. */
   shows(data: Record<string, unknown>): boolean;
@@ -66,11 +82,12 @@ interface KindSpec {
   promise: keyof PromiseFigures;
   rules: string[];
   /** A fresh subject for one change. */
-  make(ctx: ScenarioContext, f: VisibilityFixtures): Promise<Subject>;
+  make(ctx: ScenarioContext, f: VisibilityFixtures, time: ScenarioTime): Promise<Subject>;
 }
 
-async function freshKey(ctx: ScenarioContext, f: VisibilityFixtures, kind: Kind): Promise<{ keyId: string; probe: Subject['probe'] }> {
-  const { keyId, key } = await createKey(ctx, { apiId: f.apiId, name: `${ctx.tag}-visibility-${kind}`, credits: { remaining: CREDITS } });
+async function freshKey(ctx: ScenarioContext, f: VisibilityFixtures, kind: Kind, expires?: number): Promise<{ keyId: string; probe: Subject['probe'] }> {
+  const body = { apiId: f.apiId, name: `${ctx.tag}-visibility-${kind}`, credits: { remaining: CREDITS }, ...(expires === undefined ? {} : { expires }) };
+  const { keyId, key } = await createKey(ctx, body);
   return { keyId, probe: { op: 'keys.verifyKey', body: { key, credits: { cost: 0 } } } };
 }
 
@@ -122,6 +139,23 @@ const KINDS: readonly KindSpec[] = [
       };
     },
   },
+  {
+    kind: 'expiry',
+    title: `a key's expiry`,
+    // A region's cached copy of a key carries its `expires`: a cache that judged it only when the
+    // key is read again would go on answering VALID until its entry is refreshed, the window that
+    // bounds a disable or a delete. (The simulator's production profile judges the cached copy's
+    // expires against the current clock, so its lag is 0; measured all the same.)
+    promise: 'cacheFreshMs',
+    rules: ['verify.expired'],
+    async make(ctx, f, time) {
+      // A key is past its expires when now > expires: the first such instant starts the lag. On a live
+      // target this machine's clock sets it, so a skew of the service's clock shows in the lag.
+      const expires = (await time.now()) + EXPIRES_AHEAD_MS;
+      const { probe } = await freshKey(ctx, f, 'expiry', expires);
+      return { probe, change: { atMs: expires + 1 }, shows: (d) => d.code === 'EXPIRED' };
+    },
+  },
 ];
 
 /** The run's rate-limit namespace, made (or probed) on first use. */
@@ -151,23 +185,22 @@ async function measureOnce(
   f: VisibilityFixtures,
   maxWaitMs: number,
 ): Promise<Measured> {
-  const subject = await spec.make(ctx, f);
+  const subject = await spec.make(ctx, f, time);
   // Every lane holds the subject before the change, as the regions of a busy key do.
-  for (const outcome of await everyLane(ctx, lanes, subject.probe.op, subject.probe.body)) {
+  for (const [i, outcome] of (await everyLane(ctx, lanes, subject.probe.op, subject.probe.body)).entries()) {
     if (!outcome.answered) return { unknown: `a read before the change never came (${outcome.why})` };
+    // An expiry that came before every lane read the key (a slow target): nothing was held.
+    if (shows(subject, outcome)) return { unknown: `${lanes.label(i + 1)} showed the change before it was made` };
   }
-  const { op, body } = subject.change;
-  const changed = await laneCall(ctx, lanes, 1, op, body);
-  if (!changed.answered) return { unknown: `${op} never came (${changed.why})` };
-  if (changed.response.status !== 200) return { unknown: `${op} was refused: ${shown(changed.response)}` };
-  const startMs = await time.now();
+  const started = await startOf(ctx, lanes, time, subject.change);
+  if (typeof started === 'string') return { unknown: started };
+  const startMs = started;
   const seen = new Set<number>();
   for (;;) {
     const outcomes = await everyLane(ctx, lanes, subject.probe.op, subject.probe.body);
     const elapsedMs = (await time.now()) - startMs;
     outcomes.forEach((outcome, i) => {
-      const d = outcome.answered ? okData(outcome.response) : undefined;
-      if (d !== undefined && typeof d !== 'string' && subject.shows(d)) seen.add(i + 1);
+      if (shows(subject, outcome)) seen.add(i + 1);
     });
     if (seen.size === lanes.count) return { lagMs: elapsedMs };
     if (elapsedMs >= maxWaitMs) {
@@ -176,6 +209,29 @@ async function measureOnce(
     }
     await time.pass(Math.min(POLL_MS, maxWaitMs - elapsedMs));
   }
+}
+
+/** Whether an answer shows the subject's change. */
+function shows(subject: Subject, outcome: CallOutcome): boolean {
+  const d = outcome.answered ? okData(outcome.response) : undefined;
+  return d !== undefined && typeof d !== 'string' && subject.shows(d);
+}
+
+/**
+ * Makes the change and returns the instant its lag runs from: a call's answer (read on the
+ * scenario's clock), or an instant the time is moved or waited to; a string says why there is none.
+ */
+async function startOf(ctx: ScenarioContext, lanes: Lanes, time: ScenarioTime, change: Change): Promise<number | string> {
+  if ('atMs' in change) {
+    // A wait may end a little early on this machine's clock: it is waited again until past.
+    for (let now = await time.now(); now < change.atMs; now = await time.now()) await time.pass(change.atMs - now);
+    return change.atMs;
+  }
+  const { op, body } = change;
+  const changed = await laneCall(ctx, lanes, 1, op, body);
+  if (!changed.answered) return `${op} never came (${changed.why})`;
+  if (changed.response.status !== 200) return `${op} was refused: ${shown(changed.response)}`;
+  return time.now();
 }
 
 /** The kind's promise under the set in force, ms. */
@@ -231,8 +287,8 @@ function judgeKind(ctx: ScenarioContext, spec: KindSpec, results: readonly Measu
 
 export default defineScenario<VisibilityFixtures>({
   name: 'visibility',
-  rules: ['credits.update-credits', 'verify.disabled', 'keys.delete', 'verify.not-found', 'ratelimit.override-exact'],
-  description: 'Live-safe: how long a credit set, a key disabled or deleted, an override take to be seen in every region (or over connections)',
+  rules: ['credits.update-credits', 'verify.disabled', 'keys.delete', 'verify.not-found', 'ratelimit.override-exact', 'verify.expired'],
+  description: 'Live-safe: how long a credit set, a key disabled, deleted or expired, an override take to be seen in every region (or connection)',
   defaults: { rate: 2, durationMs: 1_000, warmupMs: 0 },
   async setup(ctx) {
     const apiId = await createTaggedApi(ctx, 'visibility');

@@ -63,7 +63,10 @@ test('keysim run visibility on the production profile writes its lags as measure
     ['lag.disable', 'ms', 10_000, 'scenario'],
     ['lag.delete', 'ms', 10_000, 'scenario'],
     ['lag.override', 'ms', 60_000, 'scenario'],
+    ['lag.expiry', 'ms', 10_000, 'scenario'],
   ]);
+  // A key's expiry is judged against the current clock in every region, its cached copy too: no lag.
+  expect(report.measures?.find((m) => m.name === 'lag.expiry')).toMatchObject({ count: 3, max: 0 });
   // The region that kept its cached key took time to see it disabled: a lag above 1 ms.
   expect(report.measures?.find((m) => m.name === 'lag.disable')?.max).toBeGreaterThan(1);
   // The scenario's own thresholds first, then --threshold's.

@@ -2,7 +2,8 @@
  * The consistency scenarios (stale-credit-replay, visibility, convergence) run by the real runner
  * over real HTTP: on the exact simulator they pass; on the production profile (regions, late debit
  * replays, 10 s key caches, 60 s credit counters) they measure and name what it does. Every
- * simulator here has a manual clock that the scenarios move, so nothing waits real time.
+ * simulator here has a manual clock that the scenarios move, so nothing waits real time — but the
+ * one reached as a live deployment: its clock runs, as a deployment's does, for its keys to expire.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ function maxLagOf(detail: string): number {
 }
 
 /** The measures visibility reports, in its kinds' order. */
-const LAG_NAMES = ['lag.credits', 'lag.disable', 'lag.delete', 'lag.override'];
+const LAG_NAMES = ['lag.credits', 'lag.disable', 'lag.delete', 'lag.override', 'lag.expiry'];
 
 describe('on the exact simulator every consistency scenario passes', () => {
   for (const name of ['stale-credit-replay', 'visibility', 'convergence']) {
@@ -52,7 +53,8 @@ describe('on the exact simulator every consistency scenario passes', () => {
   }
 
   test('visibility over several connections of a target that names no regions: every change seen within the promise', async () => {
-    const sim = await startSimulator();
+    // A live target's clock is not moved: the expiry kind waits (a few seconds per key) for it to run.
+    const sim = await startSimulator({ clock: 'system' });
     const client = httpJsonClient({ url: sim.url, rootKey: sim.rootKey });
     try {
       // A live deployment's namespace is made beforehand and named in KEYSIM_NAMESPACE.
@@ -66,7 +68,7 @@ describe('on the exact simulator every consistency scenario passes', () => {
       // On this machine's clock a lag is the pace of a poll, not the service's: on a busy machine it
       // is not 0.0 s (regression: "every lag 0" failed beside two CPU-bound processes). Exit 0 says
       // every lag was within the promise; the lags of 0 are asserted on the service clock below.
-      for (const prefix of ['a credit update', 'a key disabled', 'a key deleted'])
+      for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', "a key's expiry"])
         expect(detailOf(run, prefix)).toContain("over 3 changes (this machine's clock)");
     } finally {
       delete process.env.KEYSIM_NAMESPACE;
@@ -77,10 +79,15 @@ describe('on the exact simulator every consistency scenario passes', () => {
 
   test('visibility measures every lag as 0 on the exact simulator, against promises of 0', async () => {
     const run = await runLive('visibility', 'sim');
-    for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', 'a rate-limit override']) expect(maxLagOf(detailOf(run, prefix))).toBe(0);
+    for (const prefix of ['a credit update', 'a key disabled', 'a key deleted', 'a rate-limit override', "a key's expiry"])
+      expect(maxLagOf(detailOf(run, prefix))).toBe(0);
     // The measures say the same, with the exact set's promises (every change seen at once).
     expect(run.report.measures?.map((m) => [m.name, m.count, m.max, m.promise, m.source])).toEqual(LAG_NAMES.map((name) => [name, 3, 0, 0, 'scenario']));
     expect(detailOf(run, 'a key disabled')).toContain('promise 5 s with margin (exact)');
+    // The expiry's lag runs from the first instant the key is past its expires, not from a poll after it.
+    expect(detailOf(run, "a key's expiry")).toMatch(
+      /^lag p50 0\.0 s, p95 0\.0 s, max 0\.0 s over 3 changes \(service clock, moved\), promise 5 s with margin \(exact\)$/,
+    );
   }, 120_000);
 });
 
@@ -141,7 +148,14 @@ describe('on the production profile', () => {
       ['lag.disable', 10_000, 3],
       ['lag.delete', 10_000, 3],
       ['lag.override', 60_000, 3],
+      ['lag.expiry', 10_000, 3],
     ]);
+    // The profile's regions judge a cached key's expires against the current clock: an expired key
+    // is refused at once everywhere, though region 2 still holds the copy it read before.
+    expect(measures.find((m) => m.name === 'lag.expiry')?.max).toBe(0);
+    expect(detailOf(run, "a key's expiry")).toMatch(
+      /^lag p50 0\.0 s, p95 0\.0 s, max 0\.0 s over 3 changes \(service clock, moved\), promise 15 s with margin \(production\)$/,
+    );
     const maxOf = (name: string) => (measures.find((m) => m.name === name)?.max ?? Number.NaN) / 1000;
     expect([maxOf('lag.credits'), maxOf('lag.disable'), maxOf('lag.delete'), maxOf('lag.override')].map((s) => Number(s.toFixed(1)))).toEqual([
       credits,
@@ -156,6 +170,9 @@ describe('on the production profile', () => {
     expect(run.exit).toBe(98);
     expect(run.failures).toMatch(/check a key disabled is seen everywhere within 0 s: \d+ changes seen later than the promise/);
     expect(run.report.measures?.find((m) => m.name === 'lag.disable')?.promise).toBe(0);
+    // An expiry is seen at once there: its check passes even against a promise of 0.
+    expect(run.report.measures?.find((m) => m.name === 'lag.expiry')).toMatchObject({ promise: 0, count: 3, max: 0 });
+    expect(run.report.checks.find((c) => c.name.startsWith("a key's expiry"))?.passed).toBe(true);
   }, 120_000);
 
   test('visibility fails on a deployment whose key cache keeps a disabled key 30 s', async () => {
