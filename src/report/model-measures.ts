@@ -13,7 +13,7 @@ export type MeasureUnit = 'ms' | 'share' | 'credits';
 /** One measured figure over a run, summarised. */
 export interface Measure {
   /**
-   * Stable name, dotted: `lag.credits`, `lag.disable`, `lag.delete`, `lag.override`,
+   * Stable name, dotted: `lag.credits`, `lag.disable`, `lag.delete`, `lag.expiry`, `lag.override`,
    * `lag.refill`, `ratelimit.over-admission.60s`, `ratelimit.under-admission.60s`,
    * `credits.over-spend`, `credits.under-serve`. Thresholds name it.
    */
