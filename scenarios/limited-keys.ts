@@ -237,7 +237,9 @@ export default defineScenario<LimitedFixtures>({
     const regions = regionsCounted(f.regions, ctx.promises);
     const most = (limit: number) => Math.floor(rateLimitBand(limit, regions, ctx.promises, 1).admitUpTo);
     const over = [...f.windows.values()].filter((w) => w.valid > most(w.limit));
-    const within = exactly(ctx) ? 'the limit' : `at most ${KEY_LIMITS.map((l) => `${most(l.limit)} of ${l.limit}`).join(', ')} and ${most(IDENTITY_LIMIT.limit)} of ${IDENTITY_LIMIT.limit} (${ctx.promises.name} promises, ${regions} regions)`;
+    const within = exactly(ctx)
+      ? 'the limit'
+      : `at most ${KEY_LIMITS.map((l) => `${most(l.limit)} of ${l.limit}`).join(', ')} and ${most(IDENTITY_LIMIT.limit)} of ${IDENTITY_LIMIT.limit} (${ctx.promises.name} promises, ${regions} regions)`;
     const balanceName = 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)';
     return [
       unread.length > 0
