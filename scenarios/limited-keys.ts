@@ -19,7 +19,9 @@
  *   an off-by-one limit shows as soon as a window is saturated.
  * `--history` lets the invariant checkers follow the same answers (credits and rate limits).
  * Under a promise set whose regions drift (`--consistency production`) the final balances are read
- * once the regions have converged (support/promised.ts); the window check stays exact.
+ * once the regions have converged (support/promised.ts), and a window may admit up to the band's
+ * upper end for the regions the answers named (limit × (1 + rateLimitOverAdmission × regions) +
+ * regions × the cost 1); under `exact` the window check is the limit itself.
  */
 import {
   type CreatedKey,
@@ -39,7 +41,7 @@ import {
   readOutcome,
   shown,
 } from '../src/index.js';
-import { convergeBeforeFinalReads } from './support/promised.js';
+import { convergeBeforeFinalReads, exactly, rateLimitBand, regionsCounted } from './support/promised.js';
 
 const KEYS = 4;
 const IDENTITIES = 2;
@@ -74,6 +76,8 @@ interface LimitedFixtures {
   windows: Map<string, WindowTally>;
   topUpsAnswered: number;
   topUpsOk: number;
+  /** The regions that answered (x-keysim-region), for the promised band. */
+  regions: Set<string>;
 }
 
 const verifyEntry: MixEntry<LimitedFixtures> = {
@@ -88,6 +92,7 @@ const verifyEntry: MixEntry<LimitedFixtures> = {
     const d = okData(r);
     const key = typeof d !== 'string' && typeof d.keyId === 'string' ? f.byId.get(d.keyId) : undefined;
     if (key !== undefined) key.verifiesAnswered++;
+    if (r.region !== undefined) f.regions.add(r.region);
     if (typeof d === 'string') return d;
     if (key === undefined) return `keyId ${String(d.keyId)} is not one of the run's keys`;
     if (!isInt(d.credits) || d.credits < 0) return `credits ${String(d.credits)} for a key with a usage limit`;
@@ -186,7 +191,7 @@ export default defineScenario<LimitedFixtures>({
         return { ...created, owner, verifiesBuilt: 0, verifiesAnswered: 0, valid: 0, rateLimited: 0, topUpsBuilt: 0 };
       },
     );
-    return { keys, byId: new Map(keys.map((k) => [k.keyId, k])), windows: new Map(), topUpsAnswered: 0, topUpsOk: 0 };
+    return { keys, byId: new Map(keys.map((k) => [k.keyId, k])), windows: new Map(), topUpsAnswered: 0, topUpsOk: 0, regions: new Set() };
   },
   mix: [verifyEntry, topUpEntry],
   async finish(ctx, f) {
@@ -227,7 +232,14 @@ export default defineScenario<LimitedFixtures>({
       balancesOk = found >= expected - lostVerifies && found <= expected + TOP_UP * lostTopUps;
       detail = `${found} credits over ${KEYS} keys, expected ${expected} (−${lostVerifies} verifications, +${TOP_UP}×${lostTopUps} top-ups without answer; ${refusedTopUps} top-ups refused)`;
     }
-    const over = [...f.windows.values()].filter((w) => w.valid > w.limit);
+    // Exact: the limit itself. A drifting set: its band's upper end for the regions that answered
+    // (every verification costs 1); the refusals need no judging here, the credits never run out.
+    const regions = regionsCounted(f.regions, ctx.promises);
+    const most = (limit: number) => Math.floor(rateLimitBand(limit, regions, ctx.promises, 1).admitUpTo);
+    const over = [...f.windows.values()].filter((w) => w.valid > most(w.limit));
+    const within = exactly(ctx)
+      ? 'the limit'
+      : `at most ${KEY_LIMITS.map((l) => `${most(l.limit)} of ${l.limit}`).join(', ')} and ${most(IDENTITY_LIMIT.limit)} of ${IDENTITY_LIMIT.limit} (${ctx.promises.name} promises, ${regions} regions)`;
     const balanceName = 'balances = credits + top-ups − VALID (refusals spend nothing, no top-up lost)';
     return [
       unread.length > 0
@@ -239,9 +251,12 @@ export default defineScenario<LimitedFixtures>({
         over.length > 0
           ? over
               .slice(0, 6)
-              .map((w) => `${w.label}: ${w.valid} VALID in the window ending ${new Date(w.resetMs).toISOString()}, limit ${w.limit}`)
+              .map(
+                (w) =>
+                  `${w.label}: ${w.valid} VALID in the window ending ${new Date(w.resetMs).toISOString()}, limit ${w.limit}${most(w.limit) === w.limit ? '' : `, at most ${most(w.limit)} within the ${ctx.promises.name} promises for ${regions} regions`}`,
+              )
               .join('; ')
-          : `${f.windows.size} windows, ${valid} VALID`,
+          : `${f.windows.size} windows, ${valid} VALID, each window within ${within}`,
         ['ratelimit.key-limit-per-key', 'ratelimit.identity-shared'],
       ),
       checkResult(

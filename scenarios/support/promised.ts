@@ -53,15 +53,18 @@ export function overSpendAllowance(units: readonly number[], regions: number, sp
 
 /**
  * A rate-limit window's band under the promise set: it may admit up to
- * limit × (1 + rateLimitOverAdmission × regions), and deny once what it holds plus the request's
- * cost is above rateLimitUnderAdmission × the limit. Under `exact` both are the limit itself.
+ * limit × (1 + rateLimitOverAdmission × regions) + regions × `largestCost` (the largest cost its
+ * counter saw: each region may admit one request past its share; 0 leaves that term out), and deny
+ * once what it holds plus the request's cost is above rateLimitUnderAdmission × the limit. Under
+ * `exact` both are the limit itself.
  */
 export interface RateLimitBand {
   admitUpTo: number;
   denyAbove: number;
 }
 
-export function rateLimitBand(limit: number, regions: number, promises: PromiseSet): RateLimitBand {
+export function rateLimitBand(limit: number, regions: number, promises: PromiseSet, largestCost = 0): RateLimitBand {
   if (judgesExactly(promises)) return { admitUpTo: limit, denyAbove: limit };
-  return { admitUpTo: limit * (1 + promises.rateLimitOverAdmission * regions), denyAbove: promises.rateLimitUnderAdmission * limit };
+  const slack = promises.rateLimitOverAdmission > 0 ? regions * largestCost : 0;
+  return { admitUpTo: limit * (1 + promises.rateLimitOverAdmission * regions) + slack, denyAbove: promises.rateLimitUnderAdmission * limit };
 }

@@ -49,6 +49,8 @@ const FAILING_EXACTLY: Record<string, RegExp> = {
   'verify-hot-keys': /FAIL {2}check credits consumed = VALID answers/,
   'refill-midnight': /FAIL {2}check daily refill at the UTC midnight: .*not refilled by/,
   'ratelimit-rules': /FAIL {2}check rate limit: cost > 1 counts its cost/,
+  'limited-keys': /FAIL {2}check balances = credits \+ top-ups − VALID/,
+  'ratelimit-window-edge': /FAIL {2}check windows match the sliding-window model: .*remaining \d+ of \d+, model says/,
 };
 
 /** Runs at once: each is a child process beside its simulator in this one. */
