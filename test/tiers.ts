@@ -109,6 +109,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/report/series-hgrm.test.ts',
   'test/report/stages-report.test.ts',
   'test/report/verdict-agreement.test.ts',
+  'test/scenarios/promised-band.test.ts',
   'test/scenarios/window-bounds.property.test.ts',
   'test/tiers.test.ts',
 ];
