@@ -79,7 +79,15 @@ export { parseDurationMs } from './load/plan/index.js';
  * Promise sets (`--consistency`, docs/consistency.md): what a run judges the target against, as a
  * scenario's context gives it (`ctx.promises`); `judgesExactly` tells whether it is the exact one.
  */
-export { type ConsistencyName, type PromiseFigures, type PromiseSet, judgesExactly, promiseSet } from './load/promises/index.js';
+export {
+  type ConsistencyName,
+  type PromiseFigures,
+  type PromiseSet,
+  type RateLimitBand,
+  judgesExactly,
+  promiseSet,
+  rateLimitBandOf,
+} from './load/promises/index.js';
 /**
  * keysim's own HTTP/1.1 client, for a scenario that reads the target beside the service API (the
  * built-in scenarios read its Date header): the same `--ca`, timeouts and body decoding as a run.

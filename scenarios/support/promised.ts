@@ -6,7 +6,7 @@
  * could over-spend — a bound derived from the run (its keys' balances, the regions its answers
  * named), never a blanket tolerance.
  */
-import { type PromiseSet, type ScenarioContext, judgesExactly } from '../../src/index.js';
+import { type PromiseSet, type RateLimitBand, type ScenarioContext, judgesExactly, rateLimitBandOf } from '../../src/index.js';
 import { scenarioTime } from './lanes.js';
 
 /** Whether the run judges the target as one exact service (the default). */
@@ -52,19 +52,15 @@ export function overSpendAllowance(units: readonly number[], regions: number, sp
 }
 
 /**
- * A rate-limit window's band under the promise set: it may admit up to
- * limit × (1 + rateLimitOverAdmission × regions) + regions × `largestCost` (the largest cost its
- * counter saw: each region may admit one request past its share; 0 leaves that term out), and deny
- * once what it holds plus the request's cost is above rateLimitUnderAdmission × the limit. Under
- * `exact` both are the limit itself.
+ * A rate-limit window's band under the promise set, the checkers' own (rateLimitBandOf): it may
+ * admit up to limit × (1 + rateLimitOverAdmission × regions) + regions × `largestCost` (the largest
+ * cost its counter saw: each region may admit one request past its share; 0 leaves that term out),
+ * and deny once what it holds plus the request's cost is above rateLimitUnderAdmission × the limit.
+ * Under `exact` both are the limit itself.
  */
-export interface RateLimitBand {
-  admitUpTo: number;
-  denyAbove: number;
-}
+export type { RateLimitBand };
 
 export function rateLimitBand(limit: number, regions: number, promises: PromiseSet, largestCost = 0): RateLimitBand {
   if (judgesExactly(promises)) return { admitUpTo: limit, denyAbove: limit };
-  const slack = promises.rateLimitOverAdmission > 0 ? regions * largestCost : 0;
-  return { admitUpTo: limit * (1 + promises.rateLimitOverAdmission * regions) + slack, denyAbove: promises.rateLimitUnderAdmission * limit };
+  return rateLimitBandOf(promises, limit, regions, largestCost);
 }

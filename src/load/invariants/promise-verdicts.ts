@@ -18,7 +18,7 @@
  * one found is `within-promise`, with its measured size.
  */
 import type { HistoryEvent } from '../history/index.js';
-import { type PromiseSet, judgesExactly, promiseSetText } from '../promises/index.js';
+import { type PromiseSet, admissionTerms, judgesExactly, promiseSetText } from '../promises/index.js';
 import { judgeCreditInvariants } from './credits.js';
 import { judgeCreditCounters } from './credits-promise.js';
 import type { OverSpendSample } from './credits-over-spend.js';
@@ -97,10 +97,10 @@ export function judgeUnderPromises(
       );
   }
   if (broken.has('ratelimit.no-over-admission')) {
-    const band = set.rateLimitOverAdmission * regions;
     // One request's cost per region on top of the share: what a region admits before it publishes (docs/consistency.md#the-rate-limit-band).
-    const slack = set.rateLimitOverAdmission > 0 ? regions : 0;
-    const banded = judgeRateLimitInvariants(history, { ...options, limitScale: 1 + band, limitCostSlack: slack });
+    const { scale, costSlack: slack } = admissionTerms(set, regions);
+    const band = set.rateLimitOverAdmission * regions;
+    const banded = judgeRateLimitInvariants(history, { ...options, limitScale: scale, limitCostSlack: slack });
     const over = Math.max(0, ...exact.map((f) => f.overAdmission ?? 0));
     const measured = `over-admission ${pct(over)} ${over <= band ? '≤' : '>'} ${pct(band)} (${pct(set.rateLimitOverAdmission)} × ${regions} regions)${slack > 0 ? ` + ${slack} × the largest request cost` : ''}`;
     settle('ratelimit.no-over-admission', of(banded, 'ratelimit.no-over-admission'), measured);

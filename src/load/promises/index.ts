@@ -3,3 +3,4 @@
  * (`exact`, `production`, figure by figure), which the invariant checkers judge a history against.
  */
 export * from './promise-set.js';
+export * from './rate-limit-band.js';
