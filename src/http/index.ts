@@ -1,4 +1,6 @@
 export { createSimulator, nodeSha256, nodeSha256Digest, type Simulator, type SimulatorOptions, type SimulatorProfile } from './simulator.js';
+export { parseStoreUrl, type StoreUrl } from './store/store-url.js';
+export { DEFAULT_STORE_PREFIX } from './store/open-store.js';
 export { REGION_HEADER } from './regions.js';
 export { authorizeOperator, randomRootKey, restoreKeepingOperator } from './operator.js';
 export { allowedHostEntry, allowedHostsFromEnv, exposureWarning, hostAllowed, isLoopbackAddress, loopbackHosts } from './host-check.js';

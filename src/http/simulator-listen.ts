@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { ServerOptions } from './server-options.js';
 import type { ObservedFaultInjector } from './observed-faults.js';
 import type { RouteContext } from './route.js';
+import type { EngineBackend } from './engine-backend.js';
 import { createSimulatorServer } from './server.js';
 import { startCluster } from './cluster.js';
 
@@ -18,7 +19,13 @@ export interface Listening {
 /** Computes the `Host` headers to accept once the address is known (null: every one). */
 type HostsFor = (address: AddressInfo) => string[] | null;
 
-export async function listenInProcess(ctx: RouteContext, serverOptions: ServerOptions, host: string, port: number, hostsFor: HostsFor): Promise<Listening> {
+export async function listenInProcess(
+  ctx: RouteContext | EngineBackend,
+  serverOptions: ServerOptions,
+  host: string,
+  port: number,
+  hostsFor: HostsFor,
+): Promise<Listening> {
   const { server, setAllowedHosts } = createSimulatorServer(ctx, serverOptions);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -19,6 +19,7 @@ import { Journal } from './journal.js';
 import { restoreKeepingOperator } from './operator.js';
 import { allowedHostEntry, isLoopbackAddress, loopbackHosts } from './host-check.js';
 import { keysimVersion } from '../version.js';
+import { type OpenedStore, openStore } from './store/open-store.js';
 
 export interface SimulatorOptions extends ServerOptions {
   /** Default 127.0.0.1: the simulator is for this machine unless told otherwise. */
@@ -88,6 +89,17 @@ export interface SimulatorOptions extends ServerOptions {
    * deployment slower or faster than the documented one; `regions` and `replayDelayMs` above win.
    */
   productionFigures?: Partial<ProductionFigures>;
+  /**
+   * Keep the state in Redis (docs/simulator.md#replicas-on-redis): `redis://HOST:PORT[/DB]`,
+   * `rediss://…` or `redis-cluster://HOST:PORT,…`. Every simulator started on the same store and
+   * `storePrefix` is a replica of one simulator: the first one's start options (seed, root key,
+   * clock, compat, faults) are the store's, and the others adopt them. Exact profile, one process
+   * (no `workers`), no `snapshot` (restore through `/_sim/restore` once up). The returned `engine`,
+   * `clock` and `faults` are then this replica's copy: change state through the HTTP surface.
+   */
+  store?: string;
+  /** Names the store's keys (default "keysim"): simulators with different prefixes share a Redis. */
+  storePrefix?: string;
 }
 
 export type SimulatorProfile = 'exact' | 'production';
@@ -105,7 +117,12 @@ export interface Simulator {
   profile: ProductionProfile | undefined;
   /** The injected faults: `set`, `clear`, `view` (what `/_sim/faults.*` call). */
   faults: FaultInjector;
-  /** Back to the start state: same root key, clock at its start, no API rate limit, no faults. */
+  /** The Redis store this replica shares (the URL without its password); undefined in memory. */
+  store: { url: string; prefix: string; created: boolean } | undefined;
+  /**
+   * Back to the start state: same root key, clock at its start, no API rate limit, no faults. A
+   * store-backed replica throws: reset it with POST /_sim/reset, which resets every replica.
+   */
   reset(): void;
   close(): Promise<void>;
 }
@@ -225,10 +242,45 @@ function simulatorState(options: SimulatorOptions, workers: number): SimulatorSt
   return { ctx, profile, initial };
 }
 
+/** A store-backed replica's state changes only through the log: its own copy must not move alone. */
+function storeReset(): never {
+  throw new Error('a store-backed simulator resets through its log: POST /_sim/reset (with the operator root key) on any replica.');
+}
+
+/** The Redis store of `options.store`, opened (store-backed mode), after refusing what it cannot do. */
+async function openStoreOf(options: SimulatorOptions, workers: number, version: string): Promise<OpenedStore | undefined> {
+  if (options.store === undefined) return undefined;
+  const refuse = (why: string) => new Error(`cannot start the simulator: ${why}`);
+  if (workers > 1) throw refuse('a store-backed simulator serves from one process per replica; leave out workers and start more replicas on the same store.');
+  if ((options.profile ?? 'exact') !== 'exact') throw refuse('a store-backed simulator runs the exact profile; leave out the production profile.');
+  if (options.snapshot !== undefined) throw refuse('a store-backed simulator starts from its store; restore a snapshot with POST /_sim/restore once it is up.');
+  const request = {
+    url: options.store,
+    version,
+    seed: options.seed ?? 1,
+    rootKey: options.rootKey,
+    clock: options.clock ?? 'manual',
+    startMs: options.startMs ?? Date.now(),
+    compat: options.compat ?? 'interface',
+    faults: options.faults,
+    ...(options.storePrefix === undefined ? {} : { prefix: options.storePrefix }),
+  };
+  return openStore(request, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+}
+
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const workers = options.workers ?? 1;
-  const { ctx, profile, initial } = simulatorState(options, workers);
-  const serverOptions = { sha256: nodeSha256, ...options, version: options.version ?? keysimVersion() };
+  const version = options.version ?? keysimVersion();
+  const store = await openStoreOf(options, workers, version);
+  const { ctx, profile, initial } = simulatorState(store === undefined ? options : { ...options, ...store.start }, workers);
+  const backend =
+    store === undefined
+      ? undefined
+      : await store.attach(ctx, nodeSha256).catch(async (error: unknown) => {
+          await store.close();
+          throw error;
+        });
+  const serverOptions = { sha256: nodeSha256, ...options, version };
   const host = options.host ?? '127.0.0.1';
   const extraHosts = extraHostsOf(options.allowedHosts);
   checkKeepAlive(options.keepAliveTimeoutMs);
@@ -238,7 +290,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const listening =
     workers > 1
       ? await listenWithWorkers(ctx, { options, version: serverOptions.version, sha256: nodeSha256, workers, host, port, hostsFor })
-      : await listenInProcess(ctx, serverOptions, host, port, hostsFor);
+      : await listenInProcess(backend ?? ctx, serverOptions, host, port, hostsFor);
   const { address } = listening;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
@@ -250,7 +302,14 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
     engine: ctx.engine,
     profile,
     faults: ctx.faults,
-    reset: ctx.reset,
-    close: listening.close,
+    store: store === undefined ? undefined : { url: store.shown, prefix: store.prefix, created: store.created },
+    reset: store === undefined ? ctx.reset : storeReset,
+    close:
+      store === undefined
+        ? listening.close
+        : async () => {
+            await listening.close();
+            await store.close();
+          },
   };
 }

@@ -16,10 +16,12 @@ import {
   isLoopbackAddress,
   nodeSha256,
   parseInstant,
+  parseStoreUrl,
   randomRootKey,
   readSnapshotFile,
 } from '../../http/index.js';
 import { EXIT } from '../exit-codes.js';
+
 import { faultsFromFlags } from '../fault-flags.js';
 import { example } from '../help-example.js';
 
@@ -42,6 +44,8 @@ interface ServeArgs {
   workers: number;
   keepAlive: number;
   allowHost?: string[];
+  store?: string;
+  storePrefix?: string;
 }
 
 /** A MIN..MAX range of whole milliseconds, or null. */
@@ -70,6 +74,25 @@ function checkProfileFlags(args: { profile?: unknown; regions?: number | undefin
     return `--replay-delay must be MIN..MAX in whole milliseconds with MIN ≤ MAX (e.g. 1..5000), got "${String(args.replayDelay)}".`;
   }
   return true;
+}
+
+/** --store and what it cannot go with: true, or what is wrong and how to fix it. */
+function checkStoreFlags(args: { store?: string | undefined; storePrefix?: unknown; workers?: unknown; profile?: unknown; restore?: unknown }): true | string {
+  if (args.store === undefined)
+    return args.storePrefix === undefined ? true : '--store-prefix applies to a store-backed simulator only: add --store redis://HOST:PORT.';
+  const url = parseStoreUrl(args.store);
+  if (!url.ok) return url.message;
+  if (Number(args.workers) > 1) return '--store runs one process per replica: leave out --workers and start more replicas on the same --store.';
+  if (args.profile === 'production') return '--store runs the exact profile: leave out --profile production.';
+  if (args.restore !== undefined)
+    return '--store starts from the state in the store: leave out --restore, and restore a snapshot with POST /_sim/restore once a replica is up.';
+  return true;
+}
+
+/** KEYSIM_STORE, when set and not empty (a store URL for replicas started by a manifest). */
+function storeFromEnv(): string | undefined {
+  const value = process.env.KEYSIM_STORE;
+  return value === undefined || value === '' ? undefined : value;
 }
 
 /** Exits 2 with the message: bad input the user can fix. */
@@ -150,7 +173,18 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         describe:
           "A further Host name to answer on loopback (repeatable; or KEYSIM_ALLOWED_HOSTS, comma-separated): for a reverse proxy that passes the client's Host on. NAME answers it on any port, NAME:PORT on that one; every other Host still gets 421 (the DNS-rebinding protection)",
       })
+      .option('store', {
+        type: 'string',
+        describe:
+          "Keep the state in Redis (or set KEYSIM_STORE): redis://HOST:PORT[/DB], rediss://… or redis-cluster://HOST:PORT,…. Every simulator started on the same store is a replica of one simulator: same state, same clock, same answers; the first one's --seed, --root-key, --clock, --start and --fault are the store's",
+      })
+      .option('store-prefix', {
+        type: 'string',
+        describe: "Names the store's keys ({PREFIX}:log …), so several simulators can share one Redis; default keysim",
+      })
       .check((args) => {
+        const store = checkStoreFlags({ ...args, store: args.store ?? storeFromEnv() });
+        if (store !== true) return store;
         const workers = Number(args.workers);
         if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS)
           return `--workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(args.workers)}.`;
@@ -184,6 +218,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .example(...example('KEYSIM_ROOT_KEY=root_dev_123456 $0 serve', 'a fixed root key for a local app'))
       .example(...example('$0 serve --root-key root_dev_123456 --restore state.json', 'start from a snapshot saved from /_sim/snapshot'))
       .example(...example('$0 serve --profile production --regions 3 --seed 7', 'three regions that drift as production does'))
+      .example(...example('$0 serve --store redis://127.0.0.1:6379 --port 8788', 'a replica of the simulator kept in that Redis (start one per port or host)'))
       .example(...example('$0 serve --allow-host sim.internal --keep-alive 75', 'behind a reverse proxy that passes Host: sim.internal on'))
       .example(
         ...example(
@@ -207,7 +242,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     // give every machine the same one): both are drawn at random. An explicit --seed reproduces
     // everything; a restored state goes on with its own seed unless one is given.
     const seed = args.seed ?? snapshot?.seed ?? randomInt(1, 2 ** 47);
-    const rootKey = givenRootKey ?? (args.seed === undefined ? randomRootKey() : undefined);
+    const store = args.store ?? storeFromEnv();
+    // On a store the root key comes from the store's seed when none is given: every replica
+    // started without --root-key then agrees with the first.
+    const rootKey = givenRootKey ?? (args.seed === undefined && store === undefined ? randomRootKey() : undefined);
     const start = args.start === undefined ? undefined : parseInstant(args.start, '--start');
     const faults = args.fault === undefined || args.fault.length === 0 ? undefined : faultsFromFlags(args.fault.map(String));
     const allowedHosts = [...(args.allowHost ?? []).map(String), ...allowedHostsFromEnv(process.env.KEYSIM_ALLOWED_HOSTS)];
@@ -238,18 +276,21 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         workers: args.workers,
         keepAliveTimeoutMs: args.keepAlive * 1000,
         ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
+        ...(store === undefined ? {} : { store }),
+        ...(args.storePrefix === undefined ? {} : { storePrefix: args.storePrefix }),
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === 'KEYSIM_BAD_SNAPSHOT') usageError(`--restore ${args.restore ?? ''}: ${error instanceof Error ? error.message : String(error)}`);
       const hint = code === 'EADDRINUSE' ? ` Port ${args.port} is taken: choose another with --port, or --port 0 for a free one.` : '';
-      process.stderr.write(`keysim serve: cannot start: ${error instanceof Error ? error.message : String(error)}.${hint}\n`);
+      const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+      process.stderr.write(`keysim serve: cannot start: ${message}.${hint}\n`);
       process.exit(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? EXIT.usage : EXIT.failure);
     }
     const out = process.stdout;
     out.write(`keysim simulator listening on ${sim.url}\n`);
     out.write(
-      `  clock: ${args.clock}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${compat}; seed: ${seed}${args.seed === undefined && snapshot === undefined ? ' (random)' : ''}\n`,
+      `  clock: ${sim.clock.mode}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${sim.engine.compat}; seed: ${sim.engine.seed}${args.seed === undefined && snapshot === undefined && sim.store?.created !== false ? ' (random)' : ''}\n`,
     );
     if (sim.profile !== undefined) {
       const { regions, replayDelayMs: delay } = sim.profile.figures;
@@ -257,11 +298,15 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         `  profile: production, ${regions} regions (X-Keysim-Region: 1..${regions}, else one per connection in turn; answers say x-keysim-region); debits reach the database after ${delay.min}..${delay.max} ms\n`,
       );
     }
+    if (sim.store !== undefined) {
+      const role = sim.store.created ? 'the first replica: the store holds the start options above' : "joined: the store's seed, root key and clock are used";
+      out.write(`  store: ${sim.store.url} (keys {${sim.store.prefix}}:*), ${role}; /_sim/* on any replica acts on all\n`);
+    }
     if (args.workers > 1) out.write(`  ${args.workers} HTTP worker processes; this process (pid ${process.pid}) owns the engine, clock, journal and faults\n`);
     if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
     if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
     if (givenRootKey === undefined) {
-      const how = args.seed === undefined ? 'random' : `from --seed ${args.seed}`;
+      const how = sim.store?.created === false ? "the store's" : args.seed === undefined ? 'random' : `from --seed ${args.seed}`;
       out.write(`  operator root key (generated, ${how}; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
     }
     out.write(`  idle keep-alive connections kept ${args.keepAlive} s (--keep-alive)\n`);

@@ -1,0 +1,99 @@
+/**
+ * The simulator's connection to its Redis store (node-redis): one client, or a cluster client when
+ * the store is a Redis Cluster. It runs the append script (log-script.ts) with EVALSHA, falling
+ * back to EVAL when Redis answers NOSCRIPT (after a restart or a SCRIPT FLUSH), and any other
+ * command raw. Commands sent while the connection is down fail at once (no offline queue), so a
+ * request is answered 503 instead of waiting; the client reconnects by itself.
+ */
+import { createClient, createCluster, defineScript, type CommandParser } from 'redis';
+import type { StoreUrl } from './store-url.js';
+import { APPEND_SCRIPT } from './log-script.js';
+
+/** What the log needs from Redis. */
+export interface RedisLink {
+  /** Appends one entry to the log (the append script); answers the entry's stream id. */
+  append(streamKey: string, stampKey: string, origin: string, callNumber: number, payload: string): Promise<string>;
+  /** A raw command on the node holding `key`. */
+  command(key: string, args: readonly string[]): Promise<unknown>;
+  /** A second connection to the same store, for a blocking read that must not hold up the first. */
+  duplicate(): Promise<RedisLink>;
+  close(): Promise<void>;
+}
+
+const appendScript = defineScript({
+  SCRIPT: APPEND_SCRIPT,
+  NUMBER_OF_KEYS: 2,
+  parseCommand(parser: CommandParser, streamKey: string, stampKey: string, origin: string, callNumber: string, payload: string) {
+    parser.pushKeys([streamKey, stampKey]);
+    parser.push(origin, callNumber, payload);
+  },
+  transformReply: undefined as unknown as () => string,
+});
+
+/**
+ * Reconnection: quickly at first, then at most a second apart, for ever once connected. Before
+ * the first connection three failures give up, so a wrong URL is an error at the start, not a
+ * silent wait.
+ */
+class Reconnect {
+  connected = false;
+  readonly strategy = (retries: number, cause: Error): number | Error => {
+    if (!this.connected && retries >= 3) return cause;
+    return Math.min(50 * (retries + 1), 1_000);
+  };
+}
+
+type OnError = (error: Error) => void;
+
+async function singleLink(url: string, onError: OnError): Promise<RedisLink> {
+  const reconnect = new Reconnect();
+  const client = createClient({
+    url,
+    RESP: 2,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 5_000, reconnectStrategy: reconnect.strategy },
+    scripts: { append: appendScript },
+  });
+  client.on('error', onError);
+  await client.connect();
+  reconnect.connected = true;
+  return {
+    append: (streamKey, stampKey, origin, n, payload) => client.append(streamKey, stampKey, origin, String(n), payload) as Promise<string>,
+    command: (_key, args) => client.sendCommand([...args]),
+    duplicate: () => singleLink(url, onError),
+    close: async () => {
+      client.destroy();
+    },
+  };
+}
+
+async function clusterLink(store: Extract<StoreUrl, { kind: 'cluster' }>, onError: OnError): Promise<RedisLink> {
+  const reconnect = new Reconnect();
+  const cluster = createCluster({
+    rootNodes: store.nodes,
+    RESP: 2,
+    defaults: {
+      ...(store.username === undefined ? {} : { username: store.username }),
+      ...(store.password === undefined ? {} : { password: store.password }),
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 5_000, reconnectStrategy: reconnect.strategy },
+    },
+    scripts: { append: appendScript },
+  });
+  cluster.on('error', onError);
+  await cluster.connect();
+  reconnect.connected = true;
+  return {
+    append: (streamKey, stampKey, origin, n, payload) => cluster.append(streamKey, stampKey, origin, String(n), payload) as Promise<string>,
+    command: (key, args) => cluster.sendCommand(key, false, [...args]),
+    duplicate: () => clusterLink(store, onError),
+    close: async () => {
+      cluster.destroy();
+    },
+  };
+}
+
+/** Connects to the store; rejects with the reason when it cannot be reached. */
+export function connectRedis(store: StoreUrl, onError: OnError): Promise<RedisLink> {
+  return store.kind === 'cluster' ? clusterLink(store, onError) : singleLink(store.url, onError);
+}

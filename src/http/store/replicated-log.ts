@@ -1,0 +1,175 @@
+/**
+ * The store's log: a Redis stream every replica appends its requests to (one append script each,
+ * log-script.ts) and reads back in full, in the stream's one total order. Each replica applies
+ * every entry to its own copy of the state, so all copies go through the same states; a request
+ * is answered by the replica that sent it, once it has applied the request's own entry.
+ *
+ * A request whose append fails (Redis unreachable) is refused (`StoreUnavailable`) and never
+ * applied anywhere. One appended but not applied here within `answerTimeoutMs` (the reader lost
+ * Redis meanwhile) is also refused, though it may have taken effect: the answer is unknown.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RedisLink } from './redis-link.js';
+
+/** One entry of the log as a replica applies it. */
+export interface LogEntry {
+  id: string;
+  /** Redis's clock when it was appended, Unix ms (never decreasing along the log). */
+  stampMs: number;
+  /** The replica that appended it, and its number there. */
+  origin: string;
+  callNumber: number;
+  payload: string;
+}
+
+/** The store cannot be used now: the request was not answered (HTTP 503). */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+}
+
+export interface LogKeys {
+  stream: string;
+  stamp: string;
+}
+
+type Waiter = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
+
+/** Entries read per XREAD; the reader blocks at most this long when the log is idle, ms. */
+const READ_COUNT = 1_000;
+const READ_BLOCK_MS = 1_000;
+/** After a failed read, the pause before the next try, ms. */
+const READ_RETRY_MS = 100;
+
+export class ReplicatedLog {
+  readonly origin = randomUUID();
+  readonly #link: RedisLink;
+  readonly #keys: LogKeys;
+  readonly #answerTimeoutMs: number;
+  readonly #waiters = new Map<number, Waiter>();
+  #reader: RedisLink | undefined;
+  #nextCall = 0;
+  #lastId = '0';
+  #closed = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(link: RedisLink, keys: LogKeys, answerTimeoutMs: number) {
+    this.#link = link;
+    this.#keys = keys;
+    this.#answerTimeoutMs = answerTimeoutMs;
+  }
+
+  /** Where this replica has read to (a stream id; '0' before the first entry). */
+  get position(): string {
+    return this.#lastId;
+  }
+
+  /**
+   * Applies every entry already in the log (the state the other replicas built), then keeps
+   * applying new ones as they come. `apply` answers what the entry's sender is told.
+   */
+  async start(apply: (entry: LogEntry) => unknown): Promise<void> {
+    this.#reader = await this.#link.duplicate();
+    for (;;) {
+      const entries = await this.#read(false);
+      if (entries.length === 0) break;
+      for (const entry of entries) this.#applyOne(entry, apply);
+    }
+    this.#loop = this.#follow(apply);
+  }
+
+  /** Appends `payload` and waits until this replica has applied it; answers what `apply` gave. */
+  async submit(payload: string): Promise<unknown> {
+    if (this.#closed) throw new StoreUnavailable('this replica is shutting down.');
+    const callNumber = this.#nextCall++;
+    const answered = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(callNumber);
+        reject(
+          new StoreUnavailable(`the request was sent to the store but not seen back within ${this.#answerTimeoutMs} ms; it may or may not have taken effect.`),
+        );
+      }, this.#answerTimeoutMs);
+      this.#waiters.set(callNumber, { resolve, reject, timer });
+    });
+    try {
+      await this.#link.append(this.#keys.stream, this.#keys.stamp, this.origin, callNumber, payload);
+    } catch (error) {
+      const waiter = this.#waiters.get(callNumber);
+      if (waiter !== undefined) {
+        clearTimeout(waiter.timer);
+        this.#waiters.delete(callNumber);
+      }
+      throw new StoreUnavailable(`the store cannot be reached (${error instanceof Error ? error.message : String(error)}); nothing was changed.`);
+    }
+    return answered;
+  }
+
+  /** Drops the log's entries before `id` (entries a reset made irrelevant). */
+  async trimBefore(id: string): Promise<void> {
+    await this.#link.command(this.#keys.stream, ['XTRIM', this.#keys.stream, 'MINID', id]);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const waiter of this.#waiters.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new StoreUnavailable('this replica is shutting down.'));
+    }
+    this.#waiters.clear();
+    await this.#reader?.close();
+    await this.#loop;
+    await this.#link.close();
+  }
+
+  async #follow(apply: (entry: LogEntry) => unknown): Promise<void> {
+    while (!this.#closed) {
+      let entries: LogEntry[];
+      try {
+        entries = await this.#read(true);
+      } catch {
+        // Redis is away (or this replica is closing): the client reconnects by itself; try again.
+        if (!this.#closed) await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
+        continue;
+      }
+      for (const entry of entries) this.#applyOne(entry, apply);
+    }
+  }
+
+  #applyOne(entry: LogEntry, apply: (entry: LogEntry) => unknown): void {
+    this.#lastId = entry.id;
+    const waiter = entry.origin === this.origin ? this.#waiters.get(entry.callNumber) : undefined;
+    let answer: unknown;
+    try {
+      answer = apply(entry);
+    } catch (error) {
+      if (waiter !== undefined) this.#settle(entry.callNumber, waiter, () => waiter.reject(error as Error));
+      return;
+    }
+    if (waiter !== undefined) this.#settle(entry.callNumber, waiter, () => waiter.resolve(answer));
+  }
+
+  #settle(callNumber: number, waiter: Waiter, settle: () => void): void {
+    clearTimeout(waiter.timer);
+    this.#waiters.delete(callNumber);
+    settle();
+  }
+
+  async #read(block: boolean): Promise<LogEntry[]> {
+    const reader = this.#reader;
+    if (reader === undefined) return [];
+    const args = ['XREAD', 'COUNT', String(READ_COUNT), ...(block ? ['BLOCK', String(READ_BLOCK_MS)] : []), 'STREAMS', this.#keys.stream, this.#lastId];
+    return entriesOf(await reader.command(this.#keys.stream, args));
+  }
+}
+
+/** The entries of an XREAD reply on one stream (RESP2: [[name, [[id, [field, value, …]], …]]] or null). */
+export function entriesOf(reply: unknown): LogEntry[] {
+  if (!Array.isArray(reply) || reply.length === 0) return [];
+  const messages = (reply[0] as [unknown, Array<[string, string[]]>])[1];
+  return messages.map(([id, fields]) => {
+    const value = (name: string) => {
+      const at = fields.indexOf(name);
+      return at === -1 || at % 2 === 1 ? '' : String(fields[at + 1]);
+    };
+    return { id: String(id), stampMs: Number(value('s')), origin: value('o'), callNumber: Number(value('n')), payload: value('p') };
+  });
+}
