@@ -4,10 +4,17 @@
  * the real time the simulated clock runs on; it never goes back, even if Redis's clock does, so
  * every replica applying the log sees time move forward in log order.
  *
- * KEYS[1] the log (a stream), KEYS[2] the last stamp; both share the store's hash tag, so the
- * script runs on a Redis Cluster. ARGV: the replica that sent it, its number there, the request.
+ * KEYS[1] the log (a stream), KEYS[2] the last stamp, KEYS[3] the start state (genesis.ts); all
+ * share the store's hash tag, so the script runs on a Redis Cluster. ARGV: the replica that sent
+ * it, its number there, the request. Without the start state (Redis restarted without its data, or
+ * flushed) nothing is appended: the replicas' state is no longer the store's, and the error says so.
  */
+export const NO_GENESIS = 'KEYSIM_NO_GENESIS';
+
 export const APPEND_SCRIPT = `
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('${NO_GENESIS} the store no longer holds this simulator')
+end
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')

@@ -93,7 +93,7 @@ export async function openStore(request: StoreRequest, log: (line: string) => vo
     throw new Error(`cannot start the simulator: ${error instanceof Error ? error.message : String(error)}`);
   });
   const stamp: StampCell = { ms: genesis.stampMs };
-  const replicated = new ReplicatedLog(link, { stream: `${tag}:log`, stamp: `${tag}:stamp` }, ANSWER_TIMEOUT_MS);
+  const replicated = new ReplicatedLog(link, { stream: `${tag}:log`, stamp: `${tag}:stamp`, genesis: `${tag}:genesis` }, ANSWER_TIMEOUT_MS);
   const start: StoreStart = { seed: genesis.seed, clock: genesis.clock, startMs: genesis.startMs, compat: genesis.compat, realTimeMs: () => stamp.ms };
   if (genesis.rootKey !== null) start.rootKey = genesis.rootKey;
   if (genesis.faults !== null) start.faults = genesis.faults;

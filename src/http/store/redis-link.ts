@@ -9,10 +9,17 @@ import { createClient, createCluster, defineScript, type CommandParser } from 'r
 import type { StoreUrl } from './store-url.js';
 import { APPEND_SCRIPT } from './log-script.js';
 
+/** The keys the append script touches (log-script.ts). */
+export interface AppendKeys {
+  stream: string;
+  stamp: string;
+  genesis: string;
+}
+
 /** What the log needs from Redis. */
 export interface RedisLink {
   /** Appends one entry to the log (the append script); answers the entry's stream id. */
-  append(streamKey: string, stampKey: string, origin: string, callNumber: number, payload: string): Promise<string>;
+  append(keys: AppendKeys, origin: string, callNumber: number, payload: string): Promise<string>;
   /** A raw command on the node holding `key`. */
   command(key: string, args: readonly string[]): Promise<unknown>;
   /** A second connection to the same store, for a blocking read that must not hold up the first. */
@@ -22,9 +29,9 @@ export interface RedisLink {
 
 const appendScript = defineScript({
   SCRIPT: APPEND_SCRIPT,
-  NUMBER_OF_KEYS: 2,
-  parseCommand(parser: CommandParser, streamKey: string, stampKey: string, origin: string, callNumber: string, payload: string) {
-    parser.pushKeys([streamKey, stampKey]);
+  NUMBER_OF_KEYS: 3,
+  parseCommand(parser: CommandParser, keys: AppendKeys, origin: string, callNumber: string, payload: string) {
+    parser.pushKeys([keys.stream, keys.stamp, keys.genesis]);
     parser.push(origin, callNumber, payload);
   },
   transformReply: undefined as unknown as () => string,
@@ -58,7 +65,7 @@ async function singleLink(url: string, onError: OnError): Promise<RedisLink> {
   await client.connect();
   reconnect.connected = true;
   return {
-    append: (streamKey, stampKey, origin, n, payload) => client.append(streamKey, stampKey, origin, String(n), payload) as Promise<string>,
+    append: (keys, origin, n, payload) => client.append(keys, origin, String(n), payload) as Promise<string>,
     command: (_key, args) => client.sendCommand([...args]),
     duplicate: () => singleLink(url, onError),
     close: async () => {
@@ -84,7 +91,7 @@ async function clusterLink(store: Extract<StoreUrl, { kind: 'cluster' }>, onErro
   await cluster.connect();
   reconnect.connected = true;
   return {
-    append: (streamKey, stampKey, origin, n, payload) => cluster.append(streamKey, stampKey, origin, String(n), payload) as Promise<string>,
+    append: (keys, origin, n, payload) => cluster.append(keys, origin, String(n), payload) as Promise<string>,
     command: (key, args) => cluster.sendCommand(key, false, [...args]),
     duplicate: () => clusterLink(store, onError),
     close: async () => {

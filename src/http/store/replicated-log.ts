@@ -9,7 +9,8 @@
  * Redis meanwhile) is also refused, though it may have taken effect: the answer is unknown.
  */
 import { randomUUID } from 'node:crypto';
-import type { RedisLink } from './redis-link.js';
+import type { AppendKeys, RedisLink } from './redis-link.js';
+import { NO_GENESIS } from './log-script.js';
 
 /** One entry of the log as a replica applies it. */
 export interface LogEntry {
@@ -27,10 +28,7 @@ export class StoreUnavailable extends Error {
   override readonly name = 'StoreUnavailable';
 }
 
-export interface LogKeys {
-  stream: string;
-  stamp: string;
-}
+export type LogKeys = AppendKeys;
 
 type Waiter = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
@@ -91,14 +89,14 @@ export class ReplicatedLog {
       this.#waiters.set(callNumber, { resolve, reject, timer });
     });
     try {
-      await this.#link.append(this.#keys.stream, this.#keys.stamp, this.origin, callNumber, payload);
+      await this.#link.append(this.#keys, this.origin, callNumber, payload);
     } catch (error) {
       const waiter = this.#waiters.get(callNumber);
       if (waiter !== undefined) {
         clearTimeout(waiter.timer);
         this.#waiters.delete(callNumber);
       }
-      throw new StoreUnavailable(`the store cannot be reached (${error instanceof Error ? error.message : String(error)}); nothing was changed.`);
+      throw new StoreUnavailable(appendFailure(error));
     }
     return answered;
   }
@@ -159,6 +157,15 @@ export class ReplicatedLog {
     const args = ['XREAD', 'COUNT', String(READ_COUNT), ...(block ? ['BLOCK', String(READ_BLOCK_MS)] : []), 'STREAMS', this.#keys.stream, this.#lastId];
     return entriesOf(await reader.command(this.#keys.stream, args));
   }
+}
+
+/** Why an append failed, for the 503's detail. */
+function appendFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (message.includes(NO_GENESIS)) {
+    return 'the store no longer holds this simulator (Redis lost its data: restarted without persistence, or flushed); nothing was changed. Restart every replica to start a new simulator on it.';
+  }
+  return `the store cannot be reached (${message}); nothing was changed. Retry once it is back.`;
 }
 
 /** The entries of an XREAD reply on one stream (RESP2: [[name, [[id, [field, value, …]], …]]] or null). */

@@ -33,7 +33,7 @@ export function storeUnavailable(detail: string): Problem {
     status: 503,
     title: 'Service Unavailable',
     identifier: 'err:service:application:service_unavailable',
-    detail: `The simulator's Redis store is unavailable: ${detail} Retry once the store is back.`,
+    detail: `The simulator's Redis store is unavailable: ${detail}`,
   };
 }
 
