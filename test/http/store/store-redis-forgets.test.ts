@@ -1,7 +1,8 @@
 /**
  * A store that lost its data under running replicas (Redis restarted without persistence, or
  * flushed): the replicas' copies are no longer the store's, so nothing more is appended; every
- * request is answered 503 saying so, instead of two histories being mixed in one log.
+ * request is answered 503 saying so, instead of two histories being mixed in one log. And a Redis
+ * that forgot the append script (SCRIPT FLUSH, a restart) is sent it again.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createSimulator, type Simulator } from '../../../src/http/index.js';
@@ -38,4 +39,14 @@ test('a store flushed under a running replica answers 503 (the store no longer h
   expect(after.json.error).toMatchObject({ status: 503, title: 'Service Unavailable' });
   expect(String((after.json.error as { detail: string }).detail)).toMatch(/no longer holds this simulator/);
   expect(await redis.cli('EXISTS', '{wiped}:log')).toBe('0');
+});
+
+test('after SCRIPT FLUSH (Redis forgot the append script) requests still append: EVALSHA falls back to EVAL on NOSCRIPT', async () => {
+  const sim = await createSimulator({ store: redis.url, storePrefix: 'noscript', seed: 5 });
+  sims.push(sim);
+  expect((await post(sim, '/v2/apis.createApi', { name: 'before' })).status).toBe(200);
+  expect(await redis.cli('SCRIPT', 'FLUSH')).toBe('OK');
+  const after = await post(sim, '/v2/apis.createApi', { name: 'after' });
+  expect(after.status).toBe(200);
+  expect(Number(await redis.cli('XLEN', '{noscript}:log'))).toBe(2);
 });
