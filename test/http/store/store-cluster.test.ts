@@ -67,7 +67,10 @@ test(`two replicas on a three-master Redis Cluster: ${VERIFICATIONS} concurrent 
     Array.from({ length: VERIFICATIONS }, (_, i) => postJson((i % 2 === 0 ? a : b).url, '/v2/keys.verifyKey', { key }, a.rootKey, dispatcher)),
   );
   const statuses = answers.map((answer) => answer.status);
-  expect(statuses.filter((status) => status !== 200), `statuses: ${[...new Set(statuses)].join(', ')}`).toEqual([]);
+  expect(
+    statuses.filter((status) => status !== 200),
+    `statuses: ${[...new Set(statuses)].join(', ')}`,
+  ).toEqual([]);
   const data = answers.map((answer) => (answer.body as { data: { valid: boolean; code: string; credits?: number } }).data);
   const valid = data.filter((d) => d.valid);
   expect(valid).toHaveLength(CREDITS);
