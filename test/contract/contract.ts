@@ -1,8 +1,9 @@
 /**
  * The behaviour (contract) suite: what the service promises (docs/service-model.md), written once
- * against `ServiceClient` and registered for every target — the engine called directly and the
- * HTTP simulator through a client (docs/architecture.md#conventions). A difference between the
- * two is a bug of the HTTP mapping; a difference from the documents is a bug of both.
+ * against `ServiceClient` and registered for every target — the engine called directly, the HTTP
+ * simulator through a client, and two replicas of a Redis-backed simulator taking turns
+ * (docs/architecture.md#conventions). A difference between them is a bug of the HTTP mapping (or
+ * of the replicated log); a difference from the documents is a bug of all.
  *
  * Errors of the catalogue NOT exercised here, and why:
  * - `bad_request:request_body_too_large` (413), `authentication:malformed`, unknown routes and

@@ -329,12 +329,20 @@ function failureOf(op: string, status: number, body: Record<string, unknown>, te
 
 export interface HttpTarget {
   url: string;
+  /**
+   * Further base URLs of the same simulator (replicas on one store): requests go to `url`, then to
+   * each of these in turn (round robin per request), so every answer also shows that they agree.
+   */
+  replicaUrls?: readonly string[];
   rootKey: string;
   workspaceId: string;
 }
 
 /** Real fetches to a running simulator; every answer's envelope is checked on the way. */
 export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { errorsUrl: 'https://unkey.com/docs/errors' }): ServiceClient {
+  const bases = [sim.url, ...(sim.replicaUrls ?? [])];
+  let sent = 0;
+  const nextBase = () => bases[sent++ % bases.length] as string;
   async function request(
     op: string,
     path: string,
@@ -343,7 +351,7 @@ export function httpClient(sim: HttpTarget, options: { errorsUrl?: string } = { 
   ): Promise<{ status: number; body: Record<string, unknown>; text: string; requestIdHeader: string | null }> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (rootKey !== undefined) headers.authorization = `Bearer ${rootKey}`;
-    const res = await fetch(`${sim.url}${path}`, { method: 'POST', headers, body: JSON.stringify(input) });
+    const res = await fetch(`${nextBase()}${path}`, { method: 'POST', headers, body: JSON.stringify(input) });
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';
     // docs/errors.md#envelope: 429 answers use application/problem+json, every other answer application/json —

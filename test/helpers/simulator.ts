@@ -3,9 +3,10 @@
  *
  * - `startSimulator(options)`: the HTTP simulator in this process (createSimulator); the caller closes it.
  * - `useSimulator(options)`: the same for every test of the calling file or `describe`: started
- *   before the first test, back in its start state before each (`reset()`; `{ reset: false }` keeps
- *   the state across tests), closed after the last. Returns a getter (the simulator exists only
- *   once the tests run).
+ *   before the first test, back in its start state before each (`resetSimulator`; `{ reset: false }`
+ *   keeps the state across tests), closed after the last. Returns a getter (the simulator exists
+ *   only once the tests run). With `options.store` it is one replica on that Redis store.
+ * - `resetSimulator(sim)`: back to the start state; a store-backed replica through its log.
  * - `useEmbeddedSimulator(options)`: the load runner's embedded simulator (its own worker thread,
  *   src/load/target.ts) as a run `Target`, started before the first test and closed after the last.
  */
@@ -16,6 +17,23 @@ import { type Target, startEmbeddedSimulator } from '../../src/load/target/targe
 /** One simulator on 127.0.0.1, a free port, its answers checked against their own schemas; seed 7 unless given. */
 export function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   return createSimulator({ host: '127.0.0.1', port: 0, seed: 7, validateResponses: true, ...options });
+}
+
+/**
+ * Back to the start state: `reset()` in memory; a store-backed replica (whose `reset()` throws)
+ * through POST /_sim/reset, which resets every replica of its store.
+ */
+export async function resetSimulator(sim: Simulator): Promise<void> {
+  if (sim.store === undefined) {
+    sim.reset();
+    return;
+  }
+  const res = await fetch(`${sim.url}/_sim/reset`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sim.rootKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (res.status !== 200) throw new Error(`POST /_sim/reset on the store-backed replica ${sim.url} answered ${res.status}: ${await res.text()}`);
 }
 
 export interface UseOptions {
@@ -41,7 +59,7 @@ export function useSimulator(options: SimulatorOptions | (() => SimulatorOptions
   beforeAll(async () => {
     sim = await startSimulator(typeof options === 'function' ? options() : options);
   });
-  if (use.reset ?? true) beforeEach(() => sim?.reset());
+  if (use.reset ?? true) beforeEach(() => (sim === undefined ? undefined : resetSimulator(sim)));
   afterAll(async () => {
     await sim?.close();
   });
