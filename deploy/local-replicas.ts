@@ -196,7 +196,9 @@ async function startRedis(doc: Doc, dir: string, started: Started): Promise<numb
   const child = spawn(command as string, args, { stdio: 'ignore' });
   started.redis = child;
   const failed = new Promise<never>((_, reject) =>
-    child.once('error', (error) => reject(new Error(`${command as string} cannot be started (${error.message}): install Redis (apt-get install redis-server).`))),
+    child.once('error', (error) =>
+      reject(new Error(`${command as string} cannot be started (${error.message}): install Redis (apt-get install redis-server).`)),
+    ),
   );
   await Promise.race([until(() => pong(port), child, 'redis-server'), failed]);
   say(`redis-server (pid ${child.pid}) on redis://127.0.0.1:${port}, as the Deployment ${doc.metadata.name}`);
@@ -219,7 +221,11 @@ async function startReplica(container: Container, env: NodeJS.ProcessEnv, index:
 
 function runLoad(runArgs: readonly string[], target: string, dir: string, rootKey: string, started: Started): Promise<number> {
   const args = [...runArgs, '--target', target, ...(runArgs.includes('--out') ? [] : ['--out', join(dir, 'reports')])];
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, KEYSIM_ROOT_KEY: rootKey }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, KEYSIM_ROOT_KEY: rootKey },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   started.load = child;
   say(`the load (pid ${child.pid}): keysim ${args.join(' ')}`);
   return new Promise((resolve) => child.once('close', (code) => resolve(code ?? 1)));

@@ -143,7 +143,11 @@ describe('a replica killed mid-race', () => {
     }
 
     // (d) the VALID answers seen fit in what was debited, each credits value once.
-    const validOf = (key: Sent['key']) => answered.filter((s) => s.key === key).map((s) => verdictOf(s.answer)).filter((v) => v.valid);
+    const validOf = (key: Sent['key']) =>
+      answered
+        .filter((s) => s.key === key)
+        .map((s) => verdictOf(s.answer))
+        .filter((v) => v.valid);
     const validSmall = validOf('small');
     expect(validSmall.length).toBeLessThanOrEqual(SMALL - expectedSmall);
     expect(new Set(validSmall.map((v) => v.credits)).size).toBe(validSmall.length);

@@ -102,7 +102,7 @@ describe('deploy/kubernetes: the simulator as replicas on Redis', () => {
     expect(service.spec.ports?.[0]?.targetPort).toBe('http');
   });
 
-  test('the own Redis: redis:7 without persistence, its Service the replicas\' store; an external store replaces it', () => {
+  test("the own Redis: redis:7 without persistence, its Service the replicas' store; an external store replaces it", () => {
     const docs = documents(renderReplicas({ replicas: 2, image: 'keysim:1' }));
     const redis = podOf(find(docs, 'Deployment', 'keysim-redis'));
     expect(redis.image).toBe('redis:7');
@@ -110,9 +110,7 @@ describe('deploy/kubernetes: the simulator as replicas on Redis', () => {
     const service = find(docs, 'Service', 'keysim-redis');
     expect(IN_CLUSTER_STORE).toBe(`redis://${service.metadata.name}:${service.spec.ports?.[0]?.port}`);
     const external = documents(renderReplicas({ replicas: 2, image: 'keysim:1', store: 'redis-cluster://r1:7000,r2:7000' }));
-    expect(podOf(find(external, 'Deployment', 'keysim-simulator')).env?.find((e) => e.name === 'KEYSIM_STORE')?.value).toBe(
-      'redis-cluster://r1:7000,r2:7000',
-    );
+    expect(podOf(find(external, 'Deployment', 'keysim-simulator')).env?.find((e) => e.name === 'KEYSIM_STORE')?.value).toBe('redis-cluster://r1:7000,r2:7000');
   });
 
   test.each([
@@ -203,7 +201,7 @@ describe('deploy/local-replicas.ts', () => {
     },
   );
 
-  test('a load that fails still stops everything it started and removes its folder, with the load\'s exit code', { timeout: 180_000 }, async () => {
+  test("a load that fails still stops everything it started and removes its folder, with the load's exit code", { timeout: 180_000 }, async () => {
     const run = await localReplicas(manifests(), ['run', 'no-such-scenario', '--quiet']);
     expect(run.code, run.output).toBe(EXIT.usage);
     expect(run.output).toMatch(/the load exited 2/);
