@@ -115,8 +115,10 @@ describe('a replica killed mid-race', () => {
     const unknown = sent.filter((s) => s.answer === undefined);
     expect(unknown.length).toBeGreaterThan(0);
     expect(unknown.every((s) => s.replica === victim)).toBe(true);
-    // Every answer that came (the survivors', and the victim's before it died) is a verdict.
-    const answered = sent.filter((s): s is Sent & { answer: Answer } => s.answer !== undefined);
+    // Every answer that came (the survivors', and the victim's before it died) is a verdict, or a
+    // 503 of the store (an entry not seen back within 10 s on a starved machine): unknown as well.
+    const storeBusy = sent.filter((s) => s.answer?.status === 503 && s.answer.text.includes('err:service:application:service_unavailable'));
+    const answered = sent.filter((s): s is Sent & { answer: Answer } => s.answer !== undefined && !storeBusy.includes(s));
     for (const s of answered) expect(s.answer.status, s.answer.text.slice(0, 300)).toBe(200);
 
     const inLogSmall = await verificationsInLog(small.key);
@@ -125,6 +127,7 @@ describe('a replica killed mid-race', () => {
     const expectedLarge = LARGE - inLogLarge;
     // The log holds every verification answered, and some the killed replica appended unanswered.
     expect(inLogSmall + inLogLarge).toBeGreaterThanOrEqual(answered.length);
+    expect(answered.length).toBeGreaterThan(0);
     expect(inLogSmall + inLogLarge).toBeLessThanOrEqual(total);
 
     // (b) a replica started after the race, from the log alone; (c) the survivors.
@@ -162,7 +165,7 @@ describe('a replica killed mid-race', () => {
     for (const v of validLarge) expect(v.credits).toBeLessThan(LARGE);
 
     console.log(
-      `replica kill: killed after ${killedAt} of ${total} answers; ${unknown.length} answers lost (unknown); ` +
+      `replica kill: killed after ${killedAt} of ${total} answers; ${unknown.length} answers lost (unknown), ${storeBusy.length} answered 503; ` +
         `log: ${inLogSmall} verifications of the ${SMALL}-credit key, ${inLogLarge} of the ${LARGE}-credit key; ` +
         `${inLogSmall + inLogLarge - answered.length} appended but never answered; remaining ${expectedSmall} and ${expectedLarge}; ` +
         `VALID seen ${validSmall.length} and ${validLarge.length}`,
