@@ -51,10 +51,13 @@ describe('keysim serve --store: flags it cannot go with', () => {
     expect(result.stdout).not.toContain('listening on');
   });
 
-  test('KEYSIM_STORE is checked as --store is: a bad URL there exits 2 too', async () => {
-    const result = await cli(['serve', '--port', '0', '--workers', '2'], cleanEnv({ KEYSIM_STORE: 'redis://127.0.0.1:6379' }));
-    expect(result.code).toBe(EXIT.usage);
-    expect(result.stderr).toMatch(/--store runs one process per replica/);
+  test('KEYSIM_STORE is checked as --store is: a bad URL there, or --workers 2 beside it, exits 2 too', async () => {
+    const badUrl = await cli(['serve', '--port', '0'], cleanEnv({ KEYSIM_STORE: 'redis:/nowhere' }));
+    expect(badUrl.code).toBe(EXIT.usage);
+    expect(badUrl.stderr).toMatch(/--store "redis:\/nowhere" has no scheme/);
+    const workers = await cli(['serve', '--port', '0', '--workers', '2'], cleanEnv({ KEYSIM_STORE: 'redis://127.0.0.1:6379' }));
+    expect(workers.code).toBe(EXIT.usage);
+    expect(workers.stderr).toMatch(/--store runs one process per replica/);
   });
 });
 
@@ -71,6 +74,13 @@ describe('keysim serve --store: the start', () => {
     // A bound for a hang only (a node-redis that retried for ever would never end): the start gives
     // up after three refused connections, well under a second on an idle machine.
     expect(tookMs).toBeLessThan(100_000);
+  });
+
+  test('an unreachable store said "cannot start: cannot start the simulator": the reason is said once', async () => {
+    const result = await cli(['serve', '--port', '0', '--store', `redis://127.0.0.1:${await freePort()}`]);
+    expect(result.code).toBe(EXIT.failure);
+    expect(result.stderr).toMatch(/^keysim serve: cannot start: the store redis:\/\/\S+ cannot be reached/m);
+    expect(result.stderr).not.toContain('cannot start: cannot start');
   });
 
   test('the first replica says it is the first; the second says it joined and prints the same operator root key, which works on both', async () => {
