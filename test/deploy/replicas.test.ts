@@ -21,6 +21,7 @@ import { IN_CLUSTER_STORE, renderReplicas } from '../../deploy/kubernetes/render
 import { localServeArgs } from '../../deploy/local-replicas.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { cleanEnv, cleanUpCli, tempDir } from '../helpers/cli.js';
+import { startRedis } from '../helpers/redis-server.js';
 
 afterAll(cleanUpCli);
 
@@ -213,6 +214,24 @@ describe('deploy/local-replicas.ts', () => {
       expect(existsSync(run.folder as string)).toBe(false);
     },
   );
+
+  test('with an external store (--store URL) the replicas use that Redis, and no Redis of their own is started', { timeout: 180_000 }, async () => {
+    const redis = await startRedis();
+    try {
+      const file = join(tempDir(), 'replicas.yaml');
+      writeFileSync(file, renderReplicas({ replicas: 2, image: 'keysim:1', store: redis.url }));
+      const run = await localReplicas(file, ['run', 'smoke', '--model', 'closed', '--connections', '4', '--duration', '1s', '--quiet']);
+      expect(run.code, run.output).toBe(EXIT.ok);
+      expect(run.output).not.toContain('redis-server (pid');
+      // Two replicas and the load.
+      expect(run.pids).toHaveLength(3);
+      expect(run.pids.filter(alive)).toEqual([]);
+      expect(await redis.cli('EXISTS', '{keysim}:genesis')).toBe('1');
+      expect(Number(await redis.cli('XLEN', '{keysim}:log'))).toBeGreaterThan(0);
+    } finally {
+      await redis.close();
+    }
+  });
 
   test("a load that fails still stops everything it started and removes its folder, with the load's exit code", { timeout: 180_000 }, async () => {
     const run = await localReplicas(manifests(), ['run', 'no-such-scenario', '--quiet']);
