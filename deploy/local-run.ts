@@ -11,7 +11,7 @@
  * Exits with the merge Job's exit code (92 when a segment is missing), or the set-up's when it failed.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,12 +66,16 @@ export async function localRun(manifests: string, reportsDir: string): Promise<n
   const reports = resolve(reportsDir);
   mkdirSync(reports, { recursive: true });
   const path = keysimShim();
-  const setUp = await run(commandLine(setup.spec.template.spec.containers[0] as Container, reports), path);
-  if (setUp !== 0) return setUp ?? 1;
-  const pod = segments.spec.template.spec.containers[0] as Container;
-  const n = segments.spec.completions ?? 1;
-  await Promise.all(Array.from({ length: n }, (_, i) => run(commandLine(pod, reports, i), path)));
-  return (await run(commandLine(merge.spec.template.spec.containers[0] as Container, reports), path)) ?? 1;
+  try {
+    const setUp = await run(commandLine(setup.spec.template.spec.containers[0] as Container, reports), path);
+    if (setUp !== 0) return setUp ?? 1;
+    const pod = segments.spec.template.spec.containers[0] as Container;
+    const n = segments.spec.completions ?? 1;
+    await Promise.all(Array.from({ length: n }, (_, i) => run(commandLine(pod, reports, i), path)));
+    return (await run(commandLine(merge.spec.template.spec.containers[0] as Container, reports), path)) ?? 1;
+  } finally {
+    rmSync(path, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

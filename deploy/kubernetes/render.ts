@@ -7,10 +7,15 @@
  *
  * `--start-in` must cover the time for the pods to be scheduled, pull the image, and for the set-up
  * Job to run the scenario's setup once (the segments wait for its fixtures until then).
+ *
+ * `--replicas N [--store URL]` renders the simulator as N replicas on one Redis behind the Service
+ * keysim-target (render-replicas.ts; a Redis pod of their own unless --store names one): alone, or
+ * before the segments, whose --target is then that Service unless given.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseDurationMs } from '../../src/load/plan/index.js';
+import { renderReplicas } from './render-replicas.js';
 
 export const TEMPLATE = fileURLToPath(new URL('./keysim-segments.yaml', import.meta.url));
 
@@ -24,6 +29,9 @@ export interface RenderOptions {
   /** The instant every segment starts its load. */
   startAt: Date;
 }
+
+/** The replicas' Service (keysim-replicas.yaml): the segments' target when they are rendered together. */
+export const REPLICAS_TARGET = 'http://keysim-target:8080';
 
 /** How long after the planned end the merge waits for a segment's report before merging what is there. */
 const MERGE_MARGIN_S = 300;
@@ -59,22 +67,39 @@ function flag(argv: readonly string[], name: string, fallback?: string): string 
   return value;
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const argv = process.argv.slice(2);
-  try {
+/** What the command line asks for: the replicas, the segments, or both (replicas first). */
+export function renderFromArgs(argv: readonly string[], now: number): string {
+  const has = (name: string) => argv.includes(`--${name}`);
+  if (has('store') && !has('replicas')) throw new Error('--store applies to the replicas: add --replicas N.');
+  if (!has('segments') && !has('replicas'))
+    throw new Error('give --segments N (the load), --replicas N (the simulator on Redis) or both (see the comment at the top of deploy/kubernetes/render.ts).');
+  const image = flag(argv, 'image', 'keysim:latest');
+  const parts: string[] = [];
+  if (has('replicas')) {
+    const store = has('store') ? flag(argv, 'store') : undefined;
+    parts.push(renderReplicas({ replicas: Number(flag(argv, 'replicas')), image, ...(store === undefined ? {} : { store }) }));
+  }
+  if (has('segments')) {
     const startInMs = parseDurationMs(flag(argv, 'start-in', '60s'));
     if (startInMs === undefined) throw new Error('--start-in is not a duration: write e.g. 60s.');
-    process.stdout.write(
+    parts.push(
       renderManifests({
         segments: Number(flag(argv, 'segments')),
-        target: flag(argv, 'target'),
+        target: flag(argv, 'target', has('replicas') ? REPLICAS_TARGET : undefined),
         scenario: flag(argv, 'scenario', 'mixed'),
         rate: Number(flag(argv, 'rate', '100')),
         duration: flag(argv, 'duration', '60s'),
-        image: flag(argv, 'image', 'keysim:latest'),
-        startAt: new Date(Date.now() + startInMs),
+        image,
+        startAt: new Date(now + startInMs),
       }),
     );
+  }
+  return parts.join('---\n');
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    process.stdout.write(renderFromArgs(process.argv.slice(2), Date.now()));
   } catch (error) {
     process.stderr.write(`render: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(2);

@@ -4,7 +4,7 @@
  * completion index as --segment; and the pods' exact command lines, run as local processes by
  * deploy/local-run.ts against a `keysim serve`, produce a merged report of the whole plan.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
@@ -16,6 +16,7 @@ import { EXIT } from '../../src/cli/exit-codes.js';
 import { WORKER_CHILD_ENV } from '../../src/cli/segment-flags.js';
 import type { RunReport } from '../../src/report/model.js';
 import { cleanEnv, cleanUpCli, startCli, tempDir, waitUntil } from '../helpers/cli.js';
+import { freePort } from '../helpers/nginx.js';
 import { keysOn } from '../helpers/serve-cli.js';
 
 afterAll(cleanUpCli);
@@ -87,6 +88,26 @@ describe('deploy/kubernetes', () => {
       'keysim cleanup --target http://keysim-target:8080 --fixtures /reports/fixtures.json --out /reports/setup --resources /reports/parts/*',
     );
   });
+
+  test(
+    'local-run left the folder of its keysim shim in the temporary folder: it removes it, here after a set-up that failed',
+    { timeout: 180_000 },
+    async () => {
+      // os.tmpdir() follows TMPDIR: the shim's folder is made in a folder of this test's own.
+      const tmp = tempDir();
+      const previous = process.env.TMPDIR;
+      process.env.TMPDIR = tmp;
+      let code: number;
+      try {
+        code = await localRun(render({ segments: 1, target: `http://127.0.0.1:${await freePort()}` }), join(tmp, 'reports'));
+      } finally {
+        if (previous === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = previous;
+      }
+      expect(code).not.toBe(EXIT.ok);
+      expect(readdirSync(tmp).filter((name) => name.startsWith('keysim-local-run-'))).toEqual([]);
+    },
+  );
 
   test(
     "local-run: the pods' exact command lines as local processes give one merged report of the whole plan, and leave nothing on the target",

@@ -283,7 +283,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       const code = (error as { code?: string }).code;
       if (code === 'KEYSIM_BAD_SNAPSHOT') usageError(`--restore ${args.restore ?? ''}: ${error instanceof Error ? error.message : String(error)}`);
       const hint = code === 'EADDRINUSE' ? ` Port ${args.port} is taken: choose another with --port, or --port 0 for a free one.` : '';
-      const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+      // The store's errors say "cannot start the simulator: …" themselves: said once is enough.
+      const message = (error instanceof Error ? error.message : String(error)).replace(/^cannot start the simulator: /, '').replace(/\.$/, '');
       process.stderr.write(`keysim serve: cannot start: ${message}.${hint}\n`);
       process.exit(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? EXIT.usage : EXIT.failure);
     }
