@@ -50,6 +50,18 @@ export interface EngineBackend {
   run(call: EngineCall): Eventually<EngineOutcome>;
 }
 
+/**
+ * Thrown (rejected) by a backend that cannot answer now because what holds its state is away (a
+ * store-backed replica without its Redis): `/_sim/health` then answers 503 with the problem's
+ * detail, so a readiness probe takes the replica out of service.
+ */
+export class BackendUnavailable extends Error {
+  override readonly name = 'BackendUnavailable';
+  constructor(readonly problem: Problem) {
+    super(problem.detail);
+  }
+}
+
 const TOO_MANY_REQUESTS: Problem = {
   status: 429,
   title: 'Too Many Requests',

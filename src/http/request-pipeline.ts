@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type BodyRead, collectBody, discardRest, isJsonContentType, lingeringClose } from './body.js';
 import { type Problem, fromEngine, invalidInput, problemBody, replyBody, replyText } from './envelope.js';
-import type { EngineBackend, EngineOutcome } from './engine-backend.js';
+import { BackendUnavailable, type EngineBackend, type EngineOutcome } from './engine-backend.js';
 import { seqHeader } from './journal.js';
 import type { Reply, Route, RouteStyle } from './route.js';
 import { matchRoute, methodNotAllowed } from './route-match.js';
@@ -149,7 +149,13 @@ export class RequestPipeline {
     } else if (path === '/_sim/health') {
       const now = this.s.backend.clockNow();
       if (now instanceof Promise)
-        now.then((clock) => send(res, requestId, 200, this.health(clock))).catch((error: unknown) => this.fail(req, res, requestId, error));
+        now
+          .then((clock) => send(res, requestId, 200, this.health(clock)))
+          .catch((error: unknown) =>
+            error instanceof BackendUnavailable
+              ? send(res, requestId, 503, { status: 'unavailable', detail: error.problem.detail })
+              : this.fail(req, res, requestId, error),
+          );
       else send(res, requestId, 200, this.health(now));
     } else {
       send(res, requestId, 200, this.s.openApiText);

@@ -10,7 +10,7 @@
  * and the operator check (the operator's key is fixed at the start).
  */
 import { fromEngine, type Problem } from '../envelope.js';
-import { type EngineBackend, type EngineCall, type EngineOutcome, executeCall } from '../engine-backend.js';
+import { BackendUnavailable, type EngineBackend, type EngineCall, type EngineOutcome, executeCall } from '../engine-backend.js';
 import type { FaultDecision } from '../faults.js';
 import { authorizeOperator } from '../operator.js';
 import type { Route, RouteContext } from '../route.js';
@@ -66,8 +66,14 @@ export class StoreBackend implements EngineBackend {
     return operator.ok ? undefined : fromEngine(operator.error);
   }
 
+  /** Through the log: a replica that answers has caught up and reaches its store (a readiness probe's question). */
   async clockNow(): Promise<number> {
-    return (await this.#log.submit(JSON.stringify({ k: 'now' } satisfies Payload))) as number;
+    try {
+      return (await this.#log.submit(JSON.stringify({ k: 'now' } satisfies Payload))) as number;
+    } catch (error) {
+      if (error instanceof StoreUnavailable) throw new BackendUnavailable(storeUnavailable(error.message));
+      throw error;
+    }
   }
 
   async run(call: EngineCall): Promise<EngineOutcome> {

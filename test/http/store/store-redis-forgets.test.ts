@@ -50,3 +50,13 @@ test('after SCRIPT FLUSH (Redis forgot the append script) requests still append:
   expect(after.status).toBe(200);
   expect(Number(await redis.cli('XLEN', '{noscript}:log'))).toBe(2);
 });
+
+test('/_sim/health answers 503 with the reason while the store no longer holds the simulator (a readiness probe takes the replica out)', async () => {
+  const sim = await createSimulator({ store: redis.url, storePrefix: 'health', seed: 6 });
+  sims.push(sim);
+  expect((await fetch(`${sim.url}/_sim/health`)).status).toBe(200);
+  await redis.cli('DEL', '{health}:genesis');
+  const res = await fetch(`${sim.url}/_sim/health`);
+  expect(res.status).toBe(503);
+  expect(await res.json()).toMatchObject({ status: 'unavailable', detail: expect.stringMatching(/no longer holds this simulator/) as unknown });
+});
