@@ -11,9 +11,6 @@ import {
   MAX_WORKERS,
   RESTORE_STREAM_MAX_BODY_BYTES,
   createSimulator,
-  describeFaults,
-  exposureWarning,
-  isLoopbackAddress,
   nodeSha256,
   parseInstant,
   parseStoreUrl,
@@ -24,6 +21,7 @@ import { EXIT } from '../exit-codes.js';
 
 import { faultsFromFlags } from '../fault-flags.js';
 import { example } from '../help-example.js';
+import { writeServeBanner } from '../serve-banner.js';
 
 interface ServeArgs {
   host: string;
@@ -289,39 +287,14 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       process.exit(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? EXIT.usage : EXIT.failure);
     }
     const out = process.stdout;
-    out.write(`keysim simulator listening on ${sim.url}\n`);
-    out.write(
-      `  clock: ${sim.clock.mode}, at ${new Date(sim.clock.now()).toISOString()}; compat: ${sim.engine.compat}; seed: ${sim.engine.seed}${args.seed === undefined && snapshot === undefined && sim.store?.created !== false ? ' (random)' : ''}\n`,
-    );
-    if (sim.profile !== undefined) {
-      const { regions, replayDelayMs: delay } = sim.profile.figures;
-      out.write(
-        `  profile: production, ${regions} regions (X-Keysim-Region: 1..${regions}, else one per connection in turn; answers say x-keysim-region); debits reach the database after ${delay.min}..${delay.max} ms\n`,
-      );
-    }
-    if (sim.store !== undefined) {
-      const role = sim.store.created ? 'the first replica: the store holds the start options above' : "joined: the store's seed, root key and clock are used";
-      out.write(`  store: ${sim.store.url} (keys {${sim.store.prefix}}:*), ${role}; /_sim/* on any replica acts on all\n`);
-    }
-    if (args.workers > 1) out.write(`  ${args.workers} HTTP worker processes; this process (pid ${process.pid}) owns the engine, clock, journal and faults\n`);
-    if (args.restore !== undefined) out.write(`  state restored from ${args.restore} (a reset goes back to the empty start state)\n`);
-    if (faults?.ok === true) out.write(`  injected faults (until /_sim/faults.clear or /_sim/reset): ${describeFaults(sim.faults.view)}\n`);
-    if (givenRootKey === undefined) {
-      const how = sim.store?.created === false ? "the store's" : args.seed === undefined ? 'random' : `from --seed ${args.seed}`;
-      out.write(`  operator root key (generated, ${how}; pass --root-key or KEYSIM_ROOT_KEY to fix it): ${sim.rootKey}\n`);
-    }
-    out.write(`  idle keep-alive connections kept ${args.keepAlive} s (--keep-alive)\n`);
-    const loopback = isLoopbackAddress(new URL(sim.url).hostname);
-    if (allowedHosts.length > 0) {
-      out.write(
-        loopback
-          ? `  Host names answered besides the loopback ones: ${allowedHosts.join(', ')}\n`
-          : `  --allow-host has no effect: bound beyond loopback, every Host is answered\n`,
-      );
-    }
-    const warning = exposureWarning(new URL(sim.url).hostname);
-    if (warning !== null) process.stderr.write(`keysim serve: ${warning}\n`);
-    out.write("  OpenAPI document: GET /openapi.json; admin: POST /_sim/* (the operator's root key only); Ctrl-C stops.\n");
+    writeServeBanner(out, sim, {
+      args,
+      seedGiven: args.seed !== undefined,
+      restored: snapshot !== undefined,
+      rootKeyGiven: givenRootKey !== undefined,
+      faultsGiven: faults?.ok === true,
+      allowedHosts,
+    });
 
     let stopping = false;
     const stop = (signal: string) => {
