@@ -15,8 +15,11 @@ import { StoreBackend, type StampCell } from './store-backend.js';
 
 export const DEFAULT_STORE_PREFIX = 'keysim';
 
-/** How long a request waits to see its own entry come back before it is answered 503, ms. */
-const ANSWER_TIMEOUT_MS = 10_000;
+/**
+ * The safety bound on a request's wait for its own entry, ms: only a Redis that accepts appends
+ * but never delivers them (hung) reaches it; a lost connection answers at once (replicated-log.ts).
+ */
+const ANSWER_TIMEOUT_MS = 60_000;
 
 export interface StoreRequest {
   url: string;

@@ -5,8 +5,10 @@
  * is answered by the replica that sent it, once it has applied the request's own entry.
  *
  * A request whose append fails (Redis unreachable) is refused (`StoreUnavailable`) and never
- * applied anywhere. One appended but not applied here within `answerTimeoutMs` (the reader lost
- * Redis meanwhile) is also refused, though it may have taken effect: the answer is unknown.
+ * applied anywhere. One appended but not yet applied here when the reader loses Redis, or not
+ * applied within `answerTimeoutMs` (a Redis that hangs), is also refused, though it may have taken
+ * effect: the answer is unknown. A busy machine alone never refuses one: while the reader reads,
+ * only the long safety bound applies.
  */
 import { randomUUID } from 'node:crypto';
 import type { AppendKeys, RedisLink } from './redis-link.js';
@@ -108,11 +110,7 @@ export class ReplicatedLog {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const waiter of this.#waiters.values()) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new StoreUnavailable('this replica is shutting down.'));
-    }
-    this.#waiters.clear();
+    this.#failWaiters('this replica is shutting down.');
     await this.#reader?.close();
     await this.#loop;
     await this.#link.close();
@@ -123,13 +121,26 @@ export class ReplicatedLog {
       let entries: LogEntry[];
       try {
         entries = await this.#read(true);
-      } catch {
-        // Redis is away (or this replica is closing): the client reconnects by itself; try again.
-        if (!this.#closed) await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
+      } catch (error) {
+        if (this.#closed) break;
+        // Redis is away: what this replica appended may never be seen back, so its answers are
+        // unknown now. The client reconnects by itself; try again.
+        this.#failWaiters(
+          `the store was lost before the answer came back (${error instanceof Error ? error.message : String(error)}); the request may or may not have taken effect: read the state before repeating a change.`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
         continue;
       }
       for (const entry of entries) this.#applyOne(entry, apply);
     }
+  }
+
+  #failWaiters(reason: string): void {
+    for (const waiter of this.#waiters.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new StoreUnavailable(reason));
+    }
+    this.#waiters.clear();
   }
 
   #applyOne(entry: LogEntry, apply: (entry: LogEntry) => unknown): void {
