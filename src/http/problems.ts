@@ -51,6 +51,8 @@ export function v1ErrorCode(status: number): string {
       return 'PAYLOAD_TOO_LARGE';
     case 429:
       return 'TOO_MANY_REQUESTS';
+    case 503:
+      return 'SERVICE_UNAVAILABLE';
     default:
       return 'INTERNAL_SERVER_ERROR';
   }
