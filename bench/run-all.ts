@@ -1,5 +1,5 @@
 /**
- * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare] [workers] [busy]`).
+ * keysim benchmarks: `npm run bench` (or `tsx bench/run-all.ts [verify] [memory] [clock] [http] [runner] [oracle] [compare] [workers] [busy] [replicas]`).
  *
  * Prints figures; never asserts on them ("Speed is measured, not asserted"). Each measurement
  * runs in a fresh child process; figures are medians of several runs with ratios against a
@@ -17,9 +17,10 @@ import { oracleReport } from './oracle-overhead.js';
 import { compareStatisticsReport } from './compare-statistics.js';
 import { serveWorkersReport } from './serve-workers.js';
 import { busyVerdictReport } from './busy-verdict.js';
+import { storeReplicasReport } from './store-replicas.js';
 
-type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare' | 'workers' | 'busy';
-const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare', 'workers', 'busy'];
+type Section = 'verify' | 'memory' | 'clock' | 'http' | 'runner' | 'oracle' | 'compare' | 'workers' | 'busy' | 'replicas';
+const SECTIONS: readonly Section[] = ['verify', 'memory', 'clock', 'http', 'runner', 'oracle', 'compare', 'workers', 'busy', 'replicas'];
 
 const requested = process.argv.slice(2).filter((a): a is Section => (SECTIONS as readonly string[]).includes(a));
 const unknownArgs = process.argv.slice(2).filter((a) => !(SECTIONS as readonly string[]).includes(a));
@@ -36,7 +37,8 @@ const selected = requested.length > 0 ? SECTIONS.filter((s) => requested.include
  * replay and the history cost) under two more; the compare section (60 short runs: how often
  * `keysim compare` is right) about seven more; the workers section (`serve --workers`) about a
  * minute and a half more; the busy section (20 runs of `npm start`'s job beside six busy-looping
- * processes: one verdict per run on a busy machine) about six more.
+ * processes: one verdict per run on a busy machine) about six more; the replicas section (1 to 3
+ * replicas on a Redis against one in-memory process) about three more.
  */
 
 const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow[] }>> = {
@@ -50,6 +52,7 @@ const reports: Record<Section, () => Promise<{ text: string; summary: SummaryRow
   compare: compareStatisticsReport,
   workers: serveWorkersReport,
   busy: () => busyVerdictReport(),
+  replicas: storeReplicasReport,
 };
 
 const started = process.hrtime.bigint();
