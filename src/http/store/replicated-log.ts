@@ -58,11 +58,6 @@ export class ReplicatedLog {
     this.#answerTimeoutMs = answerTimeoutMs;
   }
 
-  /** Where this replica has read to (a stream id; '0' before the first entry). */
-  get position(): string {
-    return this.#lastId;
-  }
-
   /**
    * Applies every entry already in the log (the state the other replicas built), then keeps
    * applying new ones as they come. `apply` answers what the entry's sender is told.
@@ -90,6 +85,10 @@ export class ReplicatedLog {
       }, this.#answerTimeoutMs);
       this.#waiters.set(callNumber, { resolve, reject, timer });
     });
+    // The reader may refuse the answer (Redis lost) while the append is still on its way and then
+    // fails too: the append's error is what the caller gets, and this refusal must not go unheard
+    // (an unhandled rejection would end the process).
+    answered.catch(() => undefined);
     try {
       await this.#link.append(this.#keys, this.origin, callNumber, payload);
     } catch (error) {
