@@ -272,14 +272,19 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
   const workers = options.workers ?? 1;
   const version = options.version ?? keysimVersion();
   const store = await openStoreOf(options, workers, version);
+  try {
+    return await listenSimulator(options, workers, version, store);
+  } catch (error) {
+    // A simulator that does not start lets go of its store (or the connection keeps the process alive).
+    await store?.close();
+    throw error;
+  }
+}
+
+/** The state (from the store's start, when there is one), then the server on it. */
+async function listenSimulator(options: SimulatorOptions, workers: number, version: string, store: OpenedStore | undefined): Promise<Simulator> {
   const { ctx, profile, initial } = simulatorState(store === undefined ? options : { ...options, ...store.start }, workers);
-  const backend =
-    store === undefined
-      ? undefined
-      : await store.attach(ctx, nodeSha256).catch(async (error: unknown) => {
-          await store.close();
-          throw error;
-        });
+  const backend = store === undefined ? undefined : await store.attach(ctx, nodeSha256);
   const serverOptions = { sha256: nodeSha256, ...options, version };
   const host = options.host ?? '127.0.0.1';
   const extraHosts = extraHostsOf(options.allowedHosts);

@@ -69,3 +69,17 @@ test('a store that cannot be reached at the start is an error naming it, after a
     new RegExp(`the store redis://127\\.0\\.0\\.1:${port} cannot be reached`),
   );
 });
+
+test('a replica that cannot listen (its port is taken) lets go of its store: the error is the port, and Redis sees no connection left behind', async () => {
+  const clientsBefore = Number(/connected_clients:(\d+)/.exec(await redis.cli('INFO', 'clients'))?.[1]);
+  const taken = new URL(sim.url).port;
+  await expect(startSimulator({ store: redis.url, storePrefix: 'faults', port: Number(taken) })).rejects.toThrow(/EADDRINUSE/);
+  // Redis closes a client's connection when the client goes: poll, bounded, for it to be gone.
+  let clients = Number.NaN;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    clients = Number(/connected_clients:(\d+)/.exec(await redis.cli('INFO', 'clients'))?.[1]);
+    if (clients <= clientsBefore) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(clients).toBe(clientsBefore);
+});
