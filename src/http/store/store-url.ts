@@ -11,9 +11,13 @@ export type StoreUrlResult = { ok: true; value: StoreUrl } | { ok: false; messag
 
 const FORMS = 'redis://HOST:PORT[/DB], rediss://HOST:PORT[/DB] or redis-cluster://HOST:PORT,HOST:PORT,…';
 
-/** The URL with its password replaced, fit for logs and error messages. */
+/**
+ * The URL with its password replaced, fit for logs and error messages. The password runs to the
+ * LAST `@` (a password may hold an `@`), and the scheme is optional: a refused URL without one
+ * must not show its password either.
+ */
 function hidePassword(text: string): string {
-  return text.replace(/^([a-z-]+:\/\/)([^:@/]*):([^@/]*)@/i, (_all, scheme: string, user: string) => `${scheme}${user}:***@`);
+  return text.replace(/^((?:[a-z-]+:\/\/)?)([^:@/]*):(.*)@/i, (_all, scheme: string, user: string) => `${scheme}${user}:***@`);
 }
 
 function fail(text: string, why: string): StoreUrlResult {

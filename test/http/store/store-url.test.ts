@@ -29,6 +29,22 @@ describe('parseStoreUrl', () => {
     ['redis-cluster://', /names no node/],
     ['redis://:hunter2@h', /names no port/],
   ];
+  const refusal = (text: string): string => {
+    const parsed = parseStoreUrl(text);
+    return parsed.ok ? '' : parsed.message;
+  };
+
+  it('a password in a store URL without a scheme is shown in the refusal', () => {
+    expect(refusal('u:s3cretpw@h:1')).not.toContain('s3cret');
+  });
+
+  it('a password holding an @ is partly shown in the refusal', () => {
+    const message = refusal('redis://u:s3cret@pw@h');
+    expect(message).not.toContain('s3cret');
+    expect(message).not.toContain('pw@');
+    expect(message).toContain('redis://u:***@h');
+  });
+
   for (const [text, why] of refusals) {
     it(`refuses ${text} saying why, and names the forms accepted`, () => {
       const parsed = parseStoreUrl(text);
