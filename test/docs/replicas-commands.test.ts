@@ -49,6 +49,9 @@ test('the README and docs/simulator.md show the same three commands, and they st
   const readme = commandsAfter('README.md', 'Two replicas in three commands');
   expect(readme.map((line) => line.replace(/^npx /, ''))).toEqual(docs);
   expect(docs).toHaveLength(3);
+  // Started at once, the replicas race to write the store's start state: with different options
+  // the winner decided the clock (once the second command lacked --clock manual, and it ran).
+  expect(docs[2]?.replace(/--port \d+/, ''), 'the two replicas are started with the same options').toBe(docs[1]?.replace(/--port \d+/, ''));
 
   const ports = new Map([
     ['6379', String(await freePort())],
@@ -93,5 +96,6 @@ test('the README and docs/simulator.md show the same three commands, and they st
   expect(verified.json.data).toMatchObject({ valid: true, credits: 1 });
   const moved = await call(b.url, b.rootKey, '/_sim/clock.advance', { byMs: 86_400_000 });
   const read = await call(a.url, a.rootKey, '/_sim/clock.get', {});
+  expect(read.json.data).toMatchObject({ mode: 'manual' });
   expect((read.json.data as { nowMs: number }).nowMs).toBe((moved.json.data as { nowMs: number }).nowMs);
 });
