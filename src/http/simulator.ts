@@ -19,7 +19,7 @@ import { Journal } from './journal.js';
 import { restoreKeepingOperator } from './operator.js';
 import { allowedHostEntry, isLoopbackAddress, loopbackHosts } from './host-check.js';
 import { keysimVersion } from '../version.js';
-import { type OpenedStore, openStore } from './store/open-store.js';
+import { type OpenedStore, openStore, type StoreStart } from './store/open-store.js';
 
 export interface SimulatorOptions extends ServerOptions {
   /** Default 127.0.0.1: the simulator is for this machine unless told otherwise. */
@@ -268,6 +268,13 @@ async function openStoreOf(options: SimulatorOptions, workers: number, version: 
   return openStore(request, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
 }
 
+/** A replica's options with its store's start state: its root key too, the one generated from its seed when it names none. */
+function withStoreStart(options: SimulatorOptions, start: StoreStart): SimulatorOptions {
+  const adopted: SimulatorOptions = { ...options, ...start };
+  if (start.rootKey === undefined) delete adopted.rootKey;
+  return adopted;
+}
+
 export async function createSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const workers = options.workers ?? 1;
   const version = options.version ?? keysimVersion();
@@ -283,7 +290,7 @@ export async function createSimulator(options: SimulatorOptions = {}): Promise<S
 
 /** The state (from the store's start, when there is one), then the server on it. */
 async function listenSimulator(options: SimulatorOptions, workers: number, version: string, store: OpenedStore | undefined): Promise<Simulator> {
-  const { ctx, profile, initial } = simulatorState(store === undefined ? options : { ...options, ...store.start }, workers);
+  const { ctx, profile, initial } = simulatorState(store === undefined ? options : withStoreStart(options, store.start), workers);
   const backend = store === undefined ? undefined : await store.attach(ctx, nodeSha256);
   const serverOptions = { sha256: nodeSha256, ...options, version };
   const host = options.host ?? '127.0.0.1';

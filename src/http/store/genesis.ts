@@ -10,6 +10,9 @@ import type { RedisLink } from './redis-link.js';
 
 export const GENESIS_FORMAT = 'keysim-store/1';
 
+export const ANOTHER_ROOT_KEY =
+  "the store already holds a simulator with another operator root key; give the same --root-key as the first replica (or none, to use the store's), or start a new simulator with another --store-prefix.";
+
 export interface Genesis {
   format: typeof GENESIS_FORMAT;
   /** The keysim version of the first replica: every replica must apply the log by the same rules. */
@@ -65,10 +68,8 @@ export async function storeGenesis(link: RedisLink, key: string, wish: GenesisWi
       `the store holds a simulator started by keysim ${genesis.version}, and this is keysim ${wish.version}: every replica must run the same version. Start this replica with keysim ${genesis.version}, or start a new simulator with another --store-prefix.`,
     );
   }
-  if (wish.rootKey !== null && genesis.rootKey !== wish.rootKey) {
-    throw new Error(
-      "the store already holds a simulator with another operator root key; give the same --root-key as the first replica (or none, to use the store's), or start a new simulator with another --store-prefix.",
-    );
-  }
+  // A store without a root key uses the one generated from its seed: only the state built from it
+  // knows that key, so a root key asked for is checked against it then (open-store.ts, attach).
+  if (wish.rootKey !== null && genesis.rootKey !== null && genesis.rootKey !== wish.rootKey) throw new Error(ANOTHER_ROOT_KEY);
   return { genesis, created: false };
 }

@@ -9,7 +9,7 @@ import type { FaultsConfig } from '../faults.js';
 import type { RouteContext } from '../route.js';
 import { connectRedis } from './redis-link.js';
 import { parseStoreUrl } from './store-url.js';
-import { storeGenesis } from './genesis.js';
+import { ANOTHER_ROOT_KEY, storeGenesis } from './genesis.js';
 import { ReplicatedLog } from './replicated-log.js';
 import { StoreBackend, type StampCell } from './store-backend.js';
 
@@ -106,6 +106,10 @@ export async function openStore(request: StoreRequest, log: (line: string) => vo
     shown: url.value.shown,
     prefix,
     async attach(ctx, sha256) {
+      // The store's root key generated from its seed (none was given to the first replica): the one asked for must be it.
+      // (The caller closes the store when this rejects.)
+      if (request.rootKey !== undefined && sha256(request.rootKey) !== ctx.operatorRootKeyHash)
+        throw new Error(`cannot start the simulator: ${ANOTHER_ROOT_KEY}`);
       const backend = new StoreBackend(ctx, replicated, stamp, sha256);
       await replicated.start((entry) => backend.apply(entry));
       return backend;

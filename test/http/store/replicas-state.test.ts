@@ -112,3 +112,16 @@ test('a replica with another operator root key, or a store whose start state is 
   await redis.cli('SET', '{garbage}:genesis', 'nonsense');
   await expect(replicas('garbage', 1)).rejects.toThrow(/does not hold a keysim start state.*--store-prefix/);
 });
+
+test('a replica given, as its root key, the one the store generated from its seed was refused as "another operator root key"', async () => {
+  const [first] = (await replicas('generated-root', 1)) as [Simulator];
+  const [second] = (await replicas('generated-root', 1, { rootKey: first.rootKey, seed: 12 })) as [Simulator];
+  expect(second.rootKey).toBe(first.rootKey);
+  expect((await postJson(second.url, '/v2/apis.createApi', { name: 'second' }, second.rootKey)).status).toBe(200);
+  expect(await call(second, '/_sim/snapshot', {})).toEqual(await call(first, '/_sim/snapshot', {}));
+});
+
+test('a replica given another root key than the one the store generated from its seed is refused, naming --root-key', async () => {
+  await replicas('generated-other', 1);
+  await expect(replicas('generated-other', 1, { rootKey: 'root_not_the_generated_1' })).rejects.toThrow(/another operator root key.*--root-key/);
+});
