@@ -91,6 +91,27 @@ async function runMode(mode: ProxyMode, closers: Array<() => Promise<void>>): Pr
   return state;
 }
 
+/** How many of the scenarios' own reads and rate-limit checks nginx dropped (444) or timed out (504). */
+function struckOwnCalls(nginx: Nginx): number {
+  return nginx.ports
+    .flatMap((port) => nginx.accessLog(port))
+    .filter(
+      (l) => (l.status === 444 || l.status === 504) && (l.uri === '/v2/keys.getKey' || l.uri === '/v2/ratelimit.multiLimit' || l.uri === '/v2/ratelimit.limit'),
+    ).length;
+}
+
+/**
+ * The mode's runs, done again (at most twice more) when nginx's random share struck none of the
+ * own calls: about 50 of them at ~10 % go untouched about once in 200 runs, and such a run tests
+ * nothing this file is for (the plain mode is tested elsewhere). Every assertion below is on the
+ * kept runs; a run is never retried for failing one.
+ */
+async function runModeStruck(mode: ProxyMode, closers: Array<() => Promise<void>>): Promise<ModeState> {
+  let state = await runMode(mode, closers);
+  for (let again = 0; again < 2 && struckOwnCalls(state.nginx) === 0; again++) state = await runMode(mode, closers);
+  return state;
+}
+
 describe.skipIf(NO_NGINX)("the scenarios' own calls through nginx that drops or times out some of them", () => {
   const modes = MODES.filter((m) => m.name === 'drop-before' || m.name === 'timeout-after');
   const states = new Map<string, ModeState>();
@@ -100,13 +121,13 @@ describe.skipIf(NO_NGINX)("the scenarios' own calls through nginx that drops or 
   beforeAll(async () => {
     await Promise.all(
       modes.map((mode) =>
-        runMode(mode, closers).then(
+        runModeStruck(mode, closers).then(
           (s) => states.set(mode.name, s),
           (error: unknown) => failures.set(mode.name, error),
         ),
       ),
     );
-  }, 240_000);
+  }, 400_000);
 
   afterAll(async () => {
     cleanUpCli();
@@ -165,14 +186,7 @@ describe.skipIf(NO_NGINX)("the scenarios' own calls through nginx that drops or 
 
       test("the faults struck the scenarios' own calls (the test tests something)", () => {
         const { nginx } = started();
-        const struck = nginx.ports
-          .flatMap((port) => nginx.accessLog(port))
-          .filter(
-            (l) =>
-              (l.status === 444 || l.status === 504) &&
-              (l.uri === '/v2/keys.getKey' || l.uri === '/v2/ratelimit.multiLimit' || l.uri === '/v2/ratelimit.limit'),
-          );
-        expect(struck.length).toBeGreaterThan(0);
+        expect(struckOwnCalls(nginx)).toBeGreaterThan(0);
       });
 
       test('the simulator holds no key, identity or override the runs made', () => {
