@@ -33,7 +33,14 @@ export interface ControllableClock extends Clock {
    * decides otherwise.
    */
   holding<T>(fn: (nowMs: EpochMs) => T): T;
+  /** Where the clock stands, as plain data: a store checkpoint carries it to another replica. */
+  position(): ClockPosition;
+  /** Stands where `position()` stood (on a clock of the same mode and start). */
+  resume(position: ClockPosition): void;
 }
+
+/** A manual clock's instant, or a running clock's offset from real time and its last reading. */
+export type ClockPosition = { nowMs: EpochMs } | { offsetMs: number; lastMs: EpochMs };
 
 /** The last instant a JavaScript Date can show (+275760-09-13): beyond it nothing can be dated. */
 export const MAX_INSTANT_MS = 8.64e15;
@@ -102,6 +109,15 @@ export class ManualClock implements ControllableClock {
   holding<T>(fn: (nowMs: EpochMs) => T): T {
     return fn(this.#nowMs);
   }
+
+  position(): ClockPosition {
+    return { nowMs: this.#nowMs };
+  }
+
+  resume(position: ClockPosition): void {
+    if (!('nowMs' in position)) throw new Error('a manual clock resumes at an instant (nowMs)');
+    this.#nowMs = position.nowMs;
+  }
 }
 
 /**
@@ -167,6 +183,16 @@ export class SystemClock implements ControllableClock {
     this.#offsetMs = this.#startOffsetMs;
     this.#lastMs = 0;
     if (this.#heldMs !== undefined) this.#heldMs = this.#read();
+  }
+
+  position(): ClockPosition {
+    return { offsetMs: this.#offsetMs, lastMs: this.#lastMs };
+  }
+
+  resume(position: ClockPosition): void {
+    if (!('offsetMs' in position)) throw new Error('a running clock resumes at an offset (offsetMs, lastMs)');
+    this.#offsetMs = position.offsetMs;
+    this.#lastMs = position.lastMs;
   }
 
   holding<T>(fn: (nowMs: EpochMs) => T): T {

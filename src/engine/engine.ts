@@ -243,6 +243,15 @@ export class Engine {
     return ok(structuredClone(view));
   }
 
+  /** Where the engine faults' decisions stand: a store checkpoint carries it, so that a replica draws the same next. */
+  faultDicePosition(): [number, number, number, number] {
+    return this.#faultRandom.getState();
+  }
+
+  resumeFaultDice(position: readonly [number, number, number, number]): void {
+    this.#faultRandom.setState(position);
+  }
+
   /** The current fault configuration (a copy), or null when none is set. */
   get faults(): EngineFaultsView | null {
     return this.#faults === null ? null : structuredClone(this.#faults);

@@ -13,6 +13,11 @@ export interface ApiRateLimitConfig {
   durationMs: number;
 }
 
+export interface ApiRateLimitPosition {
+  config: ApiRateLimitConfig | null;
+  counters: Array<[string, WindowCounter]>;
+}
+
 export class ApiRateLimiter {
   #config: ApiRateLimitConfig | null = null;
   #counters = new Map<string, WindowCounter>();
@@ -25,6 +30,16 @@ export class ApiRateLimiter {
   set(config: ApiRateLimitConfig | null): void {
     this.#config = config;
     this.#counters.clear();
+  }
+
+  /** The limit and its counters as plain data (a store checkpoint carries them). */
+  position(): ApiRateLimitPosition {
+    return { config: this.#config === null ? null : { ...this.#config }, counters: [...this.#counters].map(([key, counter]) => [key, { ...counter }]) };
+  }
+
+  resume(position: ApiRateLimitPosition): void {
+    this.#config = position.config === null ? null : { ...position.config };
+    this.#counters = new Map(position.counters.map(([key, counter]) => [key, { ...counter }]));
   }
 
   /** Counts one request of `caller` (a root-key hash, or '' for anonymous); false = answer 429. */

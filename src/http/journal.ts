@@ -81,6 +81,16 @@ export const MAX_JOURNAL_CAPACITY = 1_000_000;
 /** Largest page `take` hands out. */
 export const MAX_JOURNAL_TAKE = 100_000;
 
+export interface JournalPosition {
+  active: boolean;
+  overflowed: boolean;
+  capacity: number;
+  /** The entries not yet handed out. */
+  entries: JournalEntry[];
+  next: number;
+  endedBecause?: string;
+}
+
 export class Journal {
   readonly #sha256: (text: string) => string;
   #active = false;
@@ -143,6 +153,29 @@ export class Journal {
       if (typeof value === 'string') copy[field] = this.#sha256(value);
     }
     return copy;
+  }
+
+  /** Everything the journal holds, as plain data (a store checkpoint carries it). */
+  position(): JournalPosition {
+    const position: JournalPosition = {
+      active: this.#active,
+      overflowed: this.#overflowed,
+      capacity: this.#capacity,
+      entries: this.#entries.slice(this.#head),
+      next: this.#next,
+    };
+    if (this.#endedBecause !== undefined) position.endedBecause = this.#endedBecause;
+    return position;
+  }
+
+  resume(position: JournalPosition): void {
+    this.#active = position.active;
+    this.#overflowed = position.overflowed;
+    this.#capacity = position.capacity;
+    this.#entries = [...position.entries];
+    this.#head = 0;
+    this.#next = position.next;
+    this.#endedBecause = position.endedBecause;
   }
 
   /** Hands out (and forgets) up to `max` of the oldest entries. */

@@ -100,6 +100,8 @@ export interface SimulatorOptions extends ServerOptions {
   store?: string;
   /** Names the store's keys (default "keysim"): simulators with different prefixes share a Redis. */
   storePrefix?: string;
+  /** Log entries between two checkpoints of the store's state (default 10,000): the log holds about twice this many. */
+  storeCheckpointEvery?: number;
 }
 
 export type SimulatorProfile = 'exact' | 'production';
@@ -264,6 +266,7 @@ async function openStoreOf(options: SimulatorOptions, workers: number, version: 
     compat: options.compat ?? 'interface',
     faults: options.faults,
     ...(options.storePrefix === undefined ? {} : { prefix: options.storePrefix }),
+    ...(options.storeCheckpointEvery === undefined ? {} : { checkpointEvery: options.storeCheckpointEvery }),
   };
   return openStore(request, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
 }

@@ -44,6 +44,9 @@ describe('keysim serve --store: flags it cannot go with', () => {
     [['--store', 'redis://127.0.0.1:6379', '--profile', 'production'], /--store runs the exact profile: leave out --profile production/],
     [['--store', 'redis://127.0.0.1:6379', '--restore', 'state.json', '--root-key', 'root_x_0123456789'], /leave out --restore.*POST \/_sim\/restore/],
     [['--store-prefix', 'mine'], /--store-prefix applies to a store-backed simulator only: add --store/],
+    [['--store-checkpoint-every', '100'], /--store-checkpoint-every applies to a store-backed simulator only: add --store/],
+    [['--store', 'redis://127.0.0.1:6379', '--store-checkpoint-every', '0'], /--store-checkpoint-every must be an integer from 1 to 10000000, got 0/],
+    [['--store', 'redis://127.0.0.1:6379', '--store-checkpoint-every', '2.5'], /--store-checkpoint-every must be an integer from 1 to 10000000, got 2\.5/],
   ])('serve %j exits 2 with a message saying what to change', async (args, message) => {
     const result = await cli(['serve', '--port', '0', ...args]);
     expect(result.code, result.stdout).toBe(EXIT.usage);

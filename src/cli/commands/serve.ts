@@ -44,6 +44,7 @@ interface ServeArgs {
   allowHost?: string[];
   store?: string;
   storePrefix?: string;
+  storeCheckpointEvery?: number;
 }
 
 /** A MIN..MAX range of whole milliseconds, or null. */
@@ -74,10 +75,26 @@ function checkProfileFlags(args: { profile?: unknown; regions?: number | undefin
   return true;
 }
 
+/** The most entries between two checkpoints --store-checkpoint-every takes (the log holds about twice as many). */
+const MAX_CHECKPOINT_EVERY = 10_000_000;
+
 /** --store and what it cannot go with: true, or what is wrong and how to fix it. */
-function checkStoreFlags(args: { store?: string | undefined; storePrefix?: unknown; workers?: unknown; profile?: unknown; restore?: unknown }): true | string {
-  if (args.store === undefined)
-    return args.storePrefix === undefined ? true : '--store-prefix applies to a store-backed simulator only: add --store redis://HOST:PORT.';
+function checkStoreFlags(args: {
+  store?: string | undefined;
+  storePrefix?: unknown;
+  storeCheckpointEvery?: unknown;
+  workers?: unknown;
+  profile?: unknown;
+  restore?: unknown;
+}): true | string {
+  if (args.store === undefined) {
+    const flag = args.storePrefix !== undefined ? '--store-prefix' : args.storeCheckpointEvery !== undefined ? '--store-checkpoint-every' : undefined;
+    return flag === undefined ? true : `${flag} applies to a store-backed simulator only: add --store redis://HOST:PORT.`;
+  }
+  const every = args.storeCheckpointEvery;
+  if (every !== undefined && !(Number.isInteger(every) && (every as number) >= 1 && (every as number) <= MAX_CHECKPOINT_EVERY)) {
+    return `--store-checkpoint-every must be an integer from 1 to ${MAX_CHECKPOINT_EVERY}, got ${String(every)}.`;
+  }
   const url = parseStoreUrl(args.store);
   if (!url.ok) return url.message;
   if (Number(args.workers) > 1) return '--store runs one process per replica: leave out --workers and start more replicas on the same --store.';
@@ -180,6 +197,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         type: 'string',
         describe: "Names the store's keys ({PREFIX}:log …), so several simulators can share one Redis; default keysim",
       })
+      .option('store-checkpoint-every', {
+        type: 'number',
+        describe:
+          "Log entries between two checkpoints of the store's state; default 10000. The log holds about twice as many entries; a replica started later begins at the newest checkpoint. Each checkpoint costs one replica a snapshot of the state",
+      })
       .check((args) => {
         const store = checkStoreFlags({ ...args, store: args.store ?? storeFromEnv() });
         if (store !== true) return store;
@@ -276,6 +298,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
         ...(store === undefined ? {} : { store }),
         ...(args.storePrefix === undefined ? {} : { storePrefix: args.storePrefix }),
+        ...(args.storeCheckpointEvery === undefined ? {} : { storeCheckpointEvery: args.storeCheckpointEvery }),
       });
     } catch (error) {
       const code = (error as { code?: string }).code;

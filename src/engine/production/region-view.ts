@@ -93,6 +93,8 @@ export function regionView(
     restoreChecked: (checked) => profileOwned.restoreChecked(checked),
     reset: () => profileOwned.reset(),
     setFaults: (faults) => engine.setFaults(faults),
+    faultDicePosition: () => engine.faultDicePosition(),
+    resumeFaultDice: (position) => engine.resumeFaultDice(position),
     get faults() {
       return engine.faults;
     },

@@ -1,13 +1,17 @@
 /**
- * The one Lua script every request of a store-backed simulator runs (docs/simulator.md#replicas-on-redis):
- * it stamps the request with Redis's own clock and appends it to the log, atomically. The stamp is
- * the real time the simulated clock runs on; it never goes back, even if Redis's clock does, so
- * every replica applying the log sees time move forward in log order.
+ * The log's two Lua scripts (docs/simulator.md#replicas-on-redis).
  *
- * KEYS[1] the log (a stream), KEYS[2] the last stamp, KEYS[3] the start state (genesis.ts); all
- * share the store's hash tag, so the script runs on a Redis Cluster. ARGV: the replica that sent
- * it, its number there, the request. Without the start state (Redis restarted without its data, or
- * flushed) nothing is appended: the replicas' state is no longer the store's, and the error says so.
+ * APPEND, which every request of a store-backed simulator runs: it stamps the request with Redis's
+ * own clock, numbers it, and appends it to the log, atomically. The stamp is the real time the
+ * simulated clock runs on; it never goes back, even if Redis's clock does, so every replica
+ * applying the log sees time move forward in log order. The number (1, 2, 3 … never reused) lets a
+ * replica see that entries it has not applied were trimmed away.
+ *
+ * KEYS[1] the log (a stream), KEYS[2] the last stamp, KEYS[3] the start state (genesis.ts),
+ * KEYS[4] the last number; all share the store's hash tag, so the script runs on a Redis Cluster.
+ * ARGV: the replica that sent it, its number there, the request. Without the start state (Redis
+ * restarted without its data, or flushed) nothing is appended: the replicas' state is no longer
+ * the store's, and the error says so.
  */
 export const NO_GENESIS = 'KEYSIM_NO_GENESIS';
 
@@ -21,5 +25,25 @@ local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if ms < last then ms = last end
 local stamp = string.format('%.0f', ms)
 redis.call('SET', KEYS[2], stamp)
-return redis.call('XADD', KEYS[1], '*', 's', stamp, 'o', ARGV[1], 'n', ARGV[2], 'p', ARGV[3])
+local c = redis.call('INCR', KEYS[4])
+return redis.call('XADD', KEYS[1], '*', 's', stamp, 'c', tostring(c), 'o', ARGV[1], 'n', ARGV[2], 'p', ARGV[3])
+`;
+
+/**
+ * CHECKPOINT: keeps a replica's whole state as it stood after one entry (checkpoint.ts), unless a
+ * later one is kept already, and trims the log before the checkpoint it replaces. A replica
+ * starting later begins at the checkpoint instead of the first entry, and the log stays about two
+ * checkpoints long; a replica still reading before the previous checkpoint finds a gap in the
+ * numbers and starts again from the newest one.
+ *
+ * KEYS[1] the checkpoint (a hash: c the entry's number, id its stream id, state), KEYS[2] the log.
+ * ARGV: the entry's number, its id, the state (JSON). Answers 1 when kept, 0 when a later one was.
+ */
+export const CHECKPOINT_SCRIPT = `
+local kept = tonumber(redis.call('HGET', KEYS[1], 'c') or '0')
+if kept >= tonumber(ARGV[1]) then return 0 end
+local previous = redis.call('HGET', KEYS[1], 'id')
+redis.call('HSET', KEYS[1], 'c', ARGV[1], 'id', ARGV[2], 'state', ARGV[3])
+if previous then redis.call('XTRIM', KEYS[2], 'MINID', previous) end
+return 1
 `;

@@ -32,6 +32,8 @@ export interface StoreRequest {
   startMs: number;
   compat: Compat;
   faults: FaultsConfig | undefined;
+  /** Entries between two checkpoints (store-backend.ts, CHECKPOINT_EVERY by default); tests take fewer. */
+  checkpointEvery?: number;
 }
 
 /** What the simulator is built from: the store's start state, whoever wrote it. */
@@ -96,7 +98,8 @@ export async function openStore(request: StoreRequest, log: (line: string) => vo
     throw new Error(`cannot start the simulator: ${error instanceof Error ? error.message : String(error)}`);
   });
   const stamp: StampCell = { ms: genesis.stampMs };
-  const replicated = new ReplicatedLog(link, { stream: `${tag}:log`, stamp: `${tag}:stamp`, genesis: `${tag}:genesis` }, ANSWER_TIMEOUT_MS);
+  const keys = { stream: `${tag}:log`, stamp: `${tag}:stamp`, genesis: `${tag}:genesis`, count: `${tag}:count`, checkpoint: `${tag}:checkpoint` };
+  const replicated = new ReplicatedLog(link, keys, ANSWER_TIMEOUT_MS);
   const start: StoreStart = { seed: genesis.seed, clock: genesis.clock, startMs: genesis.startMs, compat: genesis.compat, realTimeMs: () => stamp.ms };
   if (genesis.rootKey !== null) start.rootKey = genesis.rootKey;
   if (genesis.faults !== null) start.faults = genesis.faults;
@@ -110,8 +113,11 @@ export async function openStore(request: StoreRequest, log: (line: string) => vo
       // (The caller closes the store when this rejects.)
       if (request.rootKey !== undefined && sha256(request.rootKey) !== ctx.operatorRootKeyHash)
         throw new Error(`cannot start the simulator: ${ANOTHER_ROOT_KEY}`);
-      const backend = new StoreBackend(ctx, replicated, stamp, sha256);
-      await replicated.start((entry) => backend.apply(entry));
+      const backend = new StoreBackend(ctx, replicated, stamp, sha256, request.checkpointEvery);
+      await replicated.start(
+        (entry) => backend.apply(entry),
+        (starting) => backend.resume(starting),
+      );
       return backend;
     },
     close: () => replicated.close(),

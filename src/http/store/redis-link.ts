@@ -1,25 +1,31 @@
 /**
  * The simulator's connection to its Redis store (node-redis): one client, or a cluster client when
- * the store is a Redis Cluster. It runs the append script (log-script.ts) with EVALSHA, falling
+ * the store is a Redis Cluster. It runs the log's scripts (log-script.ts) with EVALSHA, falling
  * back to EVAL when Redis answers NOSCRIPT (after a restart or a SCRIPT FLUSH), and any other
  * command raw. Commands sent while the connection is down fail at once (no offline queue), so a
  * request is answered 503 instead of waiting; the client reconnects by itself.
  */
 import { createClient, createCluster, defineScript, type CommandParser } from 'redis';
 import type { StoreUrl } from './store-url.js';
-import { APPEND_SCRIPT } from './log-script.js';
+import { APPEND_SCRIPT, CHECKPOINT_SCRIPT } from './log-script.js';
 
-/** The keys the append script touches (log-script.ts). */
-export interface AppendKeys {
+/** The keys of a store's log (log-script.ts). */
+export interface LogKeys {
   stream: string;
   stamp: string;
   genesis: string;
+  /** The last entry's number. */
+  count: string;
+  /** The newest checkpoint. */
+  checkpoint: string;
 }
 
 /** What the log needs from Redis. */
 export interface RedisLink {
   /** Appends one entry to the log (the append script); answers the entry's stream id. */
-  append(keys: AppendKeys, origin: string, callNumber: number, payload: string): Promise<string>;
+  append(keys: LogKeys, origin: string, callNumber: number, payload: string): Promise<string>;
+  /** Keeps a checkpoint after entry `count` (the checkpoint script); answers whether it was kept. */
+  checkpoint(keys: LogKeys, count: number, id: string, state: string): Promise<boolean>;
   /** A raw command on the node holding `key`. */
   command(key: string, args: readonly string[]): Promise<unknown>;
   /** A second connection to the same store, for a blocking read that must not hold up the first. */
@@ -29,13 +35,25 @@ export interface RedisLink {
 
 const appendScript = defineScript({
   SCRIPT: APPEND_SCRIPT,
-  NUMBER_OF_KEYS: 3,
-  parseCommand(parser: CommandParser, keys: AppendKeys, origin: string, callNumber: string, payload: string) {
-    parser.pushKeys([keys.stream, keys.stamp, keys.genesis]);
+  NUMBER_OF_KEYS: 4,
+  parseCommand(parser: CommandParser, keys: LogKeys, origin: string, callNumber: string, payload: string) {
+    parser.pushKeys([keys.stream, keys.stamp, keys.genesis, keys.count]);
     parser.push(origin, callNumber, payload);
   },
   transformReply: undefined as unknown as () => string,
 });
+
+const checkpointScript = defineScript({
+  SCRIPT: CHECKPOINT_SCRIPT,
+  NUMBER_OF_KEYS: 2,
+  parseCommand(parser: CommandParser, keys: LogKeys, count: string, id: string, state: string) {
+    parser.pushKeys([keys.checkpoint, keys.stream]);
+    parser.push(count, id, state);
+  },
+  transformReply: undefined as unknown as () => number,
+});
+
+const SCRIPTS = { append: appendScript, checkpoint: checkpointScript };
 
 /**
  * Reconnection: quickly at first, then at most a second apart, for ever once connected. Before
@@ -59,13 +77,14 @@ async function singleLink(url: string, onError: OnError): Promise<RedisLink> {
     RESP: 2,
     disableOfflineQueue: true,
     socket: { connectTimeout: 5_000, reconnectStrategy: reconnect.strategy },
-    scripts: { append: appendScript },
+    scripts: SCRIPTS,
   });
   client.on('error', onError);
   await client.connect();
   reconnect.connected = true;
   return {
     append: (keys, origin, n, payload) => client.append(keys, origin, String(n), payload) as Promise<string>,
+    checkpoint: async (keys, count, id, state) => (await client.checkpoint(keys, String(count), id, state)) === 1,
     command: (_key, args) => client.sendCommand([...args]),
     duplicate: () => singleLink(url, onError),
     close: async () => {
@@ -85,13 +104,14 @@ async function clusterLink(store: Extract<StoreUrl, { kind: 'cluster' }>, onErro
       disableOfflineQueue: true,
       socket: { connectTimeout: 5_000, reconnectStrategy: reconnect.strategy },
     },
-    scripts: { append: appendScript },
+    scripts: SCRIPTS,
   });
   cluster.on('error', onError);
   await cluster.connect();
   reconnect.connected = true;
   return {
     append: (keys, origin, n, payload) => cluster.append(keys, origin, String(n), payload) as Promise<string>,
+    checkpoint: async (keys, count, id, state) => (await cluster.checkpoint(keys, String(count), id, state)) === 1,
     command: (key, args) => cluster.sendCommand(key, false, [...args]),
     duplicate: () => clusterLink(store, onError),
     close: async () => {

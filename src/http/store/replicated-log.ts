@@ -11,7 +11,7 @@
  * only the long safety bound applies.
  */
 import { randomUUID } from 'node:crypto';
-import type { AppendKeys, RedisLink } from './redis-link.js';
+import type { LogKeys, RedisLink } from './redis-link.js';
 import { NO_GENESIS } from './log-script.js';
 
 /** One entry of the log as a replica applies it. */
@@ -19,6 +19,8 @@ export interface LogEntry {
   id: string;
   /** Redis's clock when it was appended, Unix ms (never decreasing along the log). */
   stampMs: number;
+  /** Its number in the log: 1, 2, 3 … (a replica that sees one skipped has lost entries to a trim). */
+  count: number;
   /** The replica that appended it, and its number there. */
   origin: string;
   callNumber: number;
@@ -30,7 +32,21 @@ export class StoreUnavailable extends Error {
   override readonly name = 'StoreUnavailable';
 }
 
-export type LogKeys = AppendKeys;
+export type { LogKeys };
+
+/** Where a replica stands in the log: after the entry of this id and number ('0' and 0: before the first). */
+export interface LogPosition {
+  id: string;
+  count: number;
+}
+
+/**
+ * The entries after this replica's position were trimmed away (it fell more than a checkpoint
+ * behind, or the store was changed by hand): it must resume from the newest checkpoint.
+ */
+class LogGap extends Error {
+  override readonly name = 'LogGap';
+}
 
 type Waiter = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
@@ -48,7 +64,7 @@ export class ReplicatedLog {
   readonly #waiters = new Map<number, Waiter>();
   #reader: RedisLink | undefined;
   #nextCall = 0;
-  #lastId = '0';
+  #position: LogPosition = { id: '0', count: 0 };
   #closed = false;
   #loop: Promise<void> | undefined;
 
@@ -59,17 +75,38 @@ export class ReplicatedLog {
   }
 
   /**
-   * Applies every entry already in the log (the state the other replicas built), then keeps
-   * applying new ones as they come. `apply` answers what the entry's sender is told.
+   * Resumes the state (`resume`: from the newest checkpoint, when there is one, answering where
+   * that leaves it in the log), applies every entry after it (the state the other replicas
+   * built), then keeps applying new ones as they come. `apply` answers what the entry's sender is
+   * told. A gap in the log's numbers (entries trimmed before this replica read them) resumes again.
    */
-  async start(apply: (entry: LogEntry) => unknown): Promise<void> {
+  async start(apply: (entry: LogEntry) => unknown, resume: (starting: boolean) => Promise<LogPosition>): Promise<void> {
     this.#reader = await this.#link.duplicate();
+    this.#position = await resume(true);
     for (;;) {
       const entries = await this.#read(false);
       if (entries.length === 0) break;
-      for (const entry of entries) this.#applyOne(entry, apply);
+      try {
+        this.#applyAll(entries, apply);
+      } catch (error) {
+        if (!(error instanceof LogGap)) throw error;
+        this.#position = await resume(false);
+      }
     }
-    this.#loop = this.#follow(apply);
+    this.#loop = this.#follow(apply, resume);
+  }
+
+  /** Keeps a checkpoint of the state after `entry` (the checkpoint script), trimming the log before the previous one. */
+  async keepCheckpoint(entry: LogEntry, state: string): Promise<boolean> {
+    return this.#link.checkpoint(this.#keys, entry.count, entry.id, state);
+  }
+
+  /** The newest checkpoint: its entry's number and id, and the state kept (JSON); undefined when none was kept. */
+  async readCheckpoint(): Promise<(LogPosition & { state: string }) | undefined> {
+    const reply = await this.#link.command(this.#keys.checkpoint, ['HMGET', this.#keys.checkpoint, 'c', 'id', 'state']);
+    const [count, id, state] = Array.isArray(reply) ? (reply as Array<string | null>) : [];
+    if (count == null || id == null || state == null) return undefined;
+    return { count: Number(count), id, state };
   }
 
   /** Appends `payload` and waits until this replica has applied it; answers what `apply` gave. */
@@ -102,11 +139,6 @@ export class ReplicatedLog {
     return answered;
   }
 
-  /** Drops the log's entries before `id` (entries a reset made irrelevant). */
-  async trimBefore(id: string): Promise<void> {
-    await this.#link.command(this.#keys.stream, ['XTRIM', this.#keys.stream, 'MINID', id]);
-  }
-
   async close(): Promise<void> {
     this.#closed = true;
     this.#failWaiters('this replica is shutting down.');
@@ -115,7 +147,7 @@ export class ReplicatedLog {
     await this.#link.close();
   }
 
-  async #follow(apply: (entry: LogEntry) => unknown): Promise<void> {
+  async #follow(apply: (entry: LogEntry) => unknown, resume: (starting: boolean) => Promise<LogPosition>): Promise<void> {
     while (!this.#closed) {
       let entries: LogEntry[];
       try {
@@ -130,7 +162,42 @@ export class ReplicatedLog {
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
         continue;
       }
-      for (const entry of entries) this.#applyOne(entry, apply);
+      try {
+        this.#applyAll(entries, apply);
+      } catch (error) {
+        if (!(error instanceof LogGap)) throw error;
+        await this.#resumeAfterGap(error, resume);
+      }
+    }
+  }
+
+  /**
+   * This replica fell behind a trimmed log: the answers it waits for may be among the entries it
+   * never saw, so they are unknown; it resumes from the newest checkpoint and follows on from there.
+   */
+  async #resumeAfterGap(gap: LogGap, resume: (starting: boolean) => Promise<LogPosition>): Promise<void> {
+    this.#failWaiters(
+      `this replica fell behind the store's log (${gap.message}) and resumed from its newest checkpoint; the request may or may not have taken effect: read the state before repeating a change.`,
+    );
+    for (;;) {
+      try {
+        this.#position = await resume(false);
+        return;
+      } catch (error) {
+        if (this.#closed) return;
+        this.#failWaiters(`the store could not be read (${error instanceof Error ? error.message : String(error)}).`);
+        await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
+      }
+    }
+  }
+
+  /** Applies a batch in order; throws LogGap, having applied what came before it, at a number skipped. */
+  #applyAll(entries: readonly LogEntry[], apply: (entry: LogEntry) => unknown): void {
+    for (const entry of entries) {
+      if (entry.count !== this.#position.count + 1) {
+        throw new LogGap(`after entry ${this.#position.count} came entry ${entry.count}`);
+      }
+      this.#applyOne(entry, apply);
     }
   }
 
@@ -143,7 +210,7 @@ export class ReplicatedLog {
   }
 
   #applyOne(entry: LogEntry, apply: (entry: LogEntry) => unknown): void {
-    this.#lastId = entry.id;
+    this.#position = { id: entry.id, count: entry.count };
     const waiter = entry.origin === this.origin ? this.#waiters.get(entry.callNumber) : undefined;
     let answer: unknown;
     try {
@@ -164,7 +231,7 @@ export class ReplicatedLog {
   async #read(block: boolean): Promise<LogEntry[]> {
     const reader = this.#reader;
     if (reader === undefined) return [];
-    const args = ['XREAD', 'COUNT', String(READ_COUNT), ...(block ? ['BLOCK', String(READ_BLOCK_MS)] : []), 'STREAMS', this.#keys.stream, this.#lastId];
+    const args = ['XREAD', 'COUNT', String(READ_COUNT), ...(block ? ['BLOCK', String(READ_BLOCK_MS)] : []), 'STREAMS', this.#keys.stream, this.#position.id];
     return entriesOf(await reader.command(this.#keys.stream, args));
   }
 }
@@ -187,6 +254,6 @@ export function entriesOf(reply: unknown): LogEntry[] {
       const at = fields.indexOf(name);
       return at === -1 || at % 2 === 1 ? '' : String(fields[at + 1]);
     };
-    return { id: String(id), stampMs: Number(value('s')), origin: value('o'), callNumber: Number(value('n')), payload: value('p') };
+    return { id: String(id), stampMs: Number(value('s')), count: Number(value('c')), origin: value('o'), callNumber: Number(value('n')), payload: value('p') };
   });
 }

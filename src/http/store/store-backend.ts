@@ -16,7 +16,8 @@ import { authorizeOperator } from '../operator.js';
 import type { Route, RouteContext } from '../route.js';
 import { ROUTES } from '../routes.js';
 import { routeKey } from '../cluster-protocol.js';
-import { type LogEntry, type ReplicatedLog, StoreUnavailable } from './replicated-log.js';
+import { type LogEntry, type LogPosition, type ReplicatedLog, StoreUnavailable } from './replicated-log.js';
+import { type CheckpointState, captureState, resumeState } from './checkpoint.js';
 
 /** What a log entry carries: a request (`run`), or a read of the service clock (`now`). */
 type Payload = { k: 'now' } | { k: 'run'; r: string; t: string | null; i: unknown; x?: Problem; q?: number };
@@ -27,6 +28,18 @@ export interface StampCell {
 }
 
 const RESET_ROUTE = routeKey('POST', '/_sim/reset');
+
+/**
+ * Entries between two checkpoints. A checkpoint costs the replica that writes it a snapshot of the
+ * whole state (about what `/_sim/snapshot` costs); the log holds about twice this many entries.
+ */
+export const CHECKPOINT_EVERY = 10_000;
+
+/** What the store keeps as a checkpoint: the state, and the stamp of the entry it stands after. */
+interface KeptCheckpoint {
+  stampMs: number;
+  state: CheckpointState;
+}
 
 export function storeUnavailable(detail: string): Problem {
   return {
@@ -43,14 +56,14 @@ export class StoreBackend implements EngineBackend {
   readonly #stamp: StampCell;
   readonly #sha256: (text: string) => string;
   readonly #routes = new Map<string, Route>(ROUTES.map((route) => [routeKey(route.method, route.path), route]));
-  /** The last reset applied: the log before it is of no use to anyone once the next reset comes. */
-  #lastResetId: string | undefined;
+  readonly #checkpointEvery: number;
 
-  constructor(ctx: RouteContext, log: ReplicatedLog, stamp: StampCell, sha256: (text: string) => string) {
+  constructor(ctx: RouteContext, log: ReplicatedLog, stamp: StampCell, sha256: (text: string) => string, checkpointEvery = CHECKPOINT_EVERY) {
     this.#ctx = ctx;
     this.#log = log;
     this.#stamp = stamp;
     this.#sha256 = sha256;
+    this.#checkpointEvery = checkpointEvery;
   }
 
   get faultsActive(): boolean {
@@ -100,16 +113,35 @@ export class StoreBackend implements EngineBackend {
     if (payload.x !== undefined) call.rejection = payload.x;
     if (payload.q !== undefined) call.seq = payload.q;
     const outcome = executeCall(this.#ctx, this.#sha256, call);
-    if (payload.r === RESET_ROUTE && outcome.ok) this.#afterReset(entry);
+    if (entry.origin !== this.#log.origin) return undefined;
+    // Every so many entries, and after a reset (whose log before it no one needs), the replica
+    // that sent the entry keeps a checkpoint: one writer per checkpoint.
+    if (entry.count % this.#checkpointEvery === 0 || (payload.r === RESET_ROUTE && outcome.ok)) this.#keepCheckpoint(entry);
     // The sender renders the answer after later entries have been applied: it gets its own copy,
     // not records the next entries may change.
-    return entry.origin === this.#log.origin ? structuredClone(outcome) : undefined;
+    return structuredClone(outcome);
   }
 
-  #afterReset(entry: LogEntry): void {
-    const previous = this.#lastResetId;
-    this.#lastResetId = entry.id;
-    // One reset behind: a replica still reading just before this reset loses nothing it needs.
-    if (previous !== undefined && entry.origin === this.#log.origin) this.#log.trimBefore(previous).catch(() => undefined);
+  #keepCheckpoint(entry: LogEntry): void {
+    const kept: KeptCheckpoint = { stampMs: entry.stampMs, state: captureState(this.#ctx) };
+    // A checkpoint that cannot be kept (Redis away) is not needed for anything but trimming: the next one will do.
+    this.#log.keepCheckpoint(entry, JSON.stringify(kept)).catch(() => undefined);
+  }
+
+  /**
+   * Puts this replica's state where the newest checkpoint stands and answers that place in the
+   * log. Without a checkpoint a starting replica (`starting`) begins before the first entry, on the
+   * start state it was built with; a replica that lost entries and finds none cannot go on.
+   */
+  async resume(starting: boolean): Promise<LogPosition> {
+    const found = await this.#log.readCheckpoint();
+    if (found === undefined) {
+      if (starting) return { id: '0', count: 0 };
+      throw new Error("the store's log lost entries and the store holds no checkpoint to resume from; restart every replica on a new --store-prefix");
+    }
+    const kept = JSON.parse(found.state) as KeptCheckpoint;
+    resumeState(this.#ctx, kept.state);
+    this.#stamp.ms = kept.stampMs;
+    return { id: found.id, count: found.count };
   }
 }

@@ -1,0 +1,68 @@
+/**
+ * A replica's whole state after one entry of the log, as plain JSON (docs/simulator.md#replicas-on-redis):
+ * what a replica starting later, or one that fell behind a trimmed log, resumes from instead of
+ * applying the log from its first entry. Everything an entry can change is in it — the engine
+ * (with its id sequence), the engine faults' decisions, the clock, the faults, the simulator's own
+ * API rate limit and the journal — so a replica resumed from it answers every later entry as the
+ * replica that wrote it does.
+ *
+ * The engine part is the engine's snapshot, which settles refills due by its instant: a state the
+ * same to every operation (snapshot.ts).
+ */
+import type { ClockPosition, EngineSnapshot } from '../../engine/index.js';
+import type { ApiRateLimitPosition } from '../api-rate-limit.js';
+import type { FaultsView } from '../faults.js';
+import type { JournalPosition } from '../journal.js';
+import type { RouteContext } from '../route.js';
+
+export const CHECKPOINT_FORMAT = 'keysim-checkpoint/1';
+
+export interface CheckpointState {
+  format: typeof CHECKPOINT_FORMAT;
+  clock: ClockPosition;
+  engine: EngineSnapshot;
+  faultDice: [number, number, number, number];
+  faults: FaultsView;
+  apiRateLimit: ApiRateLimitPosition;
+  journal: JournalPosition;
+}
+
+/** The state of `ctx` now (between two entries). The clock first: the snapshot reads it. */
+export function captureState(ctx: RouteContext): CheckpointState {
+  return {
+    format: CHECKPOINT_FORMAT,
+    clock: ctx.clock.position(),
+    engine: ctx.engine.snapshot(),
+    faultDice: ctx.engine.faultDicePosition(),
+    faults: ctx.faults.view,
+    apiRateLimit: ctx.apiRateLimit.position(),
+    journal: ctx.journal.position(),
+  };
+}
+
+/** Whether a faults view is the configuration with nothing set (what a reset leaves). */
+function noFaults(view: FaultsView): boolean {
+  const rates = [view.errorRate, view.dropRate, view.overAdmitRate, view.skipRefillRate, view.lostDecrementRate];
+  return view.latencyMs === 0 && rates.every((rate) => rate === 0) && view.operations === undefined;
+}
+
+/**
+ * Puts `ctx` (built from the same start) in a checkpoint's state. A checkpoint this keysim cannot
+ * read throws: every replica runs the same version (genesis.ts), so that is a bug or a store
+ * written by hand, and the replica must not serve from a state it could not take in.
+ */
+export function resumeState(ctx: RouteContext, state: CheckpointState): void {
+  if (state.format !== CHECKPOINT_FORMAT) throw new Error(`the store's checkpoint is in the format ${String(state.format)}, not ${CHECKPOINT_FORMAT}`);
+  const restored = ctx.engine.restore(state.engine);
+  if (!restored.ok) throw new Error(`the store's checkpoint does not restore: ${restored.error.detail}`);
+  if (noFaults(state.faults)) ctx.faults.clear();
+  else {
+    const set = ctx.faults.set(state.faults, 'checkpoint');
+    if (!set.ok) throw new Error(`the store's checkpoint holds faults this keysim refuses: ${set.error.detail}`);
+  }
+  // After the faults: setting them starts their decisions afresh, and the checkpoint's go on.
+  ctx.engine.resumeFaultDice(state.faultDice);
+  ctx.clock.resume(state.clock);
+  ctx.apiRateLimit.resume(state.apiRateLimit);
+  ctx.journal.resume(state.journal);
+}
