@@ -52,7 +52,8 @@ function noFaults(view: FaultsView): boolean {
  * written by hand, and the replica must not serve from a state it could not take in.
  */
 export function resumeState(ctx: RouteContext, state: CheckpointState): void {
-  if (state.format !== CHECKPOINT_FORMAT) throw new Error(`the store's checkpoint is in the format ${String(state.format)}, not ${CHECKPOINT_FORMAT}`);
+  const format: unknown = state.format;
+  if (format !== CHECKPOINT_FORMAT) throw new Error(`the store's checkpoint is in the format ${JSON.stringify(format)}, not ${CHECKPOINT_FORMAT}`);
   const restored = ctx.engine.restore(state.engine);
   if (!restored.ok) throw new Error(`the store's checkpoint does not restore: ${restored.error.detail}`);
   if (noFaults(state.faults)) ctx.faults.clear();
