@@ -93,7 +93,7 @@ function checkStoreFlags(args: {
   }
   const every = args.storeCheckpointEvery;
   if (every !== undefined && !(Number.isInteger(every) && (every as number) >= 1 && (every as number) <= MAX_CHECKPOINT_EVERY)) {
-    return `--store-checkpoint-every must be an integer from 1 to ${MAX_CHECKPOINT_EVERY}, got ${JSON.stringify(every)}.`;
+    return `--store-checkpoint-every must be an integer from 1 to ${MAX_CHECKPOINT_EVERY}, got ${typeof every === 'number' ? String(every) : JSON.stringify(every)}.`;
   }
   const url = parseStoreUrl(args.store);
   if (!url.ok) return url.message;
