@@ -10,6 +10,11 @@ import { cleanUpCli, startCli, waitUntil } from '../helpers/cli.js';
 import { freePort } from '../helpers/nginx.js';
 
 const repo = new URL('../../', import.meta.url);
+/**
+ * The banner's last line: the banner comes in several writes, and a test that read on at
+ * "listening on" once found the operator root key's line not there yet.
+ */
+const BANNER_DONE = /Ctrl-C stops\./;
 const spawned: ChildProcess[] = [];
 
 afterAll(() => {
@@ -61,20 +66,29 @@ test('the README and docs/simulator.md show the same three commands, and they st
   const commands = docs.map((line) => words(line.replace(/\b(6379|8787|8788)\b/g, (port) => ports.get(port) as string)));
   expect(commands.map((c) => c[0])).toEqual(['redis-server', 'keysim', 'keysim']);
 
-  const redis = spawn(commands[0]![0]!, commands[0]!.slice(1), { cwd: new URL('.', import.meta.url), stdio: 'ignore' });
+  const redis = spawn(commands[0]![0]!, commands[0]!.slice(1), { cwd: new URL('.', import.meta.url), stdio: ['ignore', 'pipe', 'pipe'] });
   spawned.push(redis);
+  let redisOut = '';
+  redis.stdout?.on('data', (chunk: Buffer) => (redisOut += chunk.toString()));
+  redis.stderr?.on('data', (chunk: Buffer) => (redisOut += chunk.toString()));
   // The shell starts all three at once: the replicas try to reach Redis until it answers.
   const replicas = [commands[1]!, commands[2]!].map((c) => startCli(c.slice(1)));
+  // What went on, for a failure's message: another process may have taken a free port first.
+  const told = () =>
+    `redis-server (exit ${String(redis.exitCode)}): ${redisOut.slice(-1500)}\n` +
+    replicas.map((r, i) => `replica ${i + 1} (exit ${String(r.child.exitCode)}):\n${r.stdout()}\n${r.stderr()}`).join('\n');
   for (const replica of replicas) {
-    await waitUntil(() => /listening on http/.test(replica.stdout()) || replica.child.exitCode !== null, 'the replica to listen');
+    await waitUntil(() => BANNER_DONE.test(replica.stdout()) || replica.child.exitCode !== null, 'the replica to listen').catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${told()}`);
+    });
   }
   // A replica that started before Redis was listening gave up with the reason: start it again, as a user would.
   const running = await Promise.all(
     replicas.map(async (replica, i) => {
       if (replica.child.exitCode === null) return replica;
-      expect(replica.stderr()).toMatch(/cannot be reached/);
+      expect(replica.stderr(), told()).toMatch(/cannot be reached/);
       const again = startCli(commands[i + 1]!.slice(1));
-      await waitUntil(() => /listening on http/.test(again.stdout()), 'the replica to listen', again);
+      await waitUntil(() => BANNER_DONE.test(again.stdout()), 'the replica to listen', again);
       return again;
     }),
   );
@@ -85,17 +99,17 @@ test('the README and docs/simulator.md show the same three commands, and they st
       rootKey: (/operator root key[^:]*: (\S+)/.exec(out) as RegExpExecArray)[1]!,
     };
   }) as [{ url: string; rootKey: string }, { url: string; rootKey: string }];
-  expect(b.rootKey, 'both replicas print the one operator root key').toBe(a.rootKey);
+  expect(b.rootKey, `both replicas print the one operator root key\n${told()}`).toBe(a.rootKey);
 
   const api = await call(a.url, a.rootKey, '/v2/apis.createApi', { name: 'replicas' });
-  expect(api.status).toBe(200);
+  expect(api, told()).toMatchObject({ status: 200 });
   const apiId = (api.json.data as { apiId: string }).apiId;
   const created = await call(a.url, a.rootKey, '/v2/keys.createKey', { apiId, credits: { remaining: 2 } });
   const key = (created.json.data as { key: string }).key;
   const verified = await call(b.url, b.rootKey, '/v2/keys.verifyKey', { key });
-  expect(verified.json.data).toMatchObject({ valid: true, credits: 1 });
+  expect(verified.json, told()).toMatchObject({ data: { valid: true, credits: 1 } });
   const moved = await call(b.url, b.rootKey, '/_sim/clock.advance', { byMs: 86_400_000 });
   const read = await call(a.url, a.rootKey, '/_sim/clock.get', {});
-  expect(read.json.data).toMatchObject({ mode: 'manual' });
+  expect(read.json.data, told()).toMatchObject({ mode: 'manual' });
   expect((read.json.data as { nowMs: number }).nowMs).toBe((moved.json.data as { nowMs: number }).nowMs);
 });
