@@ -25,13 +25,15 @@ import { treeCpu, treeCpuAvailable } from './process-tree-cpu.js';
 import { progress } from './subprocess.js';
 import { type SummaryRow, fmtRate, fmtRatio, median, textTable } from './stats.js';
 
-const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+/** The built CLI; KEYSIM_BENCH_CLI measures another build (e.g. a copy of the previous one, for an A/B). */
+const CLI = process.env.KEYSIM_BENCH_CLI ?? fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 const ROOT_KEY = 'root_bench_store_replicas_0001';
 const CONNECTIONS = 48;
 const RUN_SECONDS = 5;
 const REPEATS = 3;
 const REPLICA_COUNTS = [1, 2, 3] as const;
-type Config = 'memory' | `replicas-${(typeof REPLICA_COUNTS)[number]}`;
+/** `passive`: one replica takes the load, a second one only applies the log (its CPU is the apply cost, measured alone). */
+type Config = 'memory' | `replicas-${(typeof REPLICA_COUNTS)[number]}` | 'passive';
 type KeyKind = 'unlimited' | 'hot';
 
 const children = new Set<ChildProcess>();
@@ -136,13 +138,16 @@ interface Figures {
   perSecond: number;
   replicaCpuUs: number;
   redisCpuUs: number | undefined;
+  /** The passive replica's CPU per request (config `passive`). */
+  passiveCpuUs?: number;
 }
 
-/** One measurement: the connections split over the replicas, CPU read around it. */
-async function measure(replicas: readonly Served[], key: string, redisPid: number | undefined): Promise<Figures> {
+/** One measurement: the connections split over the replicas, CPU read around it (and around the passive replica's). */
+async function measure(replicas: readonly Served[], key: string, redisPid: number | undefined, passive?: Served): Promise<Figures> {
   const cpuOf = (pid: number) => treeCpu(pid).ownUs;
   const before = replicas.map((r) => cpuOf(r.pid));
   const redisBefore = redisPid === undefined ? 0 : cpuOf(redisPid);
+  const passiveBefore = passive === undefined ? 0 : cpuOf(passive.pid);
   const body = JSON.stringify({ key });
   const results = await Promise.all(
     replicas.map(
@@ -166,17 +171,23 @@ async function measure(replicas: readonly Served[], key: string, redisPid: numbe
   const errors = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0);
   if (errors > 0) throw new Error(`${errors} answers were not 200`);
   const replicaCpuUs = replicas.reduce((sum, r, i) => sum + cpuOf(r.pid) - (before[i] as number), 0);
-  return {
+  // The passive replica may still be applying the last entries: wait until it idles before reading it.
+  if (passive !== undefined) await sleep(500);
+  const figures: Figures = {
     perSecond: requests / RUN_SECONDS,
     replicaCpuUs: replicaCpuUs / requests,
     redisCpuUs: redisPid === undefined ? undefined : (cpuOf(redisPid) - redisBefore) / requests,
   };
+  if (passive !== undefined) figures.passiveCpuUs = (cpuOf(passive.pid) - passiveBefore) / requests;
+  return figures;
 }
 
 /** Each configuration running: its replicas (the baseline is one in-memory process) and its keys. */
 interface Running {
   config: Config;
   replicas: Served[];
+  /** A replica that gets no requests (config `passive`). */
+  passive?: Served;
   keys: Record<KeyKind, string>;
   redisPid: number | undefined;
 }
@@ -185,6 +196,11 @@ async function startConfig(config: Config, redis: Redis): Promise<Running> {
   if (config === 'memory') {
     const one = await serve();
     return { config, replicas: [one], keys: await fixture(one.url), redisPid: undefined };
+  }
+  if (config === 'passive') {
+    const loaded = await serve({ url: redis.url, prefix: config });
+    const passive = await serve({ url: redis.url, prefix: config });
+    return { config, replicas: [loaded], passive, keys: await fixture(loaded.url), redisPid: redis.pid };
   }
   const count = Number(config.slice('replicas-'.length));
   // Each configuration is its own simulator on the one Redis (its own prefix): none applies another's log.
@@ -201,7 +217,7 @@ function row(config: Config, kind: KeyKind, samples: Figures[], baseline: number
   const redisCpus = samples.map((f) => f.redisCpuUs).filter((v): v is number => v !== undefined);
   const redisCpu = redisCpus.length === 0 ? undefined : median(redisCpus);
   return [
-    config === 'memory' ? 'in memory, 1 process' : `${config.slice('replicas-'.length)} replica(s) on Redis`,
+    config === 'memory' ? 'in memory, 1 process' : config === 'passive' ? '1 replica + 1 passive' : `${config.slice('replicas-'.length)} replica(s) on Redis`,
     kind,
     fmtRate(rate),
     fmtRatio(rate / baseline),
@@ -228,10 +244,16 @@ function scalingLine(kind: KeyKind, samples: Samples): string {
   return `   ${kind} key, model with a core per replica: applying a request costs each replica ${apply.toFixed(1)} µs, answering it ${own.toFixed(1)} µs more; so 1, 2, 3 replicas serve at most ${ceiling(1)}, ${ceiling(2)}, ${ceiling(3)}, and no number of them more than ${fmtRate(1e6 / apply)} (predicted, not measured).`;
 }
 
+/** The apply cost measured alone: what a replica that answers nothing spends per request on the log. */
+function passiveLine(kind: KeyKind, samples: Samples): string {
+  const passive = median((samples.get(`passive ${kind}`) as Figures[]).map((f) => f.passiveCpuUs ?? 0));
+  return `   ${kind} key, measured: a passive replica (no requests of its own) spends ${passive.toFixed(1)} µs a request applying the log, so no number of replicas serves more than ${fmtRate(1e6 / passive)} with a core each.`;
+}
+
 export async function storeReplicasReport(): Promise<{ text: string; summary: SummaryRow[] }> {
   if (!treeCpuAvailable()) return { text: 'Replicas on Redis: needs /proc (Linux) for the CPU figures; not run.\n', summary: [] };
   const redis = await startRedis();
-  const configs: Config[] = ['memory', ...REPLICA_COUNTS.map((n) => `replicas-${n}` as const)];
+  const configs: Config[] = ['memory', ...REPLICA_COUNTS.map((n) => `replicas-${n}` as const), 'passive'];
   const running: Running[] = [];
   const samples: Samples = new Map();
   try {
@@ -241,7 +263,7 @@ export async function storeReplicasReport(): Promise<{ text: string; summary: Su
       for (const r of running) {
         for (const kind of ['unlimited', 'hot'] as const) {
           progress(`store-replicas: repetition ${repeat + 1}/${REPEATS}, ${r.config}, ${kind} key`);
-          const figures = await measure(r.replicas, r.keys[kind], r.redisPid);
+          const figures = await measure(r.replicas, r.keys[kind], r.redisPid, r.passive);
           const list = samples.get(`${r.config} ${kind}`) ?? [];
           list.push(figures);
           samples.set(`${r.config} ${kind}`, list);
@@ -249,7 +271,7 @@ export async function storeReplicasReport(): Promise<{ text: string; summary: Su
       }
     }
   } finally {
-    for (const r of running) for (const replica of r.replicas) await stop(replica.child);
+    for (const r of running) for (const replica of [...r.replicas, ...(r.passive === undefined ? [] : [r.passive])]) await stop(replica.child);
     await redis.close();
   }
   const rows: string[][] = [];
@@ -264,6 +286,7 @@ export async function storeReplicasReport(): Promise<{ text: string; summary: Su
     'Replica CPU is added over the replicas; "per Redis core" = verifications one Redis core carries at that CPU per request.',
     textTable(headers, rows),
     ...(['unlimited', 'hot'] as const).map((kind) => scalingLine(kind, samples)),
+    ...(['unlimited', 'hot'] as const).map((kind) => passiveLine(kind, samples)),
     '',
   ].join('\n');
   return { text, summary };
