@@ -168,6 +168,11 @@ export class Engine {
     return takeSnapshot(this.#ctx, this.seed);
   }
 
+  /** The whole state exactly as it stands (refills due are not applied): a copy that changes nothing. */
+  exactSnapshot(): EngineSnapshot {
+    return takeSnapshot(this.#ctx, this.seed, false);
+  }
+
   /** Replaces the whole state with a snapshot; on a bad snapshot nothing changes. */
   restore(snapshot: unknown): Result<EngineStats> {
     // Every check first (the old state stays whole on a refusal), then the swap (restoreChecked).

@@ -1,5 +1,15 @@
 export { Engine, type EngineOptions, type EngineStats } from './engine.js';
-export { type Clock, type ClockMode, type ClockPosition, type ControllableClock, type EpochMs, ClockMoveError, MAX_INSTANT_MS, ManualClock, SystemClock } from './clock.js';
+export {
+  type Clock,
+  type ClockMode,
+  type ClockPosition,
+  type ControllableClock,
+  type EpochMs,
+  ClockMoveError,
+  MAX_INSTANT_MS,
+  ManualClock,
+  SystemClock,
+} from './clock.js';
 export { Random } from './random.js';
 export { type EngineFaults, type EngineFaultsView, ENGINE_FAULT_RATES, faultSeed, isRate } from './faults.js';
 export { sha256Base64Url, sha256Digest, sha256Hex } from './sha256.js';

@@ -14,10 +14,15 @@ import { type EngineState, emptyState, externalIdKey, namespaceNameKey } from '.
 
 export { type CheckedRecords, type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION };
 
-export function takeSnapshot(ctx: EngineContext, seed: number): EngineSnapshot {
+/**
+ * `settle` false copies the state exactly as it stands, refills due but not yet applied included:
+ * for a copy that must not change what it copies (a store checkpoint, where a settled refill could
+ * differ from one a skip-refill fault would have skipped later).
+ */
+export function takeSnapshot(ctx: EngineContext, seed: number, settle = true): EngineSnapshot {
   const nowMs = ctx.clock.now();
   const { state } = ctx;
-  for (const key of state.keys.values()) settleRefill(key, nowMs, ctx.compat);
+  if (settle) for (const key of state.keys.values()) settleRefill(key, nowMs, ctx.compat);
   // Keys are copied field by field (keyToJson): a stored key keeps its defaults on its prototype,
   // which a structured clone would leave out. Copying them outside the clone also keeps one copy.
   const keys = Array.from(state.keys.values(), keyToJson);

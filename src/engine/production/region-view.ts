@@ -88,6 +88,7 @@ export function regionView(
     admin: engine.admin,
     inRegion: (hook, run) => engine.inRegion(hook, run),
     snapshot: () => engine.snapshot(),
+    exactSnapshot: () => engine.exactSnapshot(),
     restore: (snapshot) => profileOwned.restore(snapshot),
     snapshotReader: () => engine.snapshotReader(),
     restoreChecked: (checked) => profileOwned.restoreChecked(checked),

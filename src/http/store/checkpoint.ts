@@ -6,8 +6,9 @@
  * API rate limit and the journal — so a replica resumed from it answers every later entry as the
  * replica that wrote it does.
  *
- * The engine part is the engine's snapshot, which settles refills due by its instant: a state the
- * same to every operation (snapshot.ts).
+ * The engine part is the engine's snapshot as the state stands, refills due but not applied
+ * included: settling them here, on the one replica that keeps the checkpoint, would change its
+ * state and not the others' (a skip-refill fault may later skip a refill settled here).
  */
 import type { ClockPosition, EngineSnapshot } from '../../engine/index.js';
 import type { ApiRateLimitPosition } from '../api-rate-limit.js';
@@ -32,7 +33,8 @@ export function captureState(ctx: RouteContext): CheckpointState {
   return {
     format: CHECKPOINT_FORMAT,
     clock: ctx.clock.position(),
-    engine: ctx.engine.snapshot(),
+    // Not settled: the checkpoint must leave the state it copies as it is (takeSnapshot).
+    engine: ctx.engine.exactSnapshot(),
     faultDice: ctx.engine.faultDicePosition(),
     faults: ctx.faults.view,
     apiRateLimit: ctx.apiRateLimit.position(),

@@ -129,3 +129,24 @@ test('a reset keeps a checkpoint at once: after two resets the log starts at the
   expect(await call(late, '/_sim/snapshot', {})).toEqual(await call(first, '/_sim/snapshot', {}));
   expect((await call<{ nowMs: number }>(late, '/_sim/clock.get', {})).nowMs).toBe(START_MS);
 });
+
+test('a checkpoint settled a due refill on the replica that kept it only: with a skip-refill fault the replicas then disagreed on the balance', async () => {
+  const [a, b] = [await replica('settle', { storeCheckpointEvery: 1 }), await replica('settle', { storeCheckpointEvery: 1 })] as [Simulator, Simulator];
+  const { apiId } = await call<{ apiId: string }>(a, '/v2/apis.createApi', { name: 'settle' });
+  const { key, keyId } = await call<{ key: string; keyId: string }>(a, '/v2/keys.createKey', {
+    apiId,
+    credits: { remaining: 0, refill: { interval: 'daily', amount: 5 } },
+  });
+  // Every due refill is skipped by verifications from now on; the clock crosses midnight.
+  await call(a, '/_sim/faults.set', { skipRefillRate: 1, operations: ['keys.verifyKey'] });
+  await call(a, '/_sim/clock.advance', { byMs: 3 * 3_600_000 });
+  // Each entry from here makes its sender keep a checkpoint: A's, then B's verification.
+  await call(a, '/_sim/faults.get', {});
+  const verified = await call<Verification>(b, '/v2/keys.verifyKey', { key });
+  expect(verified).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED' });
+  const balances = await Promise.all(
+    [a, b].map(async (sim) => (await call<{ credits: { remaining: number } }>(sim, '/v2/keys.getKey', { keyId })).credits.remaining),
+  );
+  expect(balances).toEqual([0, 0]);
+  expect(await call(a, '/_sim/snapshot', {})).toEqual(await call(b, '/_sim/snapshot', {}));
+});
