@@ -42,12 +42,6 @@ export function captureState(ctx: RouteContext): CheckpointState {
   };
 }
 
-/** Whether a faults view is the configuration with nothing set (what a reset leaves). */
-function noFaults(view: FaultsView): boolean {
-  const rates = [view.errorRate, view.dropRate, view.overAdmitRate, view.skipRefillRate, view.lostDecrementRate];
-  return view.latencyMs === 0 && rates.every((rate) => rate === 0) && view.operations === undefined;
-}
-
 /**
  * Puts `ctx` (built from the same start) in a checkpoint's state. A checkpoint this keysim cannot
  * read throws: every replica runs the same version (genesis.ts), so that is a bug or a store
@@ -58,11 +52,9 @@ export function resumeState(ctx: RouteContext, state: CheckpointState): void {
   if (format !== CHECKPOINT_FORMAT) throw new Error(`the store's checkpoint is in the format ${JSON.stringify(format)}, not ${CHECKPOINT_FORMAT}`);
   const restored = ctx.engine.restore(state.engine);
   if (!restored.ok) throw new Error(`the store's checkpoint does not restore: ${restored.error.detail}`);
-  if (noFaults(state.faults)) ctx.faults.clear();
-  else {
-    const set = ctx.faults.set(state.faults, 'checkpoint');
-    if (!set.ok) throw new Error(`the store's checkpoint holds faults this keysim refuses: ${set.error.detail}`);
-  }
+  // A view is a whole configuration (every rate, 0 = off): setting it is setting none when none was set.
+  const set = ctx.faults.set(state.faults, 'checkpoint');
+  if (!set.ok) throw new Error(`the store's checkpoint holds faults this keysim refuses: ${set.error.detail}`);
   // After the faults: setting them starts their decisions afresh, and the checkpoint's go on.
   ctx.engine.resumeFaultDice(state.faultDice);
   ctx.clock.resume(state.clock);

@@ -40,14 +40,6 @@ export interface LogPosition {
   count: number;
 }
 
-/**
- * The entries after this replica's position were trimmed away (it fell more than a checkpoint
- * behind, or the store was changed by hand): it must resume from the newest checkpoint.
- */
-class LogGap extends Error {
-  override readonly name = 'LogGap';
-}
-
 type Waiter = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
 /** Entries read per XREAD; the reader blocks at most this long when the log is idle, ms. */
@@ -86,12 +78,7 @@ export class ReplicatedLog {
     for (;;) {
       const entries = await this.#read(false);
       if (entries.length === 0) break;
-      try {
-        this.#applyAll(entries, apply);
-      } catch (error) {
-        if (!(error instanceof LogGap)) throw error;
-        this.#position = await resume(false);
-      }
+      if (this.#applyAll(entries, apply) !== undefined) this.#position = await resume(false);
     }
     this.#loop = this.#follow(apply, resume);
   }
@@ -162,12 +149,8 @@ export class ReplicatedLog {
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
         continue;
       }
-      try {
-        this.#applyAll(entries, apply);
-      } catch (error) {
-        if (!(error instanceof LogGap)) throw error;
-        await this.#resumeAfterGap(error, resume);
-      }
+      const gap = this.#applyAll(entries, apply);
+      if (gap !== undefined) await this.#resumeAfterGap(gap, resume);
     }
   }
 
@@ -175,9 +158,9 @@ export class ReplicatedLog {
    * This replica fell behind a trimmed log: the answers it waits for may be among the entries it
    * never saw, so they are unknown; it resumes from the newest checkpoint and follows on from there.
    */
-  async #resumeAfterGap(gap: LogGap, resume: (starting: boolean) => Promise<LogPosition>): Promise<void> {
+  async #resumeAfterGap(gap: string, resume: (starting: boolean) => Promise<LogPosition>): Promise<void> {
     this.#failWaiters(
-      `this replica fell behind the store's log (${gap.message}) and resumed from its newest checkpoint; the request may or may not have taken effect: read the state before repeating a change.`,
+      `this replica fell behind the store's log (${gap}) and resumed from its newest checkpoint; the request may or may not have taken effect: read the state before repeating a change.`,
     );
     for (;;) {
       try {
@@ -191,14 +174,17 @@ export class ReplicatedLog {
     }
   }
 
-  /** Applies a batch in order; throws LogGap, having applied what came before it, at a number skipped. */
-  #applyAll(entries: readonly LogEntry[], apply: (entry: LogEntry) => unknown): void {
+  /**
+   * Applies a batch in order up to a number skipped (entries trimmed before this replica read
+   * them: it fell more than a checkpoint behind, or the store was changed by hand); answers that
+   * gap, for which the replica must resume from the newest checkpoint, or undefined.
+   */
+  #applyAll(entries: readonly LogEntry[], apply: (entry: LogEntry) => unknown): string | undefined {
     for (const entry of entries) {
-      if (entry.count !== this.#position.count + 1) {
-        throw new LogGap(`after entry ${this.#position.count} came entry ${entry.count}`);
-      }
+      if (entry.count !== this.#position.count + 1) return `after entry ${this.#position.count} came entry ${entry.count}`;
       this.#applyOne(entry, apply);
     }
+    return undefined;
   }
 
   #failWaiters(reason: string): void {
