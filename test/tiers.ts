@@ -51,6 +51,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/http/journal-profile.property.test.ts',
   'test/http/openapi-client.test.ts',
   'test/http/schema-compiled.property.test.ts',
+  'test/http/store/append-batch.test.ts',
   'test/http/store/replicated-log.test.ts',
   'test/http/store/store-url.test.ts',
   'test/http/verify-answer.property.test.ts',

@@ -1,17 +1,18 @@
 /**
  * The log's two Lua scripts (docs/simulator.md#replicas-on-redis).
  *
- * APPEND, which every request of a store-backed simulator runs: it stamps the request with Redis's
- * own clock, numbers it, and appends it to the log, atomically. The stamp is the real time the
- * simulated clock runs on; it never goes back, even if Redis's clock does, so every replica
- * applying the log sees time move forward in log order. The number (1, 2, 3 … never reused) lets a
- * replica see that entries it has not applied were trimmed away.
+ * APPEND, which carries every request of a store-backed simulator: it stamps a replica's requests
+ * (one or a batch, append-batch.ts) with Redis's own clock, numbers each, and appends them to the
+ * log, atomically. The stamp is the real time the simulated clock runs on; it never goes back,
+ * even if Redis's clock does, so every replica applying the log sees time move forward in log
+ * order. The number (1, 2, 3 … never reused) lets a replica see that entries it has not applied
+ * were trimmed away.
  *
  * KEYS[1] the log (a stream), KEYS[2] the last stamp, KEYS[3] the start state (genesis.ts),
  * KEYS[4] the last number; all share the store's hash tag, so the script runs on a Redis Cluster.
- * ARGV: the replica that sent it, its number there, the request. Without the start state (Redis
- * restarted without its data, or flushed) nothing is appended: the replicas' state is no longer
- * the store's, and the error says so.
+ * ARGV: the replica that sent them, then for each request its number there and the request.
+ * Without the start state (Redis restarted without its data, or flushed) nothing is appended: the
+ * replicas' state is no longer the store's, and the error says so. Answers how many were appended.
  */
 export const NO_GENESIS = 'KEYSIM_NO_GENESIS';
 
@@ -25,8 +26,13 @@ local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if ms < last then ms = last end
 local stamp = string.format('%.0f', ms)
 redis.call('SET', KEYS[2], stamp)
-local c = redis.call('INCR', KEYS[4])
-return redis.call('XADD', KEYS[1], '*', 's', stamp, 'c', tostring(c), 'o', ARGV[1], 'n', ARGV[2], 'p', ARGV[3])
+local c = tonumber(redis.call('GET', KEYS[4]) or '0')
+for i = 2, #ARGV, 2 do
+  c = c + 1
+  redis.call('XADD', KEYS[1], '*', 's', stamp, 'c', string.format('%.0f', c), 'o', ARGV[1], 'n', ARGV[i], 'p', ARGV[i + 1])
+end
+redis.call('SET', KEYS[4], string.format('%.0f', c))
+return (#ARGV - 1) / 2
 `;
 
 /**

@@ -8,6 +8,7 @@
 import { createClient, createCluster, defineScript, type CommandParser } from 'redis';
 import type { StoreUrl } from './store-url.js';
 import { APPEND_SCRIPT, CHECKPOINT_SCRIPT } from './log-script.js';
+import type { PendingCall } from './append-batch.js';
 
 /** The keys of a store's log (log-script.ts). */
 export interface LogKeys {
@@ -22,8 +23,8 @@ export interface LogKeys {
 
 /** What the log needs from Redis. */
 export interface RedisLink {
-  /** Appends one entry to the log (the append script); answers the entry's stream id. */
-  append(keys: LogKeys, origin: string, callNumber: number, payload: string): Promise<string>;
+  /** Appends these requests of one replica to the log, in order, in one call of the append script. */
+  append(keys: LogKeys, origin: string, calls: readonly PendingCall[]): Promise<unknown>;
   /** Keeps a checkpoint after entry `count` (the checkpoint script); answers whether it was kept. */
   checkpoint(keys: LogKeys, count: number, id: string, state: string): Promise<boolean>;
   /** A raw command on the node holding `key`. */
@@ -36,11 +37,12 @@ export interface RedisLink {
 const appendScript = defineScript({
   SCRIPT: APPEND_SCRIPT,
   NUMBER_OF_KEYS: 4,
-  parseCommand(parser: CommandParser, keys: LogKeys, origin: string, callNumber: string, payload: string) {
+  parseCommand(parser: CommandParser, keys: LogKeys, origin: string, calls: readonly PendingCall[]) {
     parser.pushKeys([keys.stream, keys.stamp, keys.genesis, keys.count]);
-    parser.push(origin, callNumber, payload);
+    parser.push(origin);
+    for (const call of calls) parser.push(String(call.callNumber), call.payload);
   },
-  transformReply: undefined as unknown as () => string,
+  transformReply: undefined as unknown as () => number,
 });
 
 const checkpointScript = defineScript({
@@ -83,7 +85,7 @@ async function singleLink(url: string, onError: OnError): Promise<RedisLink> {
   await client.connect();
   reconnect.connected = true;
   return {
-    append: (keys, origin, n, payload) => client.append(keys, origin, String(n), payload) as Promise<string>,
+    append: (keys, origin, calls) => client.append(keys, origin, calls),
     checkpoint: async (keys, count, id, state) => (await client.checkpoint(keys, String(count), id, state)) === 1,
     command: (_key, args) => client.sendCommand([...args]),
     duplicate: () => singleLink(url, onError),
@@ -110,7 +112,7 @@ async function clusterLink(store: Extract<StoreUrl, { kind: 'cluster' }>, onErro
   await cluster.connect();
   reconnect.connected = true;
   return {
-    append: (keys, origin, n, payload) => cluster.append(keys, origin, String(n), payload) as Promise<string>,
+    append: (keys, origin, calls) => cluster.append(keys, origin, calls),
     checkpoint: async (keys, count, id, state) => (await cluster.checkpoint(keys, String(count), id, state)) === 1,
     command: (key, args) => cluster.sendCommand(key, false, [...args]),
     duplicate: () => clusterLink(store, onError),

@@ -1,6 +1,6 @@
 /**
- * The store's log: a Redis stream every replica appends its requests to (one append script each,
- * log-script.ts) and reads back in full, in the stream's one total order. Each replica applies
+ * The store's log: a Redis stream every replica appends its requests to (with the append script,
+ * log-script.ts, batched by append-batch.ts) and reads back in full, in the stream's one total order. Each replica applies
  * every entry to its own copy of the state, so all copies go through the same states; a request
  * is answered by the replica that sent it, once it has applied the request's own entry.
  *
@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LogKeys, RedisLink } from './redis-link.js';
 import { NO_GENESIS } from './log-script.js';
+import { AppendBatcher } from './append-batch.js';
 
 /** One entry of the log as a replica applies it. */
 export interface LogEntry {
@@ -59,11 +60,13 @@ export class ReplicatedLog {
   #position: LogPosition = { id: '0', count: 0 };
   #closed = false;
   #loop: Promise<void> | undefined;
+  readonly #batcher: AppendBatcher;
 
   constructor(link: RedisLink, keys: LogKeys, answerTimeoutMs: number) {
     this.#link = link;
     this.#keys = keys;
     this.#answerTimeoutMs = answerTimeoutMs;
+    this.#batcher = new AppendBatcher((calls) => link.append(keys, this.origin, calls));
   }
 
   /**
@@ -96,7 +99,10 @@ export class ReplicatedLog {
     return { count: Number(count), id, state };
   }
 
-  /** Appends `payload` and waits until this replica has applied it; answers what `apply` gave. */
+  /**
+   * Appends `payload` (with the others this replica appends in the same turn, append-batch.ts) and
+   * waits until this replica has applied it; answers what `apply` gave.
+   */
   async submit(payload: string): Promise<unknown> {
     if (this.#closed) throw new StoreUnavailable('this replica is shutting down.');
     const callNumber = this.#nextCall++;
@@ -114,7 +120,7 @@ export class ReplicatedLog {
     // (an unhandled rejection would end the process).
     answered.catch(() => undefined);
     try {
-      await this.#link.append(this.#keys, this.origin, callNumber, payload);
+      await this.#batcher.add({ callNumber, payload });
     } catch (error) {
       const waiter = this.#waiters.get(callNumber);
       if (waiter !== undefined) {

@@ -89,7 +89,7 @@ test('a replica that finds entries missing from the log (trimmed before it read 
     },
   };
   const link: RedisLink = {
-    append: () => Promise.resolve('1-0'),
+    append: () => Promise.resolve(1),
     checkpoint: () => Promise.resolve(false),
     command: () => Promise.resolve(null),
     duplicate: () => Promise.resolve(reader),
