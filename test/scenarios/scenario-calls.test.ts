@@ -6,7 +6,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { callOutcome, isLostAnswerError, readOutcome } from '../../src/load/scenario/scenario-calls.js';
+import { READ_ATTEMPTS, callOutcome, isLostAnswerError, readOutcome } from '../../src/load/scenario/scenario-calls.js';
 import { type HttpJsonClient, httpJsonClient, serviceApi } from '../../src/load/target/service-api.js';
 import { ResourceLedger } from '../../src/load/resources/resources.js';
 import { trackingServiceApi } from '../../src/load/resources/resource-tracking.js';
@@ -81,6 +81,54 @@ describe('callOutcome', () => {
 
   test('a call keysim refuses itself (an unknown operation) rejects instead of becoming a lost answer', async () => {
     await expect(callOutcome(ctx, 'keys.verifyKeys' as Operation, {})).rejects.toThrow(/unknown operation "keys.verifyKeys"/);
+  });
+});
+
+describe('readOutcome', () => {
+  /** A server that answers a gateway's 504 page to the first `lost` requests, then the service's JSON; it counts them. */
+  async function flakyGateway(lost: number) {
+    let requests = 0;
+    const gateway = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        requests++;
+        if (requests <= lost) res.writeHead(504, { 'content-type': 'text/html' }).end('<html><body>504 Gateway Time-out</body></html>');
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ meta: { requestId: 'req_1' }, data: { keyId: 'key_1' } }));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    const gatewayClient = httpJsonClient({ url: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, rootKey: 'root_test' }, 5_000);
+    return {
+      ctx: { api: serviceApi(gatewayClient) },
+      requests: () => requests,
+      close: async () => {
+        await gatewayClient.close();
+        await new Promise<void>((resolve) => gateway.close(() => resolve()));
+      },
+    };
+  }
+
+  test('the namespace probe through a proxy that timed out three reads in a row stopped the run: a read lost three times is asked again and answered', async () => {
+    const gateway = await flakyGateway(3);
+    try {
+      const outcome = await readOutcome(gateway.ctx, 'keys.getKey', { keyId: 'key_1' });
+      expect(outcome).toMatchObject({ answered: true, response: { status: 200 } });
+      expect(gateway.requests()).toBe(4);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  test(`a read whose answer never comes is asked ${READ_ATTEMPTS} times, then its last loss is the outcome`, async () => {
+    const gateway = await flakyGateway(Number.POSITIVE_INFINITY);
+    try {
+      const outcome = await readOutcome(gateway.ctx, 'keys.getKey', { keyId: 'key_1' });
+      expect(outcome).toMatchObject({ answered: false });
+      expect(!outcome.answered && outcome.why).toMatch(/504/);
+      expect(gateway.requests()).toBe(READ_ATTEMPTS);
+    } finally {
+      await gateway.close();
+    }
   });
 });
 

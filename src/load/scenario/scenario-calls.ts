@@ -62,17 +62,25 @@ export async function callOutcome(ctx: Pick<ScenarioContext, 'api'>, op: Operati
   }
 }
 
-/** Attempts of `readOutcome` before it gives up. */
-export const READ_ATTEMPTS = 3;
+/**
+ * Attempts of `readOutcome` before it gives up. A proxy that times out a slow answer one time in
+ * ten lost three in a row about once in a thousand reads, often enough to stop a run's setup now
+ * and then; five, spaced out, make that about once in a hundred thousand.
+ */
+export const READ_ATTEMPTS = 5;
+/** The pause before the second attempt, doubled before each next one (50, 100, 200, 400 ms). */
+export const READ_RETRY_PAUSE_MS = 50;
 
 /**
  * A read that changes nothing (keys.getKey, identities.getIdentity, a cost-0 limit …), asked
- * again when its answer never came, up to `attempts` times; the last outcome is returned. Rejects
- * as callOutcome does (never for a lost answer). Only for reads: asking a write again could apply it twice.
+ * again when its answer never came, up to `attempts` times with a growing pause between them (a
+ * struggling target or proxy gets a moment); the last outcome is returned. Rejects as callOutcome
+ * does (never for a lost answer). Only for reads: asking a write again could apply it twice.
  */
 export async function readOutcome(ctx: Pick<ScenarioContext, 'api'>, op: Operation, body: unknown, attempts = READ_ATTEMPTS): Promise<CallOutcome> {
   let outcome: CallOutcome = { answered: false, why: 'not asked' };
   for (let i = 0; i < attempts; i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, READ_RETRY_PAUSE_MS * 2 ** (i - 1)));
     outcome = await callOutcome(ctx, op, body);
     if (outcome.answered) return outcome;
   }
