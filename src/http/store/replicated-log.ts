@@ -1,8 +1,9 @@
 /**
  * The store's log: a Redis stream every replica appends its requests to (with the append script,
- * log-script.ts, batched by append-batch.ts) and reads back in full, in the stream's one total order. Each replica applies
- * every entry to its own copy of the state, so all copies go through the same states; a request
- * is answered by the replica that sent it, once it has applied the request's own entry.
+ * log-script.ts, batched by append-batch.ts) and reads back in full, in the stream's one total
+ * order. Each replica applies every entry to its own copy of the state, so all copies go through
+ * the same states; a request is answered by the replica that sent it, once it has applied the
+ * request's own entry.
  *
  * A request whose append fails (Redis unreachable) is refused (`StoreUnavailable`) and never
  * applied anywhere. One appended but not yet applied here when the reader loses Redis, or not
