@@ -10,6 +10,7 @@
  * operation), a history that cannot be written — still rejects, so that it is never hidden as a
  * lost answer and judged "not judged".
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NotServiceAnswerError } from '../http1/index.js';
 import { classifyTransportError } from '../answers/index.js';
 import type { ApiResponse, Operation, ScenarioContext } from './scenario.js';
@@ -69,7 +70,7 @@ export async function callOutcome(ctx: Pick<ScenarioContext, 'api'>, op: Operati
  */
 export const READ_ATTEMPTS = 5;
 /** The pause before the second attempt, doubled before each next one (50, 100, 200, 400 ms). */
-export const READ_RETRY_PAUSE_MS = 50;
+const READ_RETRY_PAUSE_MS = 50;
 
 /**
  * A read that changes nothing (keys.getKey, identities.getIdentity, a cost-0 limit …), asked
@@ -80,7 +81,7 @@ export const READ_RETRY_PAUSE_MS = 50;
 export async function readOutcome(ctx: Pick<ScenarioContext, 'api'>, op: Operation, body: unknown, attempts = READ_ATTEMPTS): Promise<CallOutcome> {
   let outcome: CallOutcome = { answered: false, why: 'not asked' };
   for (let i = 0; i < attempts; i++) {
-    if (i > 0) await new Promise((resolve) => setTimeout(resolve, READ_RETRY_PAUSE_MS * 2 ** (i - 1)));
+    if (i > 0) await sleep(READ_RETRY_PAUSE_MS * 2 ** (i - 1));
     outcome = await callOutcome(ctx, op, body);
     if (outcome.answered) return outcome;
   }
